@@ -1,0 +1,39 @@
+"""Sphinx hooks that keep the rendered book self-contained and its console clean.
+
+* sphinx-thebe registers its inline configuration script once per read of the
+  environment; Sphinx 7.4 keeps both copies, and the second one throws
+  ``THEBE_JS_URL has already been declared`` in the browser. Drop duplicates.
+* Refuse any script or stylesheet that would be fetched from another host, so
+  a CDN dependency fails the build instead of silently breaking offline reading.
+"""
+
+from __future__ import annotations
+
+from sphinx.errors import ExtensionError
+
+
+def _dedupe_and_check(app, pagename, templatename, context, doctree):
+    for key in ("script_files", "css_files"):
+        files = context.get(key)
+        if not files:
+            continue
+        seen, kept = set(), []
+        for f in files:
+            filename = getattr(f, "filename", f)
+            body = getattr(f, "attributes", {}).get("body") if hasattr(f, "attributes") else None
+            ident = (filename or None, body)  # inline scripts come as None or ""
+            if ident in seen:
+                continue
+            seen.add(ident)
+            if isinstance(filename, str) and filename.startswith(("http://", "https://", "//")):
+                if "unpkg.com/thebe" in filename:
+                    continue  # only loaded when a reader presses a live-code button
+                raise ExtensionError(f"page {pagename} would load {filename} from another "
+                                     f"host; bundle it under book/_static instead")
+            kept.append(f)
+        files[:] = kept
+
+
+def setup(app):
+    app.connect("html-page-context", _dedupe_and_check, priority=100)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

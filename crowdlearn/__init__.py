@@ -1,0 +1,40 @@
+"""crowdlearn: learning from many imperfect experts with the EM algorithm.
+
+The package behind the crowdlearn book. Public API, flat:
+
+* labels: :class:`CrowdLabels`, :func:`from_triples`, :func:`from_dense`,
+  :func:`from_table`, :func:`as_crowd_labels`
+* models: :class:`MajorityVote`, :class:`BernoulliNaiveBayes`, :class:`LatentClassModel`
+* the EM engine: :func:`run_em`, :func:`fit_em`
+* simulators: :mod:`crowdlearn.simulate`
+* derivations: :mod:`crowdlearn.symbolic`
+"""
+
+from .em import EMResult, EMState, fit_em, run_em
+from .exceptions import ConvergenceWarning, NotFittedError
+from .labels import CrowdLabels, as_crowd_labels, from_dense, from_table, from_triples
+from .latent_class import LatentClassModel
+from .majority_vote import MajorityVote
+from .naive_bayes import BernoulliNaiveBayes
+from . import simulate, symbolic
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BernoulliNaiveBayes",
+    "ConvergenceWarning",
+    "CrowdLabels",
+    "EMResult",
+    "EMState",
+    "LatentClassModel",
+    "MajorityVote",
+    "NotFittedError",
+    "as_crowd_labels",
+    "fit_em",
+    "from_dense",
+    "from_table",
+    "from_triples",
+    "run_em",
+    "simulate",
+    "symbolic",
+]

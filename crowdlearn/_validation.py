@@ -1,0 +1,174 @@
+"""Input validation shared by every crowdlearn model.
+
+Every public entry point funnels its arrays through these helpers, so that a
+bad input fails early with a ``ValueError`` that names the argument and says
+what is wrong with it (shape, dtype, NaN, out-of-range value, emptiness),
+instead of surfacing later as a NaN deep inside EM.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "check_int_array",
+    "check_binary_matrix",
+    "check_probability_matrix",
+    "check_scalar",
+    "check_random_state",
+]
+
+
+def _describe_positions(mask: np.ndarray, limit: int = 5) -> str:
+    idx = np.argwhere(mask)
+    shown = ", ".join(str(tuple(int(v) for v in row)) if len(row) > 1 else str(int(row[0]))
+                      for row in idx[:limit])
+    more = f" and {len(idx) - limit} more" if len(idx) > limit else ""
+    return f"{shown}{more}"
+
+
+def check_int_array(values, name: str, *, ndim: int = 1, allow_empty: bool = False,
+                    low: int | None = None, high: int | None = None,
+                    high_name: str | None = None) -> np.ndarray:
+    """Return ``values`` as an integer array, or raise a ``ValueError`` saying why not.
+
+    Parameters
+    ----------
+    values : array-like
+        The input.
+    name : str
+        How to call it in error messages.
+    ndim : int
+        Required number of dimensions.
+    allow_empty : bool
+        Whether a zero-size array is acceptable.
+    low, high : int, optional
+        Inclusive lower bound and exclusive upper bound on the values.
+    high_name : str, optional
+        What ``high`` stands for, used in the message (e.g. ``"n_classes=3"``).
+    """
+    try:
+        arr = np.asarray(values)
+    except Exception as exc:  # ragged lists and the like
+        raise ValueError(f"{name} could not be read as an array: {exc}") from None
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must hold numbers, got objects such as {arr.flat[0]!r}") from None
+    if arr.dtype.kind == "b":
+        arr = arr.astype(np.intp)
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}")
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    if arr.size == 0 and not allow_empty:
+        raise ValueError(f"{name} is empty: at least one entry is needed")
+    if arr.dtype.kind == "f":
+        bad = np.isnan(arr)
+        if bad.any():
+            raise ValueError(f"{name} contains NaN at {_describe_positions(bad)}"
+                             + ("; mark a missing label with -1" if ndim == 2 else ""))
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            raise ValueError(f"{name} contains inf at {_describe_positions(bad)}")
+        bad = arr != np.round(arr)
+        if bad.any():
+            raise ValueError(f"{name} must hold whole numbers, got non-integer values at "
+                             f"{_describe_positions(bad)}")
+    arr = arr.astype(np.intp, copy=False)
+    if low is not None and arr.size:
+        bad = arr < low
+        if bad.any():
+            raise ValueError(f"{name} has values below {low} at {_describe_positions(bad)} "
+                             f"(e.g. {int(arr[bad][0])})")
+    if high is not None and arr.size:
+        bad = arr >= high
+        if bad.any():
+            what = f" ({high_name})" if high_name else ""
+            raise ValueError(f"{name} has values out of range: {int(arr[bad].max())} "
+                             f"at {_describe_positions(bad)}, but must be < {high}{what}")
+    return arr
+
+
+def check_binary_matrix(X, name: str = "X", *, n_rows: int | None = None,
+                        n_cols: int | None = None) -> np.ndarray:
+    """Return ``X`` as a 2-D float array of zeros and ones, or raise ``ValueError``."""
+    try:
+        arr = np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a numeric 2-D array: {exc}") from None
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-dimensional (n_items, n_features), got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty: it has no rows")
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name} has no features (shape {arr.shape})")
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} contains NaN at {_describe_positions(np.isnan(arr))}")
+    bad = (arr != 0) & (arr != 1)
+    if bad.any():
+        raise ValueError(f"{name} must be binary (0/1), got {arr[bad][0]!r} at "
+                         f"{_describe_positions(bad)}")
+    if n_rows is not None and arr.shape[0] != n_rows:
+        raise ValueError(f"{name} has {arr.shape[0]} rows but there are {n_rows} items")
+    if n_cols is not None and arr.shape[1] != n_cols:
+        raise ValueError(f"{name} has {arr.shape[1]} features but the model was fitted "
+                         f"with {n_cols}")
+    return arr
+
+
+def check_probability_matrix(P, name: str, *, n_rows: int | None = None,
+                             n_cols: int | None = None, atol: float = 1e-8) -> np.ndarray:
+    """Return ``P`` as a 2-D array of non-negative rows summing to one, or raise."""
+    try:
+        arr = np.asarray(P, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a numeric 2-D array: {exc}") from None
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-dimensional, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf at {_describe_positions(~np.isfinite(arr))}")
+    if (arr < 0).any():
+        raise ValueError(f"{name} has negative entries at {_describe_positions(arr < 0)}")
+    sums = arr.sum(axis=1)
+    bad = np.abs(sums - 1) > atol
+    if bad.any():
+        raise ValueError(f"the rows of {name} must sum to 1; row {int(np.argmax(bad))} sums to "
+                         f"{sums[bad][0]:.6g}")
+    if n_rows is not None and arr.shape[0] != n_rows:
+        raise ValueError(f"{name} has {arr.shape[0]} rows, expected {n_rows}")
+    if n_cols is not None and arr.shape[1] != n_cols:
+        raise ValueError(f"{name} has {arr.shape[1]} columns, expected {n_cols}")
+    return arr
+
+
+def check_scalar(value, name: str, *, kind=numbers.Real, low=None, high=None,
+                 low_inclusive: bool = True, high_inclusive: bool = True):
+    """Check a hyper-parameter: its type and its range."""
+    if isinstance(value, bool) or not isinstance(value, kind):
+        kind_name = "an integer" if kind is numbers.Integral else "a number"
+        raise ValueError(f"{name} must be {kind_name}, got {value!r}")
+    if isinstance(value, numbers.Real) and not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if low is not None and (value < low or (value == low and not low_inclusive)):
+        op = ">=" if low_inclusive else ">"
+        raise ValueError(f"{name} must be {op} {low}, got {value!r}")
+    if high is not None and (value > high or (value == high and not high_inclusive)):
+        op = "<=" if high_inclusive else "<"
+        raise ValueError(f"{name} must be {op} {high}, got {value!r}")
+    return value
+
+
+def check_random_state(random_state) -> np.random.Generator:
+    """Turn ``None``, an int or a ``Generator`` into a ``np.random.Generator``."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is None or (isinstance(random_state, numbers.Integral)
+                                and not isinstance(random_state, bool)):
+        return np.random.default_rng(random_state)
+    raise ValueError(f"random_state must be None, an int or a numpy Generator, got {random_state!r}")

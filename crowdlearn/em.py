@@ -1,0 +1,144 @@
+"""The one EM engine every crowdlearn model runs on.
+
+A model supplies three functions of its own -- an initialiser, an E-step and an
+M-step -- and the engine does the rest: the loop, the objective history, the
+stopping rule, restarts that keep the best run, the ``ConvergenceWarning`` and
+the callback hook used by widgets and progress bars.
+
+The loop, for parameters :math:`\\theta^{(0)}` from the initialiser, is::
+
+    for t = 1, 2, ..., max_iter:
+        q, f_t = e_step(theta)        # posterior of the hidden variables and
+                                      # the objective f(theta) at these parameters
+        stop if f_t - f_{t-1} <= tol * max(1, |f_t|)
+        theta = m_step(q)
+
+so the history holds :math:`f(\\theta^{(0)}), f(\\theta^{(1)}), \\dots` and the
+posterior returned always belongs to the parameters returned. For maximum
+likelihood the objective is the observed-data log-likelihood; for MAP or
+penalised variants it is the log-posterior or penalised likelihood. EM never
+lets it decrease, which the tests check one step at a time.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .exceptions import ConvergenceWarning
+
+__all__ = ["EMState", "EMResult", "run_em", "fit_em"]
+
+
+@dataclass
+class EMState:
+    """What a callback sees after each E-step."""
+
+    restart: int
+    iteration: int
+    objective: float
+    params: Any
+    posterior: np.ndarray
+
+
+@dataclass
+class EMResult:
+    """The outcome of one EM run (or the best of several)."""
+
+    params: Any
+    posterior: np.ndarray
+    history: np.ndarray
+    n_iter: int
+    converged: bool
+    restart: int = 0
+    all_objectives: np.ndarray | None = None
+
+    @property
+    def objective(self) -> float:
+        return float(self.history[-1])
+
+
+def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
+           max_iter: int = 100, callback: Callable | None = None,
+           restart: int = 0) -> EMResult:
+    """Run EM from ``params`` until the objective stops rising or ``max_iter`` M-steps.
+
+    Parameters
+    ----------
+    params : object
+        Initial parameters, in whatever form ``e_step`` accepts.
+    e_step : callable ``params -> (posterior, objective)``
+        Posterior of the hidden variables under ``params`` and the objective at ``params``.
+    m_step : callable ``posterior -> params``
+        Parameters maximising the expected complete-data objective.
+    tol : float
+        Stop when the objective rises by at most ``tol * max(1, |objective|)``.
+    max_iter : int
+        At most this many M-steps.
+    callback : callable ``EMState -> bool | None``, optional
+        Called after every E-step; returning ``True`` stops the run.
+    restart : int
+        Index of this run among restarts, passed to the callback.
+
+    Returns
+    -------
+    EMResult
+    """
+    history = []
+    converged = False
+    n_iter = 0
+    while True:
+        posterior, objective = e_step(params)
+        objective = float(objective)
+        if math.isnan(objective):
+            raise FloatingPointError("the EM objective became NaN; this is a bug, please report it")
+        history.append(objective)
+        if len(history) > 1:
+            change = history[-1] - history[-2]
+            if change <= tol * max(1.0, abs(objective)):
+                converged = True
+        stop = bool(callback(EMState(restart, n_iter, objective, params, posterior))) \
+            if callback is not None else False
+        if converged or stop or n_iter >= max_iter:
+            break
+        params = m_step(posterior)
+        n_iter += 1
+    return EMResult(params, posterior, np.asarray(history), n_iter, converged, restart)
+
+
+def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 1,
+           tol: float = 1e-6, max_iter: int = 100, callback: Callable | None = None,
+           warn: bool = True, estimator_name: str = "EM") -> EMResult:
+    """Run EM from ``n_init`` starts and keep the run with the highest final objective.
+
+    Parameters
+    ----------
+    init : callable ``restart -> params``
+        Initial parameters for restart ``0, 1, ..., n_init - 1`` (restart 0 is the
+        model's deterministic start, the others its random ones).
+    e_step, m_step, tol, max_iter, callback
+        As in :func:`run_em`.
+    n_init : int
+        Number of runs.
+    warn : bool
+        Issue a :class:`~crowdlearn.ConvergenceWarning` if the best run did not converge.
+    estimator_name : str
+        Used in the warning.
+    """
+    best = None
+    finals = []
+    for r in range(n_init):
+        result = run_em(init(r), e_step, m_step, tol=tol, max_iter=max_iter,
+                        callback=callback, restart=r)
+        finals.append(result.objective)
+        if best is None or result.objective > best.objective:
+            best = result
+    best.all_objectives = np.asarray(finals)
+    if warn and not best.converged:
+        warnings.warn(f"{estimator_name} did not converge in max_iter={max_iter} iterations "
+                      f"(tol={tol}); increase max_iter or tol", ConvergenceWarning, stacklevel=3)
+    return best

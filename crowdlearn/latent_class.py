@@ -1,0 +1,228 @@
+"""EM for a latent-class network: a hidden class H with categorical observed children."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._base import BaseEstimator, normalize_log
+from ._validation import check_int_array, check_random_state, check_scalar
+from .em import fit_em
+
+__all__ = ["LatentClassModel"]
+
+
+class LatentClassModel(BaseEstimator):
+    """A hidden class :math:`H` with observed categorical children, fitted by EM.
+
+    This is the Bayesian network of the book's EM chapter: :math:`H` takes one of
+    ``n_classes`` states and each child :math:`X_c` (e.g. :math:`C, X_1, X_2, X_3`)
+    depends on :math:`H` alone, so
+
+    .. math:: p(h, x_1, \\dots, x_C) = p(h) \\prod_{c} p(x_c \\mid h).
+
+    **E-step.** For each item :math:`n`,
+    :math:`q^n(h) \\propto p(h)\\prod_{c \\text{ observed}} p(x^n_c \\mid h)`,
+    computed in log space.
+
+    **M-step.** Expected counts replace the indicator counts of ordinary
+    maximum likelihood (the Lagrange-multiplier solution):
+
+    .. math:: p(X_c = s \\mid H = h) = \\frac{\\sum_n 1[x^n_c = s]\\, q^n(h) + \\alpha}
+              {\\sum_n 1[x^n_c \\text{ observed}]\\, q^n(h) + S_c\\alpha},
+       \\qquad p(H = h) = \\frac{\\sum_n q^n(h) + \\alpha}{N + K\\alpha}.
+
+    With ``alpha > 0`` this is MAP-EM under symmetric Dirichlet(:math:`\\alpha+1`)
+    priors and the objective tracked is the log-posterior (up to a constant).
+
+    Parameters
+    ----------
+    n_classes : int, default 2
+        Number of states of the hidden class.
+    alpha : float, default 0.0
+        Dirichlet pseudo-count.
+    init : "random" or array of shape (n_items, n_classes), default "random"
+        Starting responsibilities for the first run; "random" draws them from a
+        flat Dirichlet. Further restarts (``n_init > 1``) always start at random.
+    n_init, max_iter, tol : int, int, float
+        Restarts (the best final objective is kept), iteration cap, stopping tolerance.
+    random_state : None, int or Generator
+    callback : callable, optional
+        Called with an :class:`~crowdlearn.em.EMState` after every E-step.
+
+    Attributes
+    ----------
+    class_prior_ : ndarray of shape (n_classes,)
+    cond_prob_ : list of ndarray of shape (n_classes, n_states[c])
+        ``cond_prob_[c][h, s] = P(X_c = s | H = h)``.
+    posterior_ : ndarray of shape (n_items, n_classes)
+    log_likelihood_history_ : ndarray
+        The objective after each E-step (never decreasing).
+    objective_ : float
+    n_iter_ : int
+    converged_ : bool
+
+    Notes
+    -----
+    The classes found are defined only up to relabelling (label switching).
+    A start in which every item has the same responsibilities is a fixed point
+    of EM: every conditional table gets identical rows and EM never leaves it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn import LatentClassModel
+    >>> from crowdlearn.simulate import simulate_latent_class
+    >>> tables = [np.array([[0.9, 0.1], [0.2, 0.8]])] * 4
+    >>> X, h = simulate_latent_class(2000, [0.4, 0.6], tables, random_state=0)
+    >>> lcm = LatentClassModel(n_classes=2, n_init=3, random_state=0).fit(X)
+    >>> agree = (lcm.predict(X) == h).mean()
+    >>> bool(max(agree, 1 - agree) > 0.9)
+    True
+    """
+
+    _param_names = ("n_classes", "alpha", "init", "n_init", "max_iter", "tol",
+                    "random_state", "callback")
+
+    def __init__(self, *, n_classes: int = 2, alpha: float = 0.0, init="random",
+                 n_init: int = 1, max_iter: int = 200, tol: float = 1e-8,
+                 random_state=None, callback=None):
+        self.n_classes = n_classes
+        self.alpha = alpha
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.callback = callback
+
+    # -- data ------------------------------------------------------------------------
+    def _encode(self, X, fitting: bool):
+        X = check_int_array(X, "X", ndim=2, low=-1)
+        if X.shape[1] == 0:
+            raise ValueError(f"X has no observed children (shape {X.shape})")
+        if fitting:
+            self.n_states_ = np.maximum(X.max(axis=0) + 1, 2)
+        else:
+            if X.shape[1] != len(self.n_states_):
+                raise ValueError(f"X has {X.shape[1]} columns but the model was fitted with "
+                                 f"{len(self.n_states_)}")
+            for c, S in enumerate(self.n_states_):
+                check_int_array(X[:, c], f"X[:, {c}]", high=int(S),
+                                high_name=f"child {c} has {int(S)} states")
+        offsets = np.concatenate([[0], np.cumsum(self.n_states_)[:-1]])
+        rows, cols = np.nonzero(X >= 0)
+        flat = offsets[cols] + X[rows, cols]
+        total = int(np.sum(self.n_states_))
+        onehot = sp.csr_matrix((np.ones(rows.size), (rows, flat)), shape=(X.shape[0], total))
+        # which child each flat state belongs to
+        owner = np.repeat(np.arange(X.shape[1]), self.n_states_)
+        observed = sp.csr_matrix((np.ones(rows.size), (rows, cols)),
+                                 shape=(X.shape[0], X.shape[1]))
+        return onehot, observed, owner
+
+    # -- EM pieces ---------------------------------------------------------------------
+    def _m_step(self, data, q):
+        onehot, observed, owner = data
+        a = float(self.alpha)
+        counts = np.asarray((onehot.T @ q).T)                      # (K, S_total)
+        per_child = np.asarray((observed.T @ q).T)                # (K, C)
+        denom = per_child[:, owner] + a * self.n_states_[owner]
+        if (denom <= 0).any():
+            bad = sorted(set(owner[(denom <= 0).any(axis=0)].tolist()))
+            raise ValueError(f"child(ren) {bad} received no responsibility weight for some "
+                             f"class with alpha=0; use alpha > 0")
+        table = (counts + a) / denom
+        prior = (q.sum(axis=0) + a) / (q.shape[0] + q.shape[1] * a)
+        with np.errstate(divide="ignore"):
+            return np.log(prior), np.log(table)
+
+    def _log_joint(self, data, params):
+        onehot, _, _ = data
+        log_prior, log_table = params
+        # onehot @ log_table.T with exact zeros: -inf only where observed
+        finite = np.where(np.isfinite(log_table), log_table, 0.0)
+        out = np.asarray(onehot @ finite.T) + log_prior
+        if not np.isfinite(log_table).all():
+            impossible = np.asarray(onehot @ (~np.isfinite(log_table)).T.astype(float)) > 0
+            out = np.where(impossible, -np.inf, out)
+        return out
+
+    def _objective_prior(self, params):
+        if self.alpha == 0:
+            return 0.0
+        log_prior, log_table = params
+        return float(self.alpha * (log_prior.sum() + log_table.sum()))
+
+    def _e_step(self, data, params):
+        q, log_ev = normalize_log(self._log_joint(data, params))
+        return q, float(log_ev.sum()) + self._objective_prior(params)
+
+    # -- public API --------------------------------------------------------------------
+    def fit(self, X):
+        """Fit by EM.
+
+        Parameters
+        ----------
+        X : array-like of int, shape (n_items, n_children)
+            Observed states, ``-1`` where a child was not observed.
+        """
+        check_scalar(self.n_classes, "n_classes", kind=numbers.Integral, low=1)
+        check_scalar(self.alpha, "alpha", low=0.0)
+        check_scalar(self.n_init, "n_init", kind=numbers.Integral, low=1)
+        check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=0)
+        check_scalar(self.tol, "tol", low=0.0)
+        data = self._encode(X, fitting=True)
+        n, K = data[0].shape[0], self.n_classes
+        unobserved = np.flatnonzero(np.asarray(data[1].sum(axis=1)).ravel() == 0)
+        if unobserved.size:
+            raise ValueError(f"item(s) {unobserved[:5].tolist()} have no observed child; "
+                             f"drop them before fitting")
+        rng = check_random_state(self.random_state)
+        given = None
+        if not (isinstance(self.init, str) and self.init == "random"):
+            if isinstance(self.init, str):
+                raise ValueError(f"init must be 'random' or an array of responsibilities, "
+                                 f"got {self.init!r}")
+            from ._validation import check_probability_matrix
+            given = check_probability_matrix(self.init, "init", n_rows=n, n_cols=K)
+
+        def init(r):
+            q = given if (r == 0 and given is not None) else rng.dirichlet(np.ones(K), size=n)
+            return self._m_step(data, q)
+
+        res = fit_em(init, lambda p: self._e_step(data, p), lambda q: self._m_step(data, q),
+                     n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
+                     callback=self.callback, estimator_name=type(self).__name__)
+        log_prior, log_table = res.params
+        self.class_prior_ = np.exp(log_prior)
+        table = np.exp(log_table)
+        bounds = np.cumsum(self.n_states_)[:-1]
+        self.cond_prob_ = np.split(table, bounds, axis=1)
+        self._params = res.params
+        self.posterior_ = res.posterior
+        self.log_likelihood_history_ = res.history
+        self.objective_ = res.objective
+        self.n_iter_ = res.n_iter
+        self.converged_ = res.converged
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Posterior ``P(H = h | observed children)`` for each row of ``X``."""
+        self._check_fitted()
+        data = self._encode(X, fitting=False)
+        q, _ = normalize_log(self._log_joint(data, self._params))
+        return q
+
+    def predict(self, X) -> np.ndarray:
+        """Most probable hidden class of each row of ``X``."""
+        return np.argmax(self.predict_proba(X), axis=1)
+
+    def log_likelihood(self, X) -> float:
+        """Observed-data log-likelihood ``sum_n log p(x^n)`` under the fitted parameters."""
+        self._check_fitted()
+        data = self._encode(X, fitting=False)
+        _, log_ev = normalize_log(self._log_joint(data, self._params))
+        return float(log_ev.sum())

@@ -1,0 +1,191 @@
+"""Bernoulli Naive Bayes with N classes, binary features and hard or soft targets."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ._base import BaseEstimator, normalize_log
+from ._validation import check_binary_matrix, check_int_array, check_scalar
+
+__all__ = ["BernoulliNaiveBayes", "bernoulli_log_likelihood"]
+
+
+def _safe_log(p: np.ndarray):
+    """``log p`` with the positions where ``p == 0`` returned separately (no -inf in products)."""
+    zero = p <= 0
+    with np.errstate(divide="ignore"):
+        return np.where(zero, 0.0, np.log(np.where(zero, 1.0, p))), zero
+
+
+def bernoulli_log_likelihood(X: np.ndarray, feature_prob: np.ndarray) -> np.ndarray:
+    """``log P(x_i | y = k)`` for every row of ``X`` and class ``k``, shape ``(n, K)``.
+
+    Computes :math:`\\sum_j x_{ij}\\log\\phi_{j|k} + (1 - x_{ij})\\log(1-\\phi_{j|k})`
+    with two matrix products. Exact zeros in ``feature_prob`` (possible without
+    smoothing) are handled exactly: an item whose feature has probability 0
+    under class ``k`` gets ``-inf`` for ``k``, never NaN.
+    """
+    log_p, zero_p = _safe_log(feature_prob)
+    log_q, zero_q = _safe_log(1.0 - feature_prob)
+    out = X @ log_p.T + (1.0 - X) @ log_q.T
+    impossible = (X @ zero_p.T + (1.0 - X) @ zero_q.T) > 0
+    if impossible.any():
+        out = np.where(impossible, -np.inf, out)
+    return out
+
+
+class BernoulliNaiveBayes(BaseEstimator):
+    """Naive Bayes for binary features with N classes, fitted by (smoothed) maximum likelihood.
+
+    The model: :math:`P(y = k) = \\phi_k` and, given the class, the features are
+    independent with :math:`P(x_j = 1 \\mid y = k) = \\phi_{j|k}`. With target
+    weights :math:`w_{ik}` (one-hot for hard labels, a posterior for soft ones)
+    and pseudo-count :math:`\\alpha` the estimates are
+
+    .. math::
+
+        \\phi_k = \\frac{\\sum_i w_{ik} + \\alpha}{\\sum_i \\sum_{k'} w_{ik'} + N\\alpha},
+        \\qquad
+        \\phi_{j|k} = \\frac{\\sum_i w_{ik} x_{ij} + \\alpha}{\\sum_i w_{ik} + 2\\alpha}.
+
+    With :math:`\\alpha = 0` these are the maximum-likelihood estimates derived
+    in the book by Lagrange multipliers; with :math:`\\alpha = 1` they are Laplace
+    smoothing, the MAP estimates under uniform Beta/Dirichlet(2) priors.
+
+    Parameters
+    ----------
+    alpha : float, default 1.0
+        Pseudo-count (>= 0). 0 gives the plain MLE, whose exact zero
+        probabilities are handled (an impossible item gets ``-inf``, not NaN).
+    n_classes : int, optional
+        Number of classes when hard targets omit some class.
+
+    Attributes
+    ----------
+    class_prior_ : ndarray of shape (n_classes,)
+    feature_prob_ : ndarray of shape (n_classes, n_features)
+        ``feature_prob_[k, j] = P(x_j = 1 | y = k)``.
+    class_count_ : ndarray of shape (n_classes,)
+        Total target weight per class.
+    feature_count_ : ndarray of shape (n_classes, n_features)
+        Total weight of ``x_j = 1`` per class.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> from crowdlearn import BernoulliNaiveBayes
+    >>> X = [[1, 0], [1, 1], [0, 1], [0, 0]]
+    >>> nb = BernoulliNaiveBayes(alpha=0).fit(X, [0, 0, 1, 1])
+    >>> nb.class_prior_.tolist(), nb.feature_prob_.tolist()
+    ([0.5, 0.5], [[1.0, 0.5], [0.0, 0.5]])
+    >>> nb.predict([[1, 0], [0, 1]]).tolist()
+    [0, 1]
+    """
+
+    _param_names = ("alpha", "n_classes")
+
+    def __init__(self, *, alpha: float = 1.0, n_classes: int | None = None):
+        self.alpha = alpha
+        self.n_classes = n_classes
+
+    def _targets(self, y, n_items):
+        y_arr = np.asarray(y)
+        if y_arr.ndim == 2 and y_arr.dtype.kind == "f":
+            W = np.asarray(y_arr, dtype=float)
+            if W.shape[0] != n_items:
+                raise ValueError(f"y has {W.shape[0]} rows but X has {n_items}")
+            if not np.isfinite(W).all():
+                raise ValueError("soft targets y contain NaN or inf")
+            if (W < 0).any():
+                raise ValueError("soft targets y must be non-negative weights")
+            if W.shape[1] < 2:
+                raise ValueError(f"soft targets need at least 2 classes, got shape {W.shape}")
+            if self.n_classes is not None and W.shape[1] != self.n_classes:
+                raise ValueError(f"y has {W.shape[1]} columns but n_classes={self.n_classes}")
+            return W
+        y_arr = check_int_array(y, "y", low=0)
+        if y_arr.shape[0] != n_items:
+            raise ValueError(f"y has {y_arr.shape[0]} entries but X has {n_items} rows")
+        K = self.n_classes if self.n_classes is not None else max(int(y_arr.max()) + 1, 2)
+        check_int_array(y_arr, "y", high=K, high_name=f"n_classes={K}")
+        W = np.zeros((n_items, K))
+        W[np.arange(n_items), y_arr] = 1.0
+        return W
+
+    def fit(self, X, y, sample_weight=None):
+        """Estimate the class prior and feature probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_items, n_features), binary
+        y : array-like of shape (n_items,) with class indices, or (n_items, n_classes)
+            non-negative weights (soft targets, e.g. an EM posterior).
+        sample_weight : array-like of shape (n_items,), optional
+            Multiplies each item's target weights.
+        """
+        check_scalar(self.alpha, "alpha", low=0.0)
+        if self.n_classes is not None:
+            check_scalar(self.n_classes, "n_classes", kind=numbers.Integral, low=2)
+        X = check_binary_matrix(X)
+        W = self._targets(y, X.shape[0])
+        if sample_weight is not None:
+            sw = np.asarray(sample_weight, dtype=float)
+            if sw.shape != (X.shape[0],) or not np.isfinite(sw).all() or (sw < 0).any():
+                raise ValueError(f"sample_weight must be {X.shape[0]} non-negative finite numbers")
+            W = W * sw[:, None]
+        self._fit_counts(W.sum(axis=0), W.T @ X)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def _fit_counts(self, class_count, feature_count):
+        a = float(self.alpha)
+        K = class_count.shape[0]
+        total = class_count.sum()
+        if total + K * a <= 0:
+            raise ValueError("the targets carry no weight at all")
+        empty = class_count + 2 * a <= 0
+        if empty.any():
+            raise ValueError(f"class(es) {np.flatnonzero(empty).tolist()} have no training "
+                             f"weight, so their feature probabilities are 0/0 with alpha=0; "
+                             f"use alpha > 0 or drop the class")
+        self.class_count_ = class_count
+        self.feature_count_ = feature_count
+        self.class_prior_ = (class_count + a) / (total + K * a)
+        self.feature_prob_ = (feature_count + a) / (class_count[:, None] + 2 * a)
+
+    def joint_log_likelihood(self, X) -> np.ndarray:
+        """``log P(x_i, y = k)`` for each item and class, shape ``(n_items, n_classes)``."""
+        self._check_fitted("feature_prob_")
+        X = check_binary_matrix(X, n_cols=self.n_features_in_)
+        with np.errstate(divide="ignore"):
+            log_prior = np.log(self.class_prior_)
+        return bernoulli_log_likelihood(X, self.feature_prob_) + log_prior
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Log posterior ``log P(y = k | x_i)``, computed in log space."""
+        jll = self.joint_log_likelihood(X)
+        dead = ~np.isfinite(jll).any(axis=1)
+        if dead.any():
+            raise ValueError(f"item(s) {np.flatnonzero(dead)[:5].tolist()} have probability 0 "
+                             f"under every class (a feature value never seen in training with "
+                             f"alpha=0); use alpha > 0")
+        post, log_ev = normalize_log(jll)
+        return jll - log_ev[:, None]
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Posterior ``P(y = k | x_i)``, shape ``(n_items, n_classes)``."""
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X) -> np.ndarray:
+        """Most probable class of each item."""
+        return np.argmax(self.joint_log_likelihood(X), axis=1)
+
+    def log_likelihood(self, X, y) -> float:
+        """Joint log-likelihood ``sum_i log P(x_i, y_i)`` of hard-labelled data."""
+        jll = self.joint_log_likelihood(X)
+        y = check_int_array(y, "y", low=0, high=jll.shape[1])
+        if y.shape[0] != jll.shape[0]:
+            raise ValueError(f"y has {y.shape[0]} entries but X has {jll.shape[0]} rows")
+        return float(jll[np.arange(y.size), y].sum())

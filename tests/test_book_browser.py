@@ -1,0 +1,150 @@
+"""Open every page of the built book in headless Chromium, served on 127.0.0.1.
+
+Checks, per page: no JavaScript error, no request to any other host, every
+image loaded, MathJax output present where the page has math, no error or
+traceback output. A screenshot of each page is saved in test-artifacts/.
+
+Needs the built book (``python3 run.py book``) and Debian's Chromium
+(``apt-get install chromium``) with the ``playwright`` Python package. Without
+a browser the test is skipped, except under CI (CI=true), where it fails.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from conftest import HTML, ON_CI
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+SKIP_DIRS = {"_static", "_sources", "_images", "reports", "_downloads"}
+
+
+def _pages() -> list[str]:
+    if not HTML.exists():
+        return []
+    pages = []
+    for p in sorted(HTML.rglob("*.html")):
+        rel = p.relative_to(HTML)
+        if rel.parts[0] in SKIP_DIRS or rel.name == "index.html" and len(rel.parts) == 1:
+            continue
+        pages.append(rel.as_posix())
+    return pages
+
+
+PAGES = _pages()
+
+
+def _fail_or_skip(message: str):
+    if ON_CI:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def _chromium() -> str | None:
+    for candidate in ("/usr/bin/chromium", shutil.which("chromium"),
+                      shutil.which("chromium-browser")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not HTML.exists():
+        _fail_or_skip(f"{HTML} does not exist: build the book first (python3 run.py book)")
+    handler = functools.partial(_QuietHandler, directory=str(HTML))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    exe = _chromium()
+    if exe is None:
+        _fail_or_skip("no Chromium found: install Debian's package (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _fail_or_skip("the playwright package is missing: pip install -r requirements.txt")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def test_book_was_built():
+    if not PAGES:
+        _fail_or_skip(f"no pages under {HTML}: build the book first (python3 run.py book)")
+    assert any(p.startswith("book/") for p in PAGES)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page_path", PAGES)
+def test_page_renders_offline(page_path, server, browser, artifacts_dir):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors, foreign, failed = [], [], []
+    page.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+
+    def on_request(req):
+        host = urlparse(req.url).hostname
+        if req.url.startswith(("http://", "https://", "ws://", "wss://")) and host != "127.0.0.1":
+            foreign.append(req.url)
+    page.on("request", on_request)
+    page.on("requestfailed", lambda r: failed.append(f"{r.url} ({r.failure})"))
+    # Anything not on this machine is refused, so a CDN dependency cannot hide.
+    page.route("**/*", lambda route: route.continue_()
+               if urlparse(route.request.url).hostname in ("127.0.0.1", None)
+               else route.abort())
+
+    page.goto(f"{server}/{page_path}", wait_until="load")
+    source = (HTML / page_path).read_text(encoding="utf-8")
+    has_math = 'class="math' in source
+    if has_math:
+        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
+                               timeout=20000)
+        page.evaluate("() => MathJax.startup.promise")
+    page.wait_for_load_state("networkidle")
+    shot = artifacts_dir / "screenshots" / (page_path.replace("/", "__") + ".png")
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shot), full_page=True)
+
+    broken_images = page.evaluate(
+        "() => Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0)"
+        ".map(i => i.src)")
+    n_math_out = page.evaluate("() => document.querySelectorAll('mjx-container').length")
+    raw_math = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.math')).filter("
+        "e => !e.querySelector('mjx-container') && /\\\\[(\\[]/.test(e.textContent)).length")
+    error_outputs = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.output.error, .output.traceback, "
+        "div.output.stderr, .cell_output .stderr')).map(e => e.textContent.slice(0, 200))")
+    body_text = page.inner_text("body")
+    page.close()
+
+    assert not errors, f"JavaScript errors on {page_path}: {errors}"
+    assert not foreign, f"{page_path} asked other hosts for {foreign}"
+    assert not failed, f"{page_path} had failed requests: {failed}"
+    assert not broken_images, f"{page_path} has images that did not load: {broken_images}"
+    if has_math:
+        assert n_math_out > 0, f"{page_path} has math but MathJax typeset none of it"
+        assert raw_math == 0, f"{page_path} has {raw_math} math blocks left untypeset"
+    assert not error_outputs, f"{page_path} shows error output: {error_outputs}"
+    assert "Traceback (most recent call last)" not in body_text, f"{page_path} shows a traceback"

@@ -3,6 +3,8 @@
 * sphinx-thebe registers its inline configuration script once per read of the
   environment; Sphinx 7.4 keeps both copies, and the second one throws
   ``THEBE_JS_URL has already been declared`` in the browser. Drop duplicates.
+* Load ``widgets-mathjax3.js``, which gives the widget manager the one MathJax 2
+  call it makes (``MathJax.Hub.Queue``) on top of the bundled MathJax 3.
 * Refuse any script or stylesheet that would be fetched from another host, so
   a CDN dependency fails the build instead of silently breaking offline reading.
 """
@@ -36,4 +38,6 @@ def _dedupe_and_check(app, pagename, templatename, context, doctree):
 
 def setup(app):
     app.connect("html-page-context", _dedupe_and_check, priority=100)
+    # before the widget manager (myst-nb adds it at the default priority 500)
+    app.add_js_file("widgets-mathjax3.js", priority=300)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -4,19 +4,22 @@ The package behind the crowdlearn book. Public API, flat:
 
 * labels: :class:`CrowdLabels`, :func:`from_triples`, :func:`from_dense`,
   :func:`from_table`, :func:`as_crowd_labels`
-* models: :class:`MajorityVote`, :class:`BernoulliNaiveBayes`, :class:`LatentClassModel`
+* models: :class:`MajorityVote`, :class:`BernoulliNaiveBayes`, :class:`LatentClassModel`,
+  :class:`DawidSkene`
 * the EM engine: :func:`run_em`, :func:`fit_em`
 * simulators: :mod:`crowdlearn.simulate`
 * derivations: :mod:`crowdlearn.symbolic`
+* real data sets: :mod:`crowdlearn.datasets`
 """
 
+from .dawid_skene import DawidSkene
 from .em import EMResult, EMState, fit_em, run_em
 from .exceptions import ConvergenceWarning, NotFittedError
 from .labels import CrowdLabels, as_crowd_labels, from_dense, from_table, from_triples
 from .latent_class import LatentClassModel
 from .majority_vote import MajorityVote
 from .naive_bayes import BernoulliNaiveBayes
-from . import simulate, symbolic
+from . import datasets, simulate, symbolic
 
 __version__ = "0.1.0"
 
@@ -24,12 +27,14 @@ __all__ = [
     "BernoulliNaiveBayes",
     "ConvergenceWarning",
     "CrowdLabels",
+    "DawidSkene",
     "EMResult",
     "EMState",
     "LatentClassModel",
     "MajorityVote",
     "NotFittedError",
     "as_crowd_labels",
+    "datasets",
     "fit_em",
     "from_dense",
     "from_table",

@@ -1,0 +1,510 @@
+"""Dawid--Skene: one confusion matrix per expert, optional binary features, fitted by EM."""
+
+from __future__ import annotations
+
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from ._base import BaseEstimator, normalize_log
+from ._validation import check_binary_matrix, check_random_state, check_scalar
+from .em import fit_em
+from .labels import CrowdLabels, as_crowd_labels
+from .naive_bayes import bernoulli_log_likelihood
+
+__all__ = ["DawidSkene"]
+
+
+class DawidSkeneParams(NamedTuple):
+    """The parameters EM iterates on (what a callback sees as ``state.params``)."""
+
+    class_prior: np.ndarray          # (K,)
+    confusion: np.ndarray            # (n_experts, K, K)
+    feature_prob: np.ndarray | None  # (K, n_features) or None
+
+
+class _Data(NamedTuple):
+    """Training or prediction data, with the flat indices the E- and M-steps reuse."""
+
+    crowd: CrowdLabels
+    X: np.ndarray | None
+    item_class: np.ndarray   # (n_labels * K,): item * K + k, for the E-step bincount
+    conf_index: np.ndarray   # (n_labels * K,): flat index of [expert, k, label] in confusion
+
+
+def _flat_indices(crowd: CrowdLabels, K: int):
+    ks = np.arange(K)
+    item_class = (crowd.item[:, None] * K + ks).ravel()
+    conf_index = ((crowd.expert * (K * K) + crowd.label)[:, None] + ks * K).ravel()
+    return item_class, conf_index
+
+
+def _is_tuple_input(labels) -> bool:
+    return isinstance(labels, tuple) and len(labels) == 3
+
+
+class DawidSkene(BaseEstimator):
+    r"""The Dawid--Skene model: one confusion matrix per expert, fitted by EM.
+
+    Each item :math:`i` has a hidden true class :math:`y_i \in \{1, \dots, K\}`
+    drawn from the class prior :math:`\phi_k = P(y_i = k)`. Expert :math:`j`
+    labels it :math:`l` with probability :math:`\pi^{(j)}_{kl} = P(\text{expert
+    } j \text{ says } l \mid y_i = k)` -- row :math:`k` of the expert's confusion
+    matrix -- independently of the other experts. Optionally each item also has
+    binary features :math:`x_{if}`, independent given the class (Naive Bayes),
+    with :math:`\theta_{kf} = P(x_{if} = 1 \mid y_i = k)`. Each item may be
+    labelled by any subset :math:`R_i` of the experts, including none, and an
+    expert may label an item more than once (each label counts as one draw).
+
+    Parameters
+    ----------
+    n_classes : int, optional
+        Number of classes :math:`K` (>= 2). Inferred from the labels when omitted;
+        give it when some class was never used by any expert.
+    alpha : float, default 0.0
+        Dirichlet pseudo-count (>= 0) added to every expected count in the
+        M-step. ``alpha=0`` is maximum likelihood (exact zero probabilities are
+        handled: they give ``-inf`` log-probabilities, never NaN); ``alpha=1``
+        gives the Laplace-smoothed formulas of the source; in general the fit is
+        MAP-EM under symmetric Dirichlet(:math:`\alpha+1`) priors on the class
+        prior and on every confusion row, and Beta(:math:`\alpha+1, \alpha+1`)
+        priors on the feature probabilities.
+    n_init : int, default 1
+        Number of EM runs; the run with the highest final objective is kept.
+        Run 0 starts from the soft majority vote, the others from random
+        responsibilities drawn from a flat Dirichlet.
+    max_iter : int, default 200
+        At most this many M-steps per run.
+    tol : float, default 1e-8
+        A run stops when the objective rises by at most ``tol * max(1, |objective|)``.
+    random_state : None, int or numpy Generator
+        Seed for the random restarts (turned into a ``Generator`` inside ``fit``).
+    callback : callable, optional
+        Called with an :class:`~crowdlearn.em.EMState` after every E-step; its
+        ``params`` has fields ``class_prior``, ``confusion`` and
+        ``feature_prob``. Returning ``True`` stops the run.
+
+    Attributes
+    ----------
+    class_prior_ : ndarray of shape (n_classes,)
+        :math:`\phi_k = P(y = k)`.
+    confusion_ : ndarray of shape (n_experts, n_classes, n_classes)
+        ``confusion_[j, k, l]`` :math:`= \pi^{(j)}_{kl} = P(` expert ``j`` says
+        ``l`` :math:`\mid` true class ``k`` :math:`)`. Rows sum to one; experts
+        (or classes) with no expected count get uniform rows.
+    feature_prob_ : ndarray of shape (n_classes, n_features)
+        ``feature_prob_[k, f]`` :math:`= \theta_{kf} = P(x_f = 1 \mid y = k)`;
+        only when ``fit`` was given ``X``.
+    posterior_ : ndarray of shape (n_items, n_classes)
+        :math:`q_i(k) = P(y_i = k \mid \text{labels}, x_i)` under the fitted
+        parameters (items with no label and no features get the class prior).
+    log_likelihood_history_ : ndarray of shape (n_iter_ + 1,)
+        The objective EM maximises, after every E-step of the best run: the
+        log-posterior :math:`\ell(\Theta) + \alpha \sum \log(\text{parameters})`
+        (up to the constant log-normalisers of the Dirichlet priors), which is
+        the plain observed-data log-likelihood when ``alpha=0``. Never decreases.
+    log_likelihood_ : float
+        The plain observed-data log-likelihood :math:`\ell(\Theta)` at the
+        fitted parameters (without the prior term).
+    objective_ : float
+        ``log_likelihood_history_[-1]``.
+    n_iter_ : int
+        M-steps taken by the best run.
+    converged_ : bool
+        Whether the best run met the tolerance before ``max_iter``.
+    n_experts_, n_classes_, n_items_ : int
+    n_features_in_ : int
+        Number of features (0 when fitted without ``X``).
+    expert_ids_, class_ids_ : ndarray or None
+        Original identifiers when the labels came from a table
+        (:func:`~crowdlearn.from_table`); new labels built from a table are
+        mapped onto them in :meth:`predict_proba`.
+
+    Notes
+    -----
+    Write :math:`t = 1, \dots, T` for the labels given, label :math:`t` being
+    expert :math:`j_t` putting item :math:`i_t` in class :math:`l_t`.
+
+    **Likelihood.** With :math:`\Theta = (\phi, \pi, \theta)`,
+
+    .. math::
+
+        \ell(\Theta) = \sum_{i=1}^{n} \log \sum_{k=1}^{K} \phi_k
+        \prod_{t:\, i_t = i} \pi^{(j_t)}_{k\, l_t}
+        \prod_{f} \theta_{kf}^{x_{if}} (1 - \theta_{kf})^{1 - x_{if}} .
+
+    **Objective** (what ``log_likelihood_history_`` records):
+
+    .. math::
+
+        F(\Theta) = \ell(\Theta) + \alpha \Big( \sum_k \log\phi_k
+        + \sum_{j,k,l} \log\pi^{(j)}_{kl}
+        + \sum_{k,f} \big[\log\theta_{kf} + \log(1 - \theta_{kf})\big] \Big).
+
+    **E-step**, in log space with the row maximum subtracted before
+    exponentiating:
+
+    .. math::
+
+        \log q_i(k) = \log\phi_k + \sum_{t:\, i_t = i} \log\pi^{(j_t)}_{k\, l_t}
+        + \sum_f \big[x_{if}\log\theta_{kf} + (1 - x_{if})\log(1 - \theta_{kf})\big]
+        - \log Z_i,
+
+    where :math:`\log Z_i` is the row's log-sum-exp and
+    :math:`\ell(\Theta) = \sum_i \log Z_i`. The sum over an item's labels is one
+    ``np.bincount`` over the label triples, so the cost grows with the number
+    of labels, not with items x experts.
+
+    **M-step** (expected counts plus pseudo-counts; one ``np.bincount`` on the
+    flattened ``(expert, true class, label)`` index for the confusion counts):
+
+    .. math::
+
+        \phi_k = \frac{\sum_i q_i(k) + \alpha}{n + K\alpha}, \qquad
+        \pi^{(j)}_{kl} = \frac{\sum_{t:\, j_t = j,\, l_t = l} q_{i_t}(k) + \alpha}
+                              {\sum_{t:\, j_t = j} q_{i_t}(k) + K\alpha}, \qquad
+        \theta_{kf} = \frac{\sum_i q_i(k)\, x_{if} + \alpha}{\sum_i q_i(k) + 2\alpha}.
+
+    With :math:`\alpha = 0` these are equations (2)-(4) of the source, and a
+    row whose denominator is zero (no expected count at all) does not enter the
+    objective, so it is set to the uniform distribution. With :math:`\alpha = 1`
+    they are its Laplace-smoothed formulas.
+
+    **Start.** Run 0 starts from the soft majority vote
+    :math:`q_i(k) = |R_i|^{-1}\sum_{r \in R_i} 1\{y^{(i)}_r = k\}`; items nobody
+    labelled start from the (Laplace-smoothed) class frequencies of the vote,
+    or, with features, from a Naive Bayes posterior fitted to the voted items.
+    The first M-step turns this start into parameters.
+
+    **Relabelling.** The model is identified only up to a permutation of the
+    hidden classes: permuting :math:`\phi`, the rows of every
+    :math:`\pi^{(j)}`, the rows of :math:`\theta` and the columns of
+    :math:`q` together changes neither :math:`\ell` nor :math:`F`, and a random
+    restart may end in such a permuted copy. After the best run is chosen, its
+    classes are therefore permuted to maximise the expected agreement
+    :math:`\sum_t q_{i_t}(k)\,1\{l_t = \sigma(k)\}` with the votes (usually
+    the identity), so class ``k`` keeps meaning label ``k``.
+
+    References
+    ----------
+    A. P. Dawid and A. M. Skene, "Maximum likelihood estimation of observer
+    error-rates using the EM algorithm", Applied Statistics 28(1), 1979.
+
+    Y. Jin and L. Zhang, "Multiple experts with binary features", 2010 (section 4).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn.dawid_skene import DawidSkene
+    >>> from crowdlearn.simulate import one_coin_confusion, simulate_crowd
+    >>> sim = simulate_crowd(2000, one_coin_confusion([0.9, 0.8, 0.7, 0.6, 0.55], 2),
+    ...                      class_prior=[0.3, 0.7], random_state=0)
+    >>> ds = DawidSkene().fit(sim.labels)
+    >>> ds.confusion_.shape, ds.posterior_.shape
+    ((5, 2, 2), (2000, 2))
+    >>> np.round(np.diagonal(ds.confusion_, axis1=1, axis2=2).mean(axis=1), 1)
+    array([0.9, 0.8, 0.7, 0.6, 0.6])
+    >>> bool((np.diff(ds.log_likelihood_history_) >= 0).all())
+    True
+    >>> bool((ds.predict() == sim.truth).mean() > 0.9)
+    True
+
+    New items are scored under the fitted parameters (-1 marks a missing label):
+
+    >>> ds.predict([[1, 1, 0, -1, -1], [-1, -1, -1, -1, -1]]).tolist()
+    [1, 1]
+    """
+
+    _param_names = ("n_classes", "alpha", "n_init", "max_iter", "tol", "random_state",
+                    "callback")
+
+    def __init__(self, *, n_classes: int | None = None, alpha: float = 0.0, n_init: int = 1,
+                 max_iter: int = 200, tol: float = 1e-8, random_state=None, callback=None):
+        self.n_classes = n_classes
+        self.alpha = alpha
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.callback = callback
+
+    # -- input ---------------------------------------------------------------------------
+    def _check_params(self):
+        if self.n_classes is not None:
+            check_scalar(self.n_classes, "n_classes", kind=numbers.Integral, low=2)
+        check_scalar(self.alpha, "alpha", low=0.0)
+        check_scalar(self.n_init, "n_init", kind=numbers.Integral, low=1)
+        check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=0)
+        check_scalar(self.tol, "tol", low=0.0)
+        if self.callback is not None and not callable(self.callback):
+            raise ValueError(f"callback must be callable or None, got {self.callback!r}")
+
+    @staticmethod
+    def _resize(crowd: CrowdLabels, n_items: int) -> CrowdLabels:
+        return CrowdLabels(crowd.item, crowd.expert, crowd.label, n_items, crowd.n_experts,
+                           crowd.n_classes, crowd.item_ids, crowd.expert_ids, crowd.class_ids)
+
+    def _read_labels(self, labels, X, n_classes):
+        """Labels as CrowdLabels, with the items matched to the rows of ``X``."""
+        if labels is None:
+            raise ValueError("labels is None: pass a CrowdLabels, an (item, expert, label) "
+                             "tuple or an (n_items, n_experts) matrix with -1 for missing")
+        crowd = as_crowd_labels(labels, n_classes=n_classes)
+        if crowd.n_labels == 0:
+            raise ValueError("labels holds no label at all")
+        if X is not None and X.shape[0] != crowd.n_items:
+            if _is_tuple_input(labels) and X.shape[0] > crowd.n_items:
+                # items beyond the largest index in the triples simply have no label
+                crowd = self._resize(crowd, X.shape[0])
+            else:
+                raise ValueError(f"X has {X.shape[0]} rows but the labels describe "
+                                 f"{crowd.n_items} items")
+        return crowd
+
+    def _map_ids(self, crowd: CrowdLabels) -> CrowdLabels:
+        """Re-index new labels built from a table onto the identifiers seen in ``fit``."""
+        expert, label = crowd.expert, crowd.label
+        n_experts, n_classes = crowd.n_experts, crowd.n_classes
+        for kind, new_ids, old_ids in (("expert", crowd.expert_ids, self.expert_ids_),
+                                       ("label", crowd.class_ids, self.class_ids_)):
+            if new_ids is None or old_ids is None:
+                continue
+            lookup = {v: i for i, v in enumerate(old_ids.tolist())}
+            codes = np.array([lookup.get(v, -1) for v in new_ids.tolist()], dtype=np.intp)
+            used = np.unique(expert if kind == "expert" else label)
+            unknown = used[codes[used] < 0]
+            if unknown.size:
+                what = "unknown expert" if kind == "expert" else "unknown label"
+                raise ValueError(f"{what}(s) {new_ids[unknown][:5].tolist()}: not among the "
+                                 f"{len(old_ids)} seen when fitting")
+            if kind == "expert":
+                expert, n_experts = codes[expert], len(old_ids)
+            else:
+                label, n_classes = codes[label], len(old_ids)
+        return CrowdLabels(crowd.item, expert, label, crowd.n_items, n_experts, n_classes,
+                           crowd.item_ids, self.expert_ids_, self.class_ids_)
+
+    # -- EM pieces -------------------------------------------------------------------------
+    def _log_joint(self, data: _Data, params: DawidSkeneParams) -> np.ndarray:
+        """``log P(y_i = k, labels_i, x_i)``, shape ``(n_items, K)``."""
+        crowd, X = data.crowd, data.X
+        K = params.class_prior.shape[0]
+        n = crowd.n_items
+        with np.errstate(divide="ignore"):
+            out = np.broadcast_to(np.log(params.class_prior), (n, K)).copy()
+            if crowd.n_labels:
+                log_conf = np.log(params.confusion).ravel()
+                # log P(label t | y = k) for every label t and class k, summed per item
+                out += np.bincount(data.item_class, weights=log_conf[data.conf_index],
+                                   minlength=n * K).reshape(n, K)
+        if X is not None and params.feature_prob is not None:
+            phi = params.feature_prob
+            if ((phi > 0) & (phi < 1)).all():
+                log_p, log_q = np.log(phi), np.log1p(-phi)
+                out += X @ (log_p - log_q).T + log_q.sum(axis=1)
+            else:  # exact zeros or ones (alpha=0): handled without NaN
+                out += bernoulli_log_likelihood(X, phi)
+        return out
+
+    def _log_prior_term(self, params: DawidSkeneParams) -> float:
+        a = float(self.alpha)
+        if a == 0:
+            return 0.0
+        total = np.log(params.class_prior).sum() + np.log(params.confusion).sum()
+        if params.feature_prob is not None:
+            total += np.log(params.feature_prob).sum() + np.log1p(-params.feature_prob).sum()
+        return a * float(total)
+
+    def _e_step(self, data: _Data, params: DawidSkeneParams):
+        q, log_evidence = normalize_log(self._log_joint(data, params))
+        return q, float(log_evidence.sum()) + self._log_prior_term(params)
+
+    def _m_step(self, data: _Data, q: np.ndarray) -> DawidSkeneParams:
+        crowd, X = data.crowd, data.X
+        n, K = q.shape
+        J = crowd.n_experts
+        a = float(self.alpha)
+        class_count = q.sum(axis=0)
+        class_prior = (class_count + a) / (class_count.sum() + K * a)
+        # expected counts of (expert j, true class k, label l): one bincount over the labels
+        counts = np.bincount(data.conf_index, weights=q[crowd.item].ravel(),
+                             minlength=J * K * K).reshape(J, K, K) + a
+        denom = counts.sum(axis=2, keepdims=True)
+        empty = denom <= 0
+        confusion = np.where(empty, 1.0 / K, counts / np.where(empty, 1.0, denom))
+        feature_prob = None
+        if X is not None:
+            fcount = q.T @ X + a
+            fdenom = (class_count + 2 * a)[:, None]
+            fempty = fdenom <= 0
+            feature_prob = np.where(fempty, 0.5, fcount / np.where(fempty, 1.0, fdenom))
+        return DawidSkeneParams(class_prior, confusion, feature_prob)
+
+    @staticmethod
+    def _majority_start(data: _Data, K: int) -> np.ndarray:
+        crowd, X = data.crowd, data.X
+        n = crowd.n_items
+        counts = np.bincount(crowd.item * K + crowd.label,
+                             minlength=n * K).reshape(n, K).astype(float)
+        total = counts.sum(axis=1)
+        voted = total > 0
+        q = np.empty((n, K))
+        q[voted] = counts[voted] / total[voted, None]
+        if not voted.all():
+            # items nobody labelled: the (Laplace-smoothed) vote frequencies, or a
+            # Naive Bayes posterior fitted on the voted items when there are features
+            w = q[voted]
+            prior0 = (w.sum(axis=0) + 1.0) / (w.shape[0] + K)
+            if X is None:
+                q[~voted] = prior0
+            else:
+                phi0 = (w.T @ X[voted] + 1.0) / (w.sum(axis=0)[:, None] + 2.0)
+                q[~voted], _ = normalize_log(np.log(prior0)
+                                             + bernoulli_log_likelihood(X[~voted], phi0))
+        return q
+
+    @staticmethod
+    def _align_with_vote(data: _Data, params: DawidSkeneParams, q: np.ndarray):
+        """Relabel the hidden classes to agree best with the majority vote.
+
+        Permuting the hidden classes (the prior, the confusion rows, the feature
+        rows and the posterior columns together) leaves the likelihood and the
+        symmetric-Dirichlet objective unchanged, so a random restart may end in
+        a permuted copy of the majority-vote run. This picks the permutation
+        maximising the expected agreement with the votes (usually the identity).
+        """
+        crowd = data.crowd
+        K = q.shape[1]
+        agreement = np.zeros((K, K))
+        for k in range(K):  # agreement[k, l]: expected votes for l of items in hidden class k
+            agreement[k] = np.bincount(crowd.label, weights=q[crowd.item, k], minlength=K)
+        _, target = linear_sum_assignment(agreement, maximize=True)
+        if np.array_equal(target, np.arange(K)):
+            return params, q
+        inv = np.argsort(target)  # new class target[k] is old class k
+        phi = None if params.feature_prob is None else params.feature_prob[inv]
+        return (DawidSkeneParams(params.class_prior[inv], params.confusion[:, inv, :], phi),
+                q[:, inv])
+
+    # -- public API --------------------------------------------------------------------------
+    def fit(self, labels, X=None):
+        """Fit the class prior, the confusion matrices (and feature probabilities) by EM.
+
+        Parameters
+        ----------
+        labels : CrowdLabels, (item, expert, label) tuple, or (n_items, n_experts) matrix
+            The crowd's labels; in a matrix ``-1`` marks a missing label.
+        X : array-like of shape (n_items, n_features), optional
+            Binary features of the items (0/1), modelled by Naive Bayes given the
+            true class. With triples, ``X`` may have more rows than the largest
+            item index: the extra items simply have no label.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        if X is not None:
+            X = check_binary_matrix(X, "X")
+        crowd = self._read_labels(labels, X, self.n_classes)
+        K = crowd.n_classes
+        data = _Data(crowd, X, *_flat_indices(crowd, K))
+        rng = check_random_state(self.random_state)
+
+        def init(restart):
+            if restart == 0:
+                q = self._majority_start(data, K)
+            else:
+                q = rng.dirichlet(np.ones(K), size=crowd.n_items)
+            return self._m_step(data, q)
+
+        result = fit_em(init, lambda p: self._e_step(data, p), lambda q: self._m_step(data, q),
+                        n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
+                        callback=self.callback, estimator_name=type(self).__name__)
+        params, posterior = self._align_with_vote(data, result.params, result.posterior)
+        self._params = params
+        self.class_prior_ = params.class_prior
+        self.confusion_ = params.confusion
+        if params.feature_prob is not None:
+            self.feature_prob_ = params.feature_prob
+        elif hasattr(self, "feature_prob_"):
+            del self.feature_prob_
+        self.posterior_ = posterior
+        self.log_likelihood_history_ = result.history
+        self.objective_ = result.objective
+        self.log_likelihood_ = result.objective - self._log_prior_term(params)
+        self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
+        self.n_items_ = crowd.n_items
+        self.n_experts_ = crowd.n_experts
+        self.n_classes_ = K
+        self.n_features_in_ = 0 if X is None else X.shape[1]
+        self.expert_ids_ = crowd.expert_ids
+        self.class_ids_ = crowd.class_ids
+        return self
+
+    def predict_proba(self, labels=None, X=None) -> np.ndarray:
+        """Posterior class probabilities, shape ``(n_items, n_classes)``.
+
+        Parameters
+        ----------
+        labels : labels of NEW items, optional
+            Any form ``fit`` accepts; the experts must be among those seen in
+            ``fit`` (an unknown expert raises ``ValueError``).
+        X : array-like of shape (n_new_items, n_features), optional
+            Binary features of the new items (only if the model was fitted with
+            features). Without it, the features of the new items count as
+            unobserved and drop out of the posterior.
+
+        Returns
+        -------
+        ndarray
+            With no argument, the training posterior ``posterior_``; otherwise
+            :math:`P(y = k \\mid \\text{labels}, x)` for the new items under the
+            fitted parameters (the class prior for an item with neither).
+        """
+        self._check_fitted()
+        if labels is None and X is None:
+            return self.posterior_
+        K, J = self.n_classes_, self.n_experts_
+        if X is not None:
+            if self.n_features_in_ == 0:
+                raise ValueError("X was given but the model was fitted without features")
+            X = check_binary_matrix(X, "X", n_cols=self.n_features_in_)
+        if labels is None:
+            crowd = CrowdLabels(*(np.zeros(0, dtype=np.intp),) * 3, X.shape[0], J, K)
+        else:
+            # new triples or matrices are read with the fitted number of classes; a
+            # CrowdLabels keeps its own (its class identifiers are mapped below)
+            n_classes = None if isinstance(labels, CrowdLabels) else K
+            crowd = self._read_labels(labels, X, n_classes)
+            crowd = self._map_ids(crowd)
+            if crowd.expert.size and crowd.expert.max() >= J:
+                bad = int(crowd.expert.max())
+                raise ValueError(f"unknown expert {bad}: the model was fitted on {J} experts "
+                                 f"(indices 0 to {J - 1})")
+            if crowd.label.size and crowd.label.max() >= K:
+                bad = int(crowd.label.max())
+                raise ValueError(f"label {bad} out of range: the model was fitted with "
+                                 f"n_classes={K} (labels 0 to {K - 1})")
+            crowd = CrowdLabels(crowd.item, crowd.expert, crowd.label, crowd.n_items, J, K)
+        data = _Data(crowd, X, *_flat_indices(crowd, K))
+        log_joint = self._log_joint(data, self._params)
+        dead = ~np.isfinite(log_joint).any(axis=1)
+        if dead.any():
+            raise ValueError(f"item(s) {np.flatnonzero(dead)[:5].tolist()} have probability 0 "
+                             f"under every class (an expert's label or a feature value that "
+                             f"had zero probability when fitting with alpha=0); use alpha > 0")
+        q, _ = normalize_log(log_joint)
+        return q
+
+    def predict(self, labels=None, X=None) -> np.ndarray:
+        """Most probable class of each item (training items, or new ones as in
+        :meth:`predict_proba`)."""
+        return np.argmax(self.predict_proba(labels, X), axis=1)
+
+    def fit_predict(self, labels, X=None) -> np.ndarray:
+        """Fit, then return the most probable class of each training item."""
+        return self.fit(labels, X).predict()

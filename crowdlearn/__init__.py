@@ -10,6 +10,8 @@ The package behind the crowdlearn book. Public API, flat:
 * simulators: :mod:`crowdlearn.simulate`
 * derivations: :mod:`crowdlearn.symbolic`
 * real data sets: :mod:`crowdlearn.datasets`
+* widgets and experiments behind the chapters: :mod:`crowdlearn.widgets`,
+  :mod:`crowdlearn.experiments`
 """
 
 from .dawid_skene import DawidSkene
@@ -19,7 +21,7 @@ from .labels import CrowdLabels, as_crowd_labels, from_dense, from_table, from_t
 from .latent_class import LatentClassModel
 from .majority_vote import MajorityVote
 from .naive_bayes import BernoulliNaiveBayes
-from . import datasets, simulate, symbolic
+from . import datasets, experiments, simulate, symbolic, widgets
 
 __version__ = "0.1.0"
 
@@ -35,6 +37,7 @@ __all__ = [
     "NotFittedError",
     "as_crowd_labels",
     "datasets",
+    "experiments",
     "fit_em",
     "from_dense",
     "from_table",
@@ -42,4 +45,5 @@ __all__ = [
     "run_em",
     "simulate",
     "symbolic",
+    "widgets",
 ]

@@ -1,0 +1,544 @@
+"""Interactive explorers and figures for the book's chapters.
+
+* :class:`DawidSkeneExplorer` (built by :func:`dawid_skene_explorer`): sliders
+  for each expert's error rate, the number of experts, the fraction of missing
+  labels, the pseudo-count ``alpha`` and the seed; every change re-simulates the
+  crowd, refits majority vote and Dawid--Skene EM, and redraws one figure.
+* :func:`draw_comparison`: that figure, for one
+  :class:`~crowdlearn.experiments.CrowdComparison` (usable without widgets).
+* :func:`plot_sweep`: accuracy against one setting, for a
+  :class:`~crowdlearn.experiments.Sweep` (the missing-labels and smoothing
+  chapters).
+
+The computations live in :mod:`crowdlearn.experiments`; this module only wires
+them to widgets and draws. Figures are plain :class:`matplotlib.figure.Figure`
+objects, not registered with ``pyplot``: the explorer keeps one figure for its
+whole life and shows it as a PNG in an :class:`ipywidgets.Image`, so updates
+never open new figures, the notebook's inline backend never displays a stray
+copy, and the widget also works (and is testable) in plain Python, where
+ipywidgets callbacks run synchronously when a slider's ``value`` is set.
+
+Colours are from the Okabe--Ito palette, which stays distinct under the common
+forms of colour blindness.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import numbers
+import time
+from dataclasses import dataclass, fields
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator, ScalarFormatter
+
+from ._validation import check_scalar
+from .experiments import CrowdComparison, Sweep, compare_on_simulated_crowd
+
+__all__ = ["DawidSkeneExplorer", "ExplorerResult", "dawid_skene_explorer", "draw_comparison",
+           "plot_sweep", "COLORS"]
+
+#: Okabe--Ito colours used for each method in every figure of this module.
+COLORS = {"mv": "#E69F00", "em": "#0072B2", "oracle": "#7F7F7F", "truth": "#C8C8C8",
+          "chance": "#555555"}
+
+#: Error rates of the explorer's experts when none are given: two good, one
+#: mediocre and several near-random experts, so EM visibly beats the vote.
+DEFAULT_ERROR_RATES = (0.1, 0.2, 0.5, 0.6, 0.6, 0.3, 0.45, 0.6, 0.25, 0.55)
+
+
+#: Margins and gaps of :func:`draw_comparison`'s panels, in inches (fixed, so
+#: redrawing needs no layout engine: constrained layout would double the cost
+#: of an update).
+_MARGINS = {"left": 0.7, "right": 0.15, "bottom": 0.62, "top": 0.6, "gap": 0.9}
+_WIDTH_RATIOS = (0.9, 1.3, 1.0)
+
+
+def _comparison_axes(fig: Figure):
+    """The three panels of ``fig``, cleared; created on first use, then reused."""
+    axes = getattr(fig, "_crowdlearn_comparison_axes", None)
+    if axes is not None and all(ax in fig.axes for ax in axes) and len(fig.axes) == 3:
+        for ax in axes:
+            ax.clear()
+        return axes
+    fig.clear()
+    fig.set_layout_engine("none")
+    w, h = fig.get_size_inches()
+    m = _MARGINS
+    panel = (w - m["left"] - m["right"] - 2 * m["gap"]) / sum(_WIDTH_RATIOS)
+    gs = fig.add_gridspec(1, 3, width_ratios=_WIDTH_RATIOS, left=m["left"] / w,
+                          right=1 - m["right"] / w, bottom=m["bottom"] / h,
+                          top=1 - m["top"] / h, wspace=m["gap"] / panel)
+    axes = tuple(fig.add_subplot(gs[0, i]) for i in range(3))
+    fig._crowdlearn_comparison_axes = axes
+    return axes
+
+
+def draw_comparison(result: CrowdComparison, fig: Figure | None = None, *,
+                    title: str | None = None) -> Figure:
+    """Draw majority vote against EM for one simulated crowd, in three panels.
+
+    (a) accuracy of majority vote, EM and Bayes' rule with the true error
+    rates (the ceiling); (b) each expert's true error rate (bars) against EM's
+    estimate (diamonds); (c) EM's objective at every iteration.
+
+    Parameters
+    ----------
+    result : CrowdComparison
+        From :func:`~crowdlearn.experiments.compare_on_simulated_crowd`.
+    fig : matplotlib Figure, optional
+        Drawn into (its panels are reused when it was drawn by this function
+        before, otherwise it is cleared). A new 9 x 3.6 inch figure, not
+        registered with ``pyplot``, when omitted. The panel margins are fixed
+        in inches, so no layout engine runs.
+    title : str, optional
+        Figure title; by default the settings of the crowd.
+
+    Returns
+    -------
+    Figure
+
+    Examples
+    --------
+    >>> from crowdlearn.experiments import compare_on_simulated_crowd
+    >>> fig = draw_comparison(compare_on_simulated_crowd([0.1, 0.3, 0.6]))
+    >>> [ax.get_title(loc="left")[:3] for ax in fig.axes]
+    ['(a)', '(b)', '(c)']
+    """
+    if fig is None:
+        fig = Figure(figsize=(9.0, 3.6))
+    ax_acc, ax_err, ax_ll = _comparison_axes(fig)
+    K = result.true_confusion.shape[1]
+    settings = result.settings
+
+    # (a) accuracy
+    names = ["majority\nvote", "EM", "Bayes,\ntrue rates"]
+    values = [result.mv_accuracy, result.em_accuracy, result.oracle_accuracy]
+    colors = [COLORS["mv"], COLORS["em"], COLORS["oracle"]]
+    bars = ax_acc.bar(range(3), values, color=colors, width=0.62)
+    bars[2].set_hatch("//")
+    bars[2].set_edgecolor("white")
+    for x, v in enumerate(values):
+        ax_acc.text(x, v + 0.015, f"{v:.3f}", ha="center", va="bottom", fontsize=8.5)
+    ax_acc.axhline(1.0 / K, color=COLORS["chance"], ls=":", lw=1)
+    ax_acc.set_xlim(-0.5, 2.5)
+    ax_acc.set_xticks(range(3), names)
+    ax_acc.set_ylim(0, 1.1)
+    ax_acc.set_yticks(np.linspace(0, 1, 6))
+    ax_acc.set_ylabel("accuracy (dotted: chance)")
+    ax_acc.set_title("(a) Accuracy: EM vs the vote", loc="left", fontsize=10)
+
+    # (b) error rates: truth vs EM estimate
+    J = result.n_experts
+    x = np.arange(1, J + 1)
+    true_bars = ax_err.bar(x, result.true_error_rates, width=0.7, color=COLORS["truth"])
+    (est,) = ax_err.plot(x, result.estimated_error_rates, "D", color=COLORS["em"], ms=6)
+    guess = (K - 1) / K
+    ax_err.axhline(guess, color=COLORS["chance"], ls=":", lw=1)
+    ax_err.text(J + 0.55, guess + 0.015, "random guess", ha="right", va="bottom",
+                fontsize=7.5, color=COLORS["chance"],
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.75, "pad": 1})
+    ax_err.set_xlim(0.4, J + 0.6)
+    ax_err.set_ylim(0, 1.2)  # the band above 1 holds the legend
+    ax_err.set_yticks(np.linspace(0, 1, 6))
+    ax_err.set_xticks(x)
+    ax_err.set_xlabel("expert")
+    ax_err.set_ylabel("P(label is wrong)")
+    ax_err.legend([true_bars, est], ["true", "EM estimate"], loc="upper center", fontsize=8,
+                  frameon=False, ncols=2, borderaxespad=0.1)
+    ax_err.set_title("(b) Error rates: truth vs EM", loc="left", fontsize=10)
+
+    # (c) EM objective
+    hist = np.asarray(result.log_likelihood_history)
+    ax_ll.plot(np.arange(hist.size), hist, "-", color=COLORS["em"], lw=1.5,
+               marker="o" if hist.size <= 30 else None, ms=3)
+    ax_ll.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
+    fmt = ScalarFormatter(useOffset=False)
+    fmt.set_scientific(False)
+    ax_ll.yaxis.set_major_formatter(fmt)
+    ax_ll.yaxis.set_major_locator(MaxNLocator(nbins=5))
+    ax_ll.set_xlabel("EM iteration")
+    alpha = settings.get("alpha", 0.0)
+    ax_ll.set_ylabel("log-likelihood" if alpha == 0 else f"log-posterior (α = {alpha:g})")
+    state = "converged" if result.converged else "stopped at max_iter"
+    ax_ll.set_title("(c) EM objective never falls", loc="left", fontsize=10)
+    ax_ll.text(0.97, 0.05, f"{result.n_iter} iterations, {state}", transform=ax_ll.transAxes,
+               ha="right", va="bottom", fontsize=8)
+    ax_acc.spines["left"].set_bounds(0, 1)
+    ax_err.spines["left"].set_bounds(0, 1)
+    for ax in (ax_acc, ax_err, ax_ll):
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.tick_params(labelsize=8)
+        ax.yaxis.label.set_size(9)
+        ax.xaxis.label.set_size(9)
+    if title is None:
+        title = _describe(settings)
+    fig.suptitle(title, fontsize=9.5)
+    return fig
+
+
+def _describe(s: dict) -> str:
+    """One line naming the settings of a crowd."""
+    return (f"{s['n_experts']} experts, {s['n_items']} items, {s['n_classes']} classes, "
+            f"{s['missing']:.0%} of labels missing, α = {s['alpha']:g}, seed {s['seed']}")
+
+
+def plot_sweep(sweep: Sweep, ax=None, *, xlabel: str | None = None, title: str | None = None):
+    """Accuracy of majority vote, EM and Bayes' rule against the swept setting.
+
+    Lines are means over the repeats; shaded bands span their minimum to maximum.
+
+    Parameters
+    ----------
+    sweep : Sweep
+        From :func:`~crowdlearn.experiments.accuracy_sweep`.
+    ax : matplotlib Axes, optional
+        Drawn into; a new 5 x 3.2 inch figure (not registered with ``pyplot``)
+        when omitted.
+    xlabel, title : str, optional
+
+    Returns
+    -------
+    Axes
+
+    Examples
+    --------
+    >>> from crowdlearn.experiments import accuracy_sweep
+    >>> ax = plot_sweep(accuracy_sweep("missing", [0.0, 0.5], [0.1, 0.3, 0.6], n_repeats=2))
+    >>> [line.get_label() for line in ax.get_lines()]
+    ['majority vote', 'Dawid–Skene EM', 'Bayes rule, true rates']
+    """
+    if ax is None:
+        ax = Figure(figsize=(5.0, 3.2), layout="constrained").subplots()
+    x = np.asarray(sweep.values, dtype=float)
+    for attr, label, color, ls in (("mv_accuracy", "majority vote", COLORS["mv"], "-"),
+                                   ("em_accuracy", "Dawid–Skene EM", COLORS["em"], "-"),
+                                   ("oracle_accuracy", "Bayes rule, true rates",
+                                    COLORS["oracle"], "--")):
+        acc = getattr(sweep, attr)
+        ax.plot(x, acc.mean(axis=1), ls, marker="o", ms=4, color=color, label=label)
+        if acc.shape[1] > 1:
+            ax.fill_between(x, acc.min(axis=1), acc.max(axis=1), color=color, alpha=0.2, lw=0)
+    ax.set_xlabel(xlabel or sweep.parameter)
+    ax.set_ylabel("accuracy against the truth")
+    ax.set_title(title or f"Accuracy as {sweep.parameter} changes", fontsize=10)
+    ax.legend(fontsize=8, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    return ax
+
+
+@dataclass
+class ExplorerResult(CrowdComparison):
+    """A :class:`~crowdlearn.experiments.CrowdComparison` plus what the explorer adds.
+
+    Attributes
+    ----------
+    update : int
+        Which update produced it (equals the explorer's ``n_updates`` then).
+    draw_seconds : float
+        Wall time of drawing the figure and encoding it as PNG.
+    """
+
+    update: int = 0
+    draw_seconds: float = 0.0
+
+
+class DawidSkeneExplorer:
+    """Sliders over a simulated crowd; majority vote and Dawid--Skene EM refitted live.
+
+    The crowd is made of "one-coin" experts: expert ``j`` labels an item
+    wrongly with probability ``error_rates[j]``, spreading the wrong labels
+    evenly over the other classes. On every slider change the explorer draws a
+    new crowd from ``np.random.default_rng(seed)``
+    (:func:`~crowdlearn.experiments.compare_on_simulated_crowd`), fits
+    :class:`~crowdlearn.MajorityVote` and :class:`~crowdlearn.DawidSkene`, and
+    redraws its figure (:func:`draw_comparison`).
+
+    At a high fraction of missing labels some items receive no label at all.
+    Majority vote cannot decide such an item, so it is run with
+    ``unlabelled="uniform"``: the item gets a uniform vote and a random guess
+    (instead of the ``ValueError`` the default ``unlabelled="error"`` raises).
+    EM gives such an item its estimated class prior. Both are scored on all
+    items, so their accuracies fall towards chance together.
+
+    Parameters
+    ----------
+    n_experts : int, default 5
+        Number of experts at the start (slider from 1 to ``max_experts``).
+    max_experts : int, optional
+        Number of error-rate sliders; those beyond the current number of experts
+        are hidden. Default: the larger of 8, ``n_experts`` and
+        ``len(error_rates)``.
+    error_rates : sequence of float in [0, 0.9], optional
+        Starting error rates of the first experts; the others start from
+        ``DEFAULT_ERROR_RATES``.
+    missing : float in [0, 0.95], default 0
+        Probability that an (item, expert) label is missing.
+    alpha : float in [0, 5], default 0
+        Pseudo-count of :class:`~crowdlearn.DawidSkene` (0 is maximum likelihood).
+    seed : int in [0, 99], default 0
+    n_items : int, default 500
+    n_classes : int, default 3
+    max_iter : int, default 200
+    tol : float, default 1e-6
+        Passed to :class:`~crowdlearn.DawidSkene`.
+    figsize : (float, float), default (9.0, 3.6)
+        Inches.
+    dpi : int, default 100
+        Resolution of the PNG shown.
+
+    Attributes
+    ----------
+    widget : ipywidgets.VBox
+        The controls, a one-line summary and the figure; displaying the explorer
+        displays it.
+    error_sliders : list of ipywidgets.FloatSlider
+        One per possible expert (``max_experts``).
+    n_experts_slider : ipywidgets.IntSlider
+    missing_slider, alpha_slider : ipywidgets.FloatSlider
+    seed_slider : ipywidgets.IntSlider
+    figure : matplotlib.figure.Figure
+        The one figure, redrawn in place (never registered with ``pyplot``).
+    image : ipywidgets.Image
+        The figure as PNG.
+    summary : ipywidgets.HTML
+        Accuracies and the EM run, in words.
+    last_result : ExplorerResult
+        Everything the last update computed: ``mv_accuracy``, ``em_accuracy``,
+        ``oracle_accuracy``, ``estimated_confusion`` (n_experts, K, K),
+        ``true_confusion``, ``estimated_error_rates``, ``true_error_rates``,
+        ``log_likelihood_history``, ``n_iter``, ``converged``, ``n_unlabelled``,
+        ``settings``, ``em_seconds``, ``draw_seconds``, ...
+    n_updates : int
+        Number of recomputations so far (1 after construction).
+    last_error : str or None
+        Message of the last update that failed on a ``ValueError`` (the figure
+        then keeps its previous state), ``None`` after a successful update.
+
+    Examples
+    --------
+    >>> ex = DawidSkeneExplorer(n_items=200)
+    >>> ex.n_updates, ex.last_result.estimated_confusion.shape
+    (1, (5, 3, 3))
+    >>> ex.n_experts_slider.value = 3            # callbacks run at once
+    >>> ex.n_updates, ex.last_result.estimated_confusion.shape
+    (2, (3, 3, 3))
+    >>> ex.set(missing=0.5, alpha=1.0)           # several sliders, one update
+    >>> ex.n_updates, ex.last_result.settings["missing"]
+    (3, 0.5)
+    >>> ex.close()
+    """
+
+    def __init__(self, *, n_experts: int = 5, max_experts: int | None = None,
+                 error_rates=None, missing: float = 0.0, alpha: float = 0.0, seed: int = 0,
+                 n_items: int = 500, n_classes: int = 3, max_iter: int = 200,
+                 tol: float = 1e-6, figsize=(9.0, 3.6), dpi: int = 100):
+        check_scalar(n_experts, "n_experts", kind=numbers.Integral, low=1)
+        check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
+        check_scalar(n_classes, "n_classes", kind=numbers.Integral, low=2)
+        check_scalar(missing, "missing", low=0.0, high=0.95)
+        check_scalar(alpha, "alpha", low=0.0, high=5.0)
+        check_scalar(seed, "seed", kind=numbers.Integral, low=0, high=99)
+        check_scalar(dpi, "dpi", kind=numbers.Integral, low=20)
+        given = [] if error_rates is None else np.atleast_1d(
+            np.asarray(error_rates, dtype=float)).tolist()
+        if any(not (0.0 <= e <= 0.9) for e in given):
+            raise ValueError(f"error_rates must lie in [0, 0.9], got {error_rates!r}")
+        if max_experts is None:
+            max_experts = max(8, n_experts, len(given))
+        check_scalar(max_experts, "max_experts", kind=numbers.Integral, low=1)
+        if n_experts > max_experts or len(given) > max_experts:
+            raise ValueError(f"n_experts ({n_experts}) and len(error_rates) ({len(given)}) "
+                             f"must not exceed max_experts ({max_experts})")
+        defaults = list(DEFAULT_ERROR_RATES) * (max_experts // len(DEFAULT_ERROR_RATES) + 1)
+        start = given + defaults[len(given):max_experts]
+
+        self.n_items = int(n_items)
+        self.n_classes = int(n_classes)
+        self.max_iter = max_iter
+        self.tol = tol
+        self.dpi = int(dpi)
+        self.n_updates = 0
+        self.last_result: ExplorerResult | None = None
+        self.last_error: str | None = None
+        self._hold_depth = 0
+
+        style = {"description_width": "120px"}
+        wide = widgets.Layout(width="330px")
+        common = dict(style=style, layout=wide, continuous_update=False)
+        self.n_experts_slider = widgets.IntSlider(value=n_experts, min=1, max=max_experts,
+                                                  description="experts", **common)
+        self.missing_slider = widgets.FloatSlider(value=missing, min=0.0, max=0.95, step=0.05,
+                                                  description="missing fraction",
+                                                  readout_format=".2f", **common)
+        self.alpha_slider = widgets.FloatSlider(value=alpha, min=0.0, max=5.0, step=0.1,
+                                                description="pseudo-count α",
+                                                readout_format=".1f", **common)
+        self.seed_slider = widgets.IntSlider(value=seed, min=0, max=99, description="seed",
+                                             **common)
+        self.error_sliders = [
+            widgets.FloatSlider(value=e, min=0.0, max=0.9, step=0.05,
+                                description=f"expert {j + 1} error", readout_format=".2f",
+                                style={"description_width": "100px"},
+                                layout=widgets.Layout(width="300px"), continuous_update=False)
+            for j, e in enumerate(start)]
+
+        self.figure = Figure(figsize=tuple(figsize))
+        width_px = int(round(figsize[0] * self.dpi))
+        self.image = widgets.Image(format="png",
+                                   layout=widgets.Layout(width="100%", max_width=f"{width_px}px"))
+        self.summary = widgets.HTML()
+        crowd_box = widgets.VBox([widgets.HTML("<b>Crowd and model</b>"), self.n_experts_slider,
+                                  self.missing_slider, self.alpha_slider, self.seed_slider])
+        expert_box = widgets.VBox([widgets.HTML("<b>Error rate of each expert</b>"),
+                                   *self.error_sliders])
+        self.widget = widgets.VBox([widgets.HBox([crowd_box, expert_box]), self.summary,
+                                    self.image])
+
+        self.n_experts_slider.observe(self._on_n_experts, names="value")
+        for s in (self.missing_slider, self.alpha_slider, self.seed_slider):
+            s.observe(self._on_change, names="value")
+        for j, s in enumerate(self.error_sliders):
+            s.observe(lambda change, j=j: self._on_error_rate(j), names="value")
+        self._show_active_sliders()
+        self.update()
+
+    # -- state ----------------------------------------------------------------------------
+    @property
+    def error_rates(self) -> np.ndarray:
+        """Error rates of the active experts, shape ``(n_experts,)``."""
+        n = self.n_experts_slider.value
+        return np.array([s.value for s in self.error_sliders[:n]])
+
+    @property
+    def settings(self) -> dict:
+        """The current slider values and fixed settings."""
+        return {"error_rates": self.error_rates.tolist(),
+                "n_experts": int(self.n_experts_slider.value),
+                "missing": float(self.missing_slider.value),
+                "alpha": float(self.alpha_slider.value),
+                "seed": int(self.seed_slider.value),
+                "n_items": self.n_items, "n_classes": self.n_classes}
+
+    @contextlib.contextmanager
+    def hold(self):
+        """Change several sliders with a single recomputation at the end."""
+        self._hold_depth += 1
+        try:
+            yield self
+        finally:
+            self._hold_depth -= 1
+        if self._hold_depth == 0:
+            self.update()
+
+    def set(self, *, error_rates=None, n_experts=None, missing=None, alpha=None, seed=None):
+        """Set several sliders at once and recompute once.
+
+        Parameters
+        ----------
+        error_rates : sequence of float, optional
+            New values of the first ``len(error_rates)`` error sliders.
+        n_experts, missing, alpha, seed : optional
+            New slider values (ipywidgets clips them to the slider's range).
+        """
+        if error_rates is not None and len(error_rates) > len(self.error_sliders):
+            raise ValueError(f"{len(error_rates)} error rates given but the explorer has "
+                             f"{len(self.error_sliders)} expert sliders")
+        with self.hold():
+            if error_rates is not None:
+                for s, e in zip(self.error_sliders, error_rates):
+                    s.value = float(e)
+            for slider, value in ((self.n_experts_slider, n_experts),
+                                  (self.missing_slider, missing), (self.alpha_slider, alpha),
+                                  (self.seed_slider, seed)):
+                if value is not None:
+                    slider.value = value
+
+    # -- callbacks -------------------------------------------------------------------------
+    def _show_active_sliders(self):
+        n = self.n_experts_slider.value
+        for j, s in enumerate(self.error_sliders):
+            s.layout.display = None if j < n else "none"
+
+    def _on_n_experts(self, change):
+        self._show_active_sliders()
+        self.update()
+
+    def _on_error_rate(self, j):
+        if j < self.n_experts_slider.value:  # a hidden expert changes nothing
+            self.update()
+
+    def _on_change(self, change):
+        self.update()
+
+    def update(self):
+        """Re-simulate, refit and redraw with the current slider values."""
+        if self._hold_depth:
+            return
+        settings = self.settings
+        try:
+            comparison = compare_on_simulated_crowd(
+                settings["error_rates"], n_items=self.n_items, n_classes=self.n_classes,
+                missing=settings["missing"], alpha=settings["alpha"],
+                random_state=settings["seed"], max_iter=self.max_iter, tol=self.tol)
+        except ValueError as exc:  # e.g. no label at all was drawn
+            self.last_error = str(exc)
+            self.summary.value = f"<span style='color:#D55E00'>Cannot fit: {exc}</span>"
+            return
+        self.last_error = None
+        self.n_updates += 1
+        start = time.perf_counter()
+        draw_comparison(comparison, self.figure)
+        buf = io.BytesIO()
+        self.figure.savefig(buf, format="png", dpi=self.dpi)
+        self.image.value = buf.getvalue()
+        draw_seconds = time.perf_counter() - start
+        base = {f.name: getattr(comparison, f.name) for f in fields(CrowdComparison)}
+        self.last_result = ExplorerResult(**base, update=self.n_updates,
+                                          draw_seconds=draw_seconds)
+        self.summary.value = self._summary(self.last_result)
+
+    @staticmethod
+    def _summary(r: ExplorerResult) -> str:
+        unlabelled = (f"; {r.n_unlabelled} items got no label (both methods guess)"
+                      if r.n_unlabelled else "")
+        return (f"Majority vote <b>{r.mv_accuracy:.3f}</b>, Dawid–Skene EM "
+                f"<b>{r.em_accuracy:.3f}</b>, Bayes rule with the true error rates "
+                f"{r.oracle_accuracy:.3f} &nbsp;·&nbsp; {r.n_labels} labels{unlabelled}; "
+                f"EM: {r.n_iter} iterations in {1000 * r.em_seconds:.0f} ms")
+
+    # -- display ---------------------------------------------------------------------------
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def close(self):
+        """Close every widget of the explorer (with their layouts and styles) and clear
+        its figure."""
+        seen, stack = set(), [self.widget]
+        while stack:
+            w = stack.pop()
+            if id(w) in seen or not isinstance(w, widgets.Widget):
+                continue
+            seen.add(id(w))
+            stack.extend(getattr(w, "children", ()))
+            stack.extend(getattr(w, name, None) for name in ("layout", "style"))
+            w.close()
+        self.figure.clear()
+
+
+def dawid_skene_explorer(**kwargs) -> DawidSkeneExplorer:
+    """Build a :class:`DawidSkeneExplorer`; display the result to get the widget.
+
+    All keyword arguments go to :class:`DawidSkeneExplorer`.
+
+    Examples
+    --------
+    >>> ex = dawid_skene_explorer(n_items=200, n_experts=3, missing=0.3)
+    >>> sorted(ex.settings)
+    ['alpha', 'error_rates', 'missing', 'n_classes', 'n_experts', 'n_items', 'seed']
+    >>> ex.close()
+    """
+    return DawidSkeneExplorer(**kwargs)

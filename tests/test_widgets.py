@@ -1,0 +1,332 @@
+"""Headless tests of the interactive explorer and the experiments behind it.
+
+ipywidgets callbacks run synchronously in plain Python, so setting a slider's
+``value`` recomputes at once; no kernel or browser is needed.
+"""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from crowdlearn.experiments import (  # noqa: E402
+    accuracy_sweep,
+    compare_on_simulated_crowd,
+    expert_error_rates,
+    oracle_posterior,
+)
+from crowdlearn.simulate import one_coin_confusion, simulate_crowd  # noqa: E402
+from crowdlearn.widgets import (  # noqa: E402
+    DawidSkeneExplorer,
+    dawid_skene_explorer,
+    draw_comparison,
+    plot_sweep,
+)
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def explorer():
+    ex = DawidSkeneExplorer(n_items=300, seed=1)
+    yield ex
+    ex.close()
+
+
+# -- the explorer ----------------------------------------------------------------------------
+
+def test_initial_state(explorer):
+    r = explorer.last_result
+    assert explorer.n_updates == 1 and r.update == 1
+    assert explorer.last_error is None
+    assert r.estimated_confusion.shape == (5, 3, 3)
+    np.testing.assert_allclose(r.estimated_confusion.sum(axis=2), 1.0)
+    assert r.settings["n_items"] == 300 and r.settings["seed"] == 1
+    assert 0 <= r.mv_accuracy <= 1 and 0 <= r.em_accuracy <= 1
+    assert r.em_accuracy > r.mv_accuracy  # the default crowd has near-random experts
+    assert r.log_likelihood_history.ndim == 1 and r.n_iter + 1 == r.log_likelihood_history.size
+    assert np.all(np.diff(r.log_likelihood_history) >= -1e-9)
+    assert bytes(explorer.image.value).startswith(PNG_MAGIC)
+    assert explorer.widget.children  # something to display
+    bundle = explorer._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_error_rate_slider_recomputes(explorer):
+    before = explorer.last_result
+    explorer.error_sliders[0].value = 0.45
+    after = explorer.last_result
+    assert explorer.n_updates == 2 and after is not before
+    assert after.settings["error_rates"][0] == pytest.approx(0.45)
+    assert after.true_error_rates[0] == pytest.approx(0.45)
+    assert after.estimated_error_rates[0] > before.estimated_error_rates[0] + 0.2
+
+
+def test_raising_every_error_rate_lowers_accuracy(explorer):
+    explorer.set(error_rates=[0.1] * 5)
+    good = explorer.last_result
+    explorer.set(error_rates=[0.5] * 5)
+    bad = explorer.last_result
+    assert explorer.n_updates == 3  # one update per set()
+    for name in ("mv_accuracy", "em_accuracy", "oracle_accuracy"):
+        assert getattr(bad, name) < getattr(good, name) - 0.1
+    assert np.all(bad.estimated_error_rates > good.estimated_error_rates)
+
+
+def test_number_of_experts_slider(explorer):
+    for n in (3, 8, 1):
+        explorer.n_experts_slider.value = n
+        r = explorer.last_result
+        assert r.estimated_confusion.shape == (n, 3, 3)
+        assert r.true_confusion.shape == (n, 3, 3)
+        assert r.estimated_error_rates.shape == (n,)
+        assert explorer.error_rates.shape == (n,)
+        shown = [s.layout.display != "none" for s in explorer.error_sliders]
+        assert shown == [j < n for j in range(len(explorer.error_sliders))]
+    assert explorer.n_updates == 4
+
+
+def test_hidden_expert_slider_does_not_recompute(explorer):
+    explorer.n_experts_slider.value = 2
+    count = explorer.n_updates
+    explorer.error_sliders[5].value = 0.8  # expert 6 is hidden
+    assert explorer.n_updates == count
+    explorer.n_experts_slider.value = 6  # ...until it joins the crowd
+    assert explorer.last_result.true_error_rates[5] == pytest.approx(0.8)
+
+
+def test_missing_fraction_slider(explorer):
+    full = explorer.last_result
+    explorer.missing_slider.value = 0.6
+    r = explorer.last_result
+    assert explorer.n_updates == 2 and r.settings["missing"] == pytest.approx(0.6)
+    assert r.n_labels < 0.6 * full.n_labels
+    assert r.em_accuracy < full.em_accuracy
+
+
+def test_alpha_slider(explorer):
+    explorer.set(missing=0.7)
+    ml = explorer.last_result
+    explorer.alpha_slider.value = 3.0
+    smoothed = explorer.last_result
+    assert explorer.n_updates == 3
+    # same crowd (same seed), different fit
+    np.testing.assert_array_equal(smoothed.labels.label, ml.labels.label)
+    assert not np.allclose(smoothed.estimated_confusion, ml.estimated_confusion)
+    # pseudo-counts pull every confusion entry away from 0 (and from 1)
+    assert smoothed.estimated_confusion.min() > ml.estimated_confusion.min()
+    assert smoothed.estimated_confusion.max() < ml.estimated_confusion.max()
+
+
+def test_seed_slider_redraws_the_crowd(explorer):
+    first = explorer.last_result
+    png = bytes(explorer.image.value)
+    explorer.seed_slider.value = 7
+    second = explorer.last_result
+    assert explorer.n_updates == 2
+    assert not np.array_equal(first.truth, second.truth)
+    assert bytes(explorer.image.value) != png
+    explorer.seed_slider.value = 1  # back: the same crowd and the same fit
+    np.testing.assert_array_equal(explorer.last_result.truth, first.truth)
+    np.testing.assert_allclose(explorer.last_result.estimated_confusion,
+                               first.estimated_confusion)
+
+
+def test_high_missing_fraction_with_few_experts_does_not_crash():
+    ex = DawidSkeneExplorer(n_items=300, n_experts=2, missing=0.9, seed=3)
+    try:
+        r = ex.last_result
+        assert ex.last_error is None
+        assert r.n_unlabelled > 200  # about 0.81 of the items
+        assert r.estimated_confusion.shape == (2, 3, 3)
+        for alpha in (0.0, 1.0):
+            ex.alpha_slider.value = alpha
+            assert np.isfinite(ex.last_result.log_likelihood_history).all()
+        ex.set(n_experts=1, missing=0.95)
+        assert ex.last_error is None and ex.last_result.n_labels > 0
+    finally:
+        ex.close()
+
+
+def test_no_label_at_all_is_reported_not_raised():
+    ex = DawidSkeneExplorer(n_items=1, n_experts=1, missing=0.0, seed=0)
+    try:
+        count = ex.n_updates
+        for seed in range(100):  # with one item and one expert, 95% missing often leaves nothing
+            ex.set(missing=0.95, seed=seed)
+            if ex.last_error is not None:
+                break
+        assert ex.last_error is not None and "no label" in ex.last_error
+        assert "Cannot fit" in ex.summary.value
+        ex.set(missing=0.0)  # recovers
+        assert ex.last_error is None and ex.n_updates > count
+    finally:
+        ex.close()
+
+
+def test_figures_are_reused_not_leaked(explorer):
+    fig, axes = explorer.figure, list(explorer.figure.axes)
+    open_before = len(plt.get_fignums())
+    for seed in range(3):
+        explorer.seed_slider.value = seed + 10
+        explorer.n_experts_slider.value = 2 + seed % 3
+    assert explorer.figure is fig and explorer.figure.axes == axes and len(axes) == 3
+    assert len(plt.get_fignums()) == open_before
+    # lines and patches are replaced, not accumulated
+    n_artists = [len(ax.get_children()) for ax in axes]
+    explorer.seed_slider.value = 99
+    explorer.seed_slider.value = 10
+    assert [len(ax.get_children()) for ax in axes] == n_artists
+
+
+def test_constructor_arguments():
+    ex = dawid_skene_explorer(n_items=100, n_classes=2, n_experts=3, error_rates=[0.2, 0.3],
+                              max_experts=4, alpha=0.5)
+    try:
+        assert len(ex.error_sliders) == 4
+        assert ex.error_rates[:2].tolist() == pytest.approx([0.2, 0.3])
+        assert ex.last_result.estimated_confusion.shape == (3, 2, 2)
+        assert ex.last_result.settings["alpha"] == 0.5
+        assert "log-posterior" in ex.figure.axes[2].get_ylabel()
+    finally:
+        ex.close()
+    with pytest.raises(ValueError, match="max_experts"):
+        DawidSkeneExplorer(n_experts=5, max_experts=3)
+    with pytest.raises(ValueError, match="error_rates"):
+        DawidSkeneExplorer(error_rates=[0.2, 1.5])
+    with pytest.raises(ValueError, match="missing"):
+        DawidSkeneExplorer(missing=0.99)
+    with pytest.raises(ValueError, match="n_classes"):
+        DawidSkeneExplorer(n_classes=1)
+
+
+def test_set_validates_and_holds():
+    ex = DawidSkeneExplorer(n_items=100, max_experts=3, n_experts=3)
+    try:
+        with pytest.raises(ValueError, match="3 expert sliders"):
+            ex.set(error_rates=[0.1] * 4)
+        count = ex.n_updates
+        with ex.hold():
+            ex.seed_slider.value = 5
+            ex.missing_slider.value = 0.2
+            ex.alpha_slider.value = 1.0
+            assert ex.n_updates == count
+        assert ex.n_updates == count + 1
+        assert ex.last_result.settings["seed"] == 5
+    finally:
+        ex.close()
+
+
+# -- drawing ---------------------------------------------------------------------------------
+
+def test_draw_comparison_on_a_given_figure():
+    res = compare_on_simulated_crowd([0.1, 0.4, 0.6, 0.6], n_items=200, random_state=2)
+    fig = Figure(figsize=(8, 3))
+    assert draw_comparison(res, fig, title="a title") is fig
+    assert len(fig.axes) == 3 and fig.get_suptitle() == "a title"
+    acc_texts = [t.get_text() for t in fig.axes[0].texts]
+    assert f"{res.mv_accuracy:.3f}" in acc_texts and f"{res.em_accuracy:.3f}" in acc_texts
+    for ax in fig.axes:
+        assert ax.get_ylabel() and ax.get_title(loc="left")
+    assert fig.axes[1].get_xlabel() == "expert" and fig.axes[2].get_xlabel() == "EM iteration"
+    # a figure with other axes is cleared first
+    other = Figure()
+    other.subplots(2, 2)
+    draw_comparison(res, other)
+    assert len(other.axes) == 3
+
+
+def test_plot_sweep():
+    sw = accuracy_sweep("alpha", [0.0, 2.0], [0.1, 0.3, 0.6], n_repeats=2, n_items=100)
+    ax = plot_sweep(sw, xlabel="pseudo-count α")
+    assert ax.get_xlabel() == "pseudo-count α"
+    assert len(ax.get_lines()) == 3 and len(plt.get_fignums()) == 0
+
+
+# -- experiments -----------------------------------------------------------------------------
+
+def test_compare_is_reproducible_and_consistent():
+    a = compare_on_simulated_crowd([0.1, 0.3, 0.6], n_items=300, missing=0.2, random_state=4)
+    b = compare_on_simulated_crowd([0.1, 0.3, 0.6], n_items=300, missing=0.2, random_state=4)
+    np.testing.assert_array_equal(a.truth, b.truth)
+    np.testing.assert_allclose(a.estimated_confusion, b.estimated_confusion)
+    assert a.mv_accuracy == b.mv_accuracy and a.em_accuracy == b.em_accuracy
+    assert a.n_labels == a.labels.n_labels
+    assert a.n_unlabelled == a.labels.unlabelled_items().size
+    np.testing.assert_allclose(a.true_error_rates, [0.1, 0.3, 0.6])
+    assert a.confusion_mae == pytest.approx(np.abs(a.estimated_confusion
+                                                   - a.true_confusion).mean())
+
+
+def test_compare_recovers_error_rates_on_a_large_crowd():
+    res = compare_on_simulated_crowd([0.1, 0.2, 0.4, 0.5, 0.6], n_items=5000, random_state=0)
+    np.testing.assert_allclose(res.estimated_error_rates, res.true_error_rates, atol=0.03)
+    assert res.em_accuracy >= res.oracle_accuracy - 0.01
+    assert res.converged
+
+
+def test_compare_rejects_bad_input():
+    with pytest.raises(ValueError, match="error_rates"):
+        compare_on_simulated_crowd([])
+    with pytest.raises(ValueError, match="error_rates"):
+        compare_on_simulated_crowd([0.2, np.nan])
+    with pytest.raises(ValueError, match="n_classes"):
+        compare_on_simulated_crowd([0.2], n_classes=1)
+
+
+def test_oracle_posterior_matches_bayes_rule_by_hand():
+    conf = one_coin_confusion([0.9, 0.6], 2)
+    post = oracle_posterior(([0, 0, 1], [0, 1, 1], [0, 1, 1]), conf, [0.3, 0.7])
+    # item 0: expert 0 says 0, expert 1 says 1; item 1: expert 1 says 1
+    p0 = np.array([0.3 * 0.9 * 0.4, 0.7 * 0.1 * 0.6])
+    p1 = np.array([0.3 * 0.4, 0.7 * 0.6])
+    np.testing.assert_allclose(post, [p0 / p0.sum(), p1 / p1.sum()])
+
+
+def test_oracle_posterior_unlabelled_items_get_the_prior_and_sizes_are_checked():
+    sim = simulate_crowd(50, one_coin_confusion([0.8], 3), missing=0.8, random_state=0)
+    post = oracle_posterior(sim.labels, sim.confusion, [0.2, 0.3, 0.5])
+    empty = sim.labels.unlabelled_items()
+    assert empty.size > 0
+    np.testing.assert_allclose(post[empty], np.tile([0.2, 0.3, 0.5], (empty.size, 1)))
+    with pytest.raises(ValueError, match="experts"):
+        oracle_posterior(([0], [1], [0]), one_coin_confusion([0.8], 2), [0.5, 0.5])
+    with pytest.raises(ValueError, match="shape"):
+        oracle_posterior(([0], [0], [0]), one_coin_confusion([0.8], 2), [1.0])
+
+
+def test_expert_error_rates_weights_rows_by_the_prior():
+    conf = np.array([[[0.9, 0.1], [0.4, 0.6]]])
+    assert expert_error_rates(conf).tolist() == pytest.approx([0.25])
+    assert expert_error_rates(conf, [1.0, 0.0]).tolist() == pytest.approx([0.1])
+    with pytest.raises(ValueError, match="class_prior"):
+        expert_error_rates(conf, [1.0])
+
+
+def test_accuracy_sweep_over_missing_fractions():
+    grid = [0.0, 0.5, 0.85]
+    sw = accuracy_sweep("missing", grid, [0.1, 0.2, 0.5, 0.6, 0.6], n_repeats=2, n_items=300)
+    assert sw.parameter == "missing" and sw.values.tolist() == grid
+    assert sw.mv_accuracy.shape == sw.em_accuracy.shape == (3, 2)
+    assert sw.n_unlabelled[0].tolist() == [0, 0] and (sw.n_unlabelled[2] > 0).all()
+    em, mv = sw.em_accuracy.mean(axis=1), sw.mv_accuracy.mean(axis=1)
+    assert em[0] > em[-1] and mv[0] > mv[-1]  # losing labels hurts both
+    assert em[0] > mv[0]
+    with pytest.raises(ValueError, match="parameter"):
+        accuracy_sweep("seed", [0, 1], [0.1])
+    with pytest.raises(ValueError, match="swept"):
+        accuracy_sweep("alpha", [0, 1], [0.1], alpha=1.0)
+
+
+def test_close_releases_every_widget():
+    ex = DawidSkeneExplorer(n_items=100)
+    parts = [ex.widget, ex.image, ex.summary, ex.seed_slider, *ex.error_sliders,
+             ex.error_sliders[0].layout, ex.seed_slider.style]
+    assert all(w.comm is not None for w in parts)
+    ex.close()
+    assert all(w.comm is None for w in parts)
+    assert ex.figure.axes == []

@@ -21,7 +21,7 @@ from .labels import CrowdLabels, as_crowd_labels, from_dense, from_table, from_t
 from .latent_class import LatentClassModel
 from .majority_vote import MajorityVote
 from .naive_bayes import BernoulliNaiveBayes
-from . import datasets, experiments, simulate, symbolic, widgets
+from . import datasets, experiments, simulate, symbolic
 
 __version__ = "0.1.0"
 
@@ -47,3 +47,12 @@ __all__ = [
     "symbolic",
     "widgets",
 ]
+
+
+def __getattr__(name):
+    # crowdlearn.widgets pulls in ipywidgets and matplotlib: import it only when asked for
+    if name == "widgets":
+        import importlib
+
+        return importlib.import_module(".widgets", __name__)
+    raise AttributeError(f"module 'crowdlearn' has no attribute {name!r}")

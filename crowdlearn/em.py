@@ -23,12 +23,14 @@ lets it decrease, which the tests check one step at a time.
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
+from ._validation import check_scalar
 from .exceptions import ConvergenceWarning
 
 __all__ = ["EMState", "EMResult", "run_em", "fit_em"]
@@ -47,7 +49,12 @@ class EMState:
 
 @dataclass
 class EMResult:
-    """The outcome of one EM run (or the best of several)."""
+    """The outcome of one EM run (or the best of several).
+
+    ``converged`` is true when the objective rose by at most ``tol``; ``stopped``
+    is true when the callback ended the run (which is then neither converged nor
+    cut off by ``max_iter``).
+    """
 
     params: Any
     posterior: np.ndarray
@@ -56,6 +63,7 @@ class EMResult:
     converged: bool
     restart: int = 0
     all_objectives: np.ndarray | None = None
+    stopped: bool = False
 
     @property
     def objective(self) -> float:
@@ -87,7 +95,14 @@ def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
     Returns
     -------
     EMResult
+
+    Raises
+    ------
+    ValueError
+        If ``tol`` or ``max_iter`` is negative or not a number.
     """
+    check_scalar(tol, "tol", low=0.0)
+    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0)
     history = []
     converged = False
     n_iter = 0
@@ -107,7 +122,8 @@ def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
             break
         params = m_step(posterior)
         n_iter += 1
-    return EMResult(params, posterior, np.asarray(history), n_iter, converged, restart)
+    return EMResult(params, posterior, np.asarray(history), n_iter, converged, restart,
+                    stopped=stop and not converged)
 
 
 def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 1,
@@ -125,10 +141,19 @@ def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 
     n_init : int
         Number of runs.
     warn : bool
-        Issue a :class:`~crowdlearn.ConvergenceWarning` if the best run did not converge.
+        Issue a :class:`~crowdlearn.ConvergenceWarning` if the best run reached
+        ``max_iter`` without converging (not when the callback stopped it).
     estimator_name : str
         Used in the warning.
+
+    Raises
+    ------
+    ValueError
+        If ``n_init < 1``, ``max_iter < 0`` or ``tol < 0``.
     """
+    check_scalar(n_init, "n_init", kind=numbers.Integral, low=1)
+    check_scalar(tol, "tol", low=0.0)
+    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0)
     best = None
     finals = []
     for r in range(n_init):
@@ -138,7 +163,7 @@ def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 
         if best is None or result.objective > best.objective:
             best = result
     best.all_objectives = np.asarray(finals)
-    if warn and not best.converged:
+    if warn and not best.converged and not best.stopped:
         warnings.warn(f"{estimator_name} did not converge in max_iter={max_iter} iterations "
                       f"(tol={tol}); increase max_iter or tol", ConvergenceWarning, stacklevel=3)
     return best

@@ -208,18 +208,31 @@ def _encode(values, name, known=None):
         raise ValueError(f"{name} contains NaN at position {int(np.flatnonzero(np.isnan(arr))[0])}")
     if arr.dtype == object and any(v is None for v in arr):
         raise ValueError(f"{name} contains None")
+    mixed = (f"{name} identifiers must be mutually comparable (e.g. all strings or all "
+             f"numbers)")
     if known is None:
-        ids, codes = np.unique(arr, return_inverse=True)
+        try:
+            ids, codes = np.unique(arr, return_inverse=True)
+        except TypeError:
+            raise ValueError(mixed) from None
         return ids, codes.astype(np.intp)
     known = np.asarray(known)
-    order = np.argsort(known, kind="stable")
-    pos = np.searchsorted(known, arr, sorter=order)
+    if known.ndim != 1 or known.size == 0:
+        raise ValueError(f"the known {name} identifiers must be a non-empty 1-D array, got "
+                         f"shape {known.shape}")
+    try:
+        order = np.argsort(known, kind="stable")
+        if (known[order][1:] == known[order][:-1]).any():
+            raise ValueError(f"the known {name} identifiers contain duplicates")
+        pos = np.searchsorted(known, arr, sorter=order)
+    except TypeError:
+        raise ValueError(mixed) from None
     pos = np.clip(pos, 0, known.size - 1)
     codes = order[pos]
     unknown = known[codes] != arr
     if unknown.any():
         raise ValueError(f"unknown {name}: {arr[unknown][:5].tolist()} not among the "
-                         f"{known.size} seen when fitting")
+                         f"{known.size} known {name} identifiers")
     return known, codes.astype(np.intp)
 
 
@@ -247,10 +260,14 @@ def from_table(items, workers, labels, *, classes=None, item_ids=None,
     >>> [x.tolist() for x in crowd.to_table()]
     [['a', 'a', 'b'], ['w1', 'w2', 'w2'], ['cat', 'dog', 'dog']]
     """
-    lengths = {len(np.asarray(a)) for a in (items, workers, labels)}
+    shapes = [np.shape(a) for a in (items, workers, labels)]
+    for name, shape in zip(("items", "workers", "labels"), shapes):
+        if len(shape) != 1:
+            raise ValueError(f"{name} must be 1-dimensional, got shape {shape}")
+    lengths = {shape[0] for shape in shapes}
     if len(lengths) != 1:
         raise ValueError(f"items, workers and labels must have the same length, got "
-                         f"{[len(np.asarray(a)) for a in (items, workers, labels)]}")
+                         f"{[shape[0] for shape in shapes]}")
     if lengths == {0}:
         raise ValueError("the table is empty: at least one label is needed")
     iid, icode = _encode(items, "item", item_ids)

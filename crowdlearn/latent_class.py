@@ -8,7 +8,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._base import BaseEstimator, normalize_log
-from ._validation import check_int_array, check_random_state, check_scalar
+from ._validation import (check_int_array, check_probability_matrix, check_random_state,
+                          check_scalar)
 from .em import fit_em
 
 __all__ = ["LatentClassModel"]
@@ -186,7 +187,6 @@ class LatentClassModel(BaseEstimator):
             if isinstance(self.init, str):
                 raise ValueError(f"init must be 'random' or an array of responsibilities, "
                                  f"got {self.init!r}")
-            from ._validation import check_probability_matrix
             given = check_probability_matrix(self.init, "init", n_rows=n, n_cols=K)
 
         def init(r):
@@ -226,3 +226,55 @@ class LatentClassModel(BaseEstimator):
         data = self._encode(X, fitting=False)
         _, log_ev = normalize_log(self._log_joint(data, self._params))
         return float(log_ev.sum())
+
+    def free_energy(self, X, resp) -> float:
+        r"""The free energy :math:`F(q, \theta)` of responsibilities ``resp`` at the fitted parameters.
+
+        For any distributions :math:`q^n` over the hidden class,
+
+        .. math:: F(q, \theta) = \sum_n \sum_h q^n(h)
+                  \big[\log p(h, x^n \mid \theta) - \log q^n(h)\big]
+                  = \log p(X \mid \theta) - \sum_n \mathrm{KL}\big(q^n \,\|\,
+                  p(h \mid x^n, \theta)\big),
+
+        so it is a lower bound on :meth:`log_likelihood`, equal to it exactly when
+        ``resp`` is the posterior. The E-step maximises it over :math:`q`, the
+        M-step over :math:`\theta`. With ``alpha > 0`` the Dirichlet prior is not
+        included: this is the bound on the log-likelihood, not on the log-posterior.
+
+        Parameters
+        ----------
+        X : array-like of int, shape (n_items, n_children)
+            Observed states, ``-1`` where a child was not observed.
+        resp : array-like of shape (n_items, n_classes)
+            Rows are distributions :math:`q^n(h)`; zero entries contribute nothing
+            (:math:`0 \log 0 = 0`).
+
+        Returns
+        -------
+        float
+            :math:`F(q, \theta)`; ``-inf`` if ``resp`` puts weight on a class
+            under which an item is impossible.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from crowdlearn import LatentClassModel
+        >>> from crowdlearn.simulate import simulate_latent_class
+        >>> tables = [np.array([[0.9, 0.1], [0.2, 0.8]])] * 3
+        >>> X, _ = simulate_latent_class(300, [0.5, 0.5], tables, random_state=0)
+        >>> lcm = LatentClassModel(n_classes=2, random_state=0).fit(X)
+        >>> bool(np.isclose(lcm.free_energy(X, lcm.posterior_), lcm.log_likelihood(X)))
+        True
+        >>> flat = np.full((300, 2), 0.5)
+        >>> bool(lcm.free_energy(X, flat) < lcm.log_likelihood(X))
+        True
+        """
+        self._check_fitted()
+        data = self._encode(X, fitting=False)
+        q = check_probability_matrix(resp, "resp", n_rows=data[0].shape[0],
+                                     n_cols=len(self.class_prior_))
+        log_joint = self._log_joint(data, self._params)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(q > 0, q * (log_joint - np.log(np.where(q > 0, q, 1.0))), 0.0)
+        return float(terms.sum())

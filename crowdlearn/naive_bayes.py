@@ -92,7 +92,9 @@ class BernoulliNaiveBayes(BaseEstimator):
 
     def _targets(self, y, n_items):
         y_arr = np.asarray(y)
-        if y_arr.ndim == 2 and y_arr.dtype.kind == "f":
+        if y_arr.ndim == 2:
+            if y_arr.dtype.kind not in "biuf":
+                raise ValueError(f"soft targets y must be numeric weights, got dtype {y_arr.dtype}")
             W = np.asarray(y_arr, dtype=float)
             if W.shape[0] != n_items:
                 raise ValueError(f"y has {W.shape[0]} rows but X has {n_items}")
@@ -121,7 +123,8 @@ class BernoulliNaiveBayes(BaseEstimator):
         ----------
         X : array-like of shape (n_items, n_features), binary
         y : array-like of shape (n_items,) with class indices, or (n_items, n_classes)
-            non-negative weights (soft targets, e.g. an EM posterior).
+            non-negative weights (soft targets, e.g. an EM posterior or a one-hot
+            matrix; any 2-D ``y`` is read as weights).
         sample_weight : array-like of shape (n_items,), optional
             Multiplies each item's target weights.
         """
@@ -163,15 +166,23 @@ class BernoulliNaiveBayes(BaseEstimator):
             log_prior = np.log(self.class_prior_)
         return bernoulli_log_likelihood(X, self.feature_prob_) + log_prior
 
-    def predict_log_proba(self, X) -> np.ndarray:
-        """Log posterior ``log P(y = k | x_i)``, computed in log space."""
+    def _possible_jll(self, X) -> np.ndarray:
+        """:meth:`joint_log_likelihood`, refusing items impossible under every class."""
         jll = self.joint_log_likelihood(X)
         dead = ~np.isfinite(jll).any(axis=1)
         if dead.any():
             raise ValueError(f"item(s) {np.flatnonzero(dead)[:5].tolist()} have probability 0 "
                              f"under every class (a feature value never seen in training with "
                              f"alpha=0); use alpha > 0")
-        post, log_ev = normalize_log(jll)
+        return jll
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Log posterior ``log P(y = k | x_i)``, computed in log space.
+
+        Raises ``ValueError`` for an item that has probability 0 under every class.
+        """
+        jll = self._possible_jll(X)
+        _, log_ev = normalize_log(jll)
         return jll - log_ev[:, None]
 
     def predict_proba(self, X) -> np.ndarray:
@@ -179,8 +190,12 @@ class BernoulliNaiveBayes(BaseEstimator):
         return np.exp(self.predict_log_proba(X))
 
     def predict(self, X) -> np.ndarray:
-        """Most probable class of each item."""
-        return np.argmax(self.joint_log_likelihood(X), axis=1)
+        """Most probable class of each item.
+
+        Raises ``ValueError`` for an item that has probability 0 under every class
+        (rather than silently answering class 0).
+        """
+        return np.argmax(self._possible_jll(X), axis=1)
 
     def log_likelihood(self, X, y) -> float:
         """Joint log-likelihood ``sum_i log P(x_i, y_i)`` of hard-labelled data."""

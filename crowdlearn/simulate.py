@@ -7,6 +7,7 @@ same seed gives the same data.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,7 +54,7 @@ def one_coin_confusion(accuracy, n_classes: int) -> np.ndarray:
     acc = np.atleast_1d(np.asarray(accuracy, dtype=float))
     if acc.ndim != 1 or np.isnan(acc).any() or (acc < 0).any() or (acc > 1).any():
         raise ValueError(f"accuracy must be a 1-D array of numbers in [0, 1], got {accuracy!r}")
-    check_scalar(n_classes, "n_classes", kind=int, low=2)
+    check_scalar(n_classes, "n_classes", kind=numbers.Integral, low=2)
     off = (1.0 - acc) / (n_classes - 1)
     conf = np.repeat(off[:, None, None], n_classes, axis=1).repeat(n_classes, axis=2)
     idx = np.arange(n_classes)
@@ -69,9 +70,16 @@ def random_confusion(n_experts: int, n_classes: int, *, accuracy=(0.6, 0.9),
     given ``concentration`` (small values make experts confuse specific classes).
     """
     rng = check_random_state(random_state)
-    check_scalar(n_experts, "n_experts", kind=int, low=1)
-    check_scalar(n_classes, "n_classes", kind=int, low=2)
-    lo, hi = accuracy
+    check_scalar(n_experts, "n_experts", kind=numbers.Integral, low=1)
+    check_scalar(n_classes, "n_classes", kind=numbers.Integral, low=2)
+    check_scalar(concentration, "concentration", low=0.0, low_inclusive=False)
+    try:
+        lo, hi = (float(v) for v in accuracy)
+    except (TypeError, ValueError):
+        raise ValueError(f"accuracy must be a pair (low, high), got {accuracy!r}") from None
+    if not (0.0 <= lo <= hi <= 1.0):
+        raise ValueError(f"accuracy must be a pair (low, high) with 0 <= low <= high <= 1, "
+                         f"got {accuracy!r}")
     diag = rng.uniform(lo, hi, size=(n_experts, n_classes))
     off = rng.dirichlet(np.full(n_classes - 1, concentration), size=(n_experts, n_classes))
     conf = np.empty((n_experts, n_classes, n_classes))
@@ -122,7 +130,7 @@ def simulate_crowd(n_items: int, confusion, *, class_prior=None, missing: float 
     CrowdLabels(n_items=1000, n_experts=5, n_classes=2, n_labels=5000)
     """
     rng = check_random_state(random_state)
-    check_scalar(n_items, "n_items", kind=int, low=1)
+    check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
     conf = np.asarray(confusion, dtype=float)
     if conf.ndim != 3 or conf.shape[1] != conf.shape[2]:
         raise ValueError(f"confusion must have shape (n_experts, K, K), got {conf.shape}")
@@ -132,7 +140,8 @@ def simulate_crowd(n_items: int, confusion, *, class_prior=None, missing: float 
     check_probability_matrix(prior[None, :], "class_prior", n_cols=K)
     truth = sample_categorical(np.broadcast_to(prior, (n_items, K)), rng)
     if labels_per_item is not None:
-        check_scalar(labels_per_item, "labels_per_item", kind=int, low=1, high=n_experts)
+        check_scalar(labels_per_item, "labels_per_item", kind=numbers.Integral, low=1,
+                     high=n_experts)
         # distinct experts per item: the first labels_per_item of a random permutation
         keys = rng.random((n_items, n_experts))
         expert = np.argpartition(keys, labels_per_item - 1, axis=1)[:, :labels_per_item]
@@ -163,10 +172,13 @@ def simulate_naive_bayes(n_items: int, class_prior, feature_prob, *, random_stat
     y : ndarray of shape (n_items,), int
     """
     rng = check_random_state(random_state)
+    check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
     prior = check_probability_matrix(np.atleast_2d(class_prior), "class_prior")[0]
     phi = np.asarray(feature_prob, dtype=float)
-    if phi.ndim != 2 or phi.shape[0] != prior.size:
+    if phi.ndim != 2 or phi.shape[0] != prior.size or phi.shape[1] == 0:
         raise ValueError(f"feature_prob must have shape ({prior.size}, n_features), got {phi.shape}")
+    if np.isnan(phi).any() or (phi < 0).any() or (phi > 1).any():
+        raise ValueError("feature_prob must hold probabilities in [0, 1]")
     y = sample_categorical(np.broadcast_to(prior, (n_items, prior.size)), rng)
     X = (rng.random((n_items, phi.shape[1])) < phi[y]).astype(float)
     return X, y
@@ -188,6 +200,9 @@ def simulate_latent_class(n_items: int, class_prior, cond_prob, *, random_state=
     h : ndarray of shape (n_items,), int -- the hidden classes
     """
     rng = check_random_state(random_state)
+    check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
+    if len(cond_prob) == 0:
+        raise ValueError("cond_prob is empty: at least one child is needed")
     prior = check_probability_matrix(np.atleast_2d(class_prior), "class_prior")[0]
     h = sample_categorical(np.broadcast_to(prior, (n_items, prior.size)), rng)
     cols = []

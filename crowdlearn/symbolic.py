@@ -42,8 +42,27 @@ class Derivation:
     symbols: dict = field(default_factory=dict)
 
     def numeric(self, target, **values):
-        """Evaluate ``solution[target]`` with symbols (by name) replaced by numbers."""
-        subs = {self.symbols[k]: v for k, v in values.items()}
+        """Evaluate ``solution[target]`` with symbols (by name) replaced by numbers.
+
+        A name that stands for a tuple of symbols (e.g. the counts ``c``) takes a
+        sequence of numbers of the same length.
+
+        Examples
+        --------
+        >>> d = lagrange_categorical(3)
+        >>> d.numeric(d.symbols["theta"][0], c=(1, 2, 5))
+        0.125
+        """
+        subs = {}
+        for name, value in values.items():
+            sym = self.symbols[name]
+            if isinstance(sym, (tuple, list)):
+                value = list(value)
+                if len(value) != len(sym):
+                    raise ValueError(f"{name} has {len(sym)} entries, got {len(value)} values")
+                subs.update(zip(sym, value))
+            else:
+                subs[sym] = value
         return float(self.solution[target].subs(subs))
 
 

@@ -1,0 +1,183 @@
+"""Tests for crowdlearn.MajorityVote."""
+
+import numpy as np
+import pytest
+
+from crowdlearn import MajorityVote, NotFittedError, from_dense, from_table, from_triples
+from crowdlearn.simulate import one_coin_confusion, simulate_crowd
+
+TOY = np.array([[0, 0, 1, -1],    # 2 votes for 0, 1 for 1            -> 0
+                [2, 1, 2, 2],     # 3 votes for 2, 1 for 1            -> 2
+                [1, -1, -1, -1],  # a single vote                     -> 1
+                [0, 2, 2, 0]])    # tie between 0 and 2 (never 1)
+
+
+def test_soft_and_hard_votes_by_hand():
+    mv = MajorityVote(tie_break="lowest").fit(TOY)
+    expected = [[2 / 3, 1 / 3, 0],
+                [0, 1 / 4, 3 / 4],
+                [0, 1, 0],
+                [1 / 2, 0, 1 / 2]]
+    np.testing.assert_allclose(mv.posterior_, expected, rtol=0, atol=1e-15)
+    assert mv.labels_.tolist() == [0, 2, 1, 0]
+    assert mv.n_ties_ == 1
+    assert mv.n_classes_ == 3
+
+
+def test_same_votes_from_every_input_form():
+    crowd = from_dense(TOY)
+    table = from_table(*[np.asarray(x).astype(str) for x in (crowd.item, crowd.expert,
+                                                               crowd.label)])
+    for labels in (TOY, TOY.tolist(), crowd, (crowd.item, crowd.expert, crowd.label), table):
+        mv = MajorityVote(tie_break="lowest").fit(labels)
+        np.testing.assert_allclose(mv.posterior_, MajorityVote(tie_break="lowest")
+                                   .fit(TOY).posterior_)
+
+
+def test_repeated_labels_count_as_votes():
+    crowd = from_triples([0, 0, 0], [0, 0, 1], [1, 1, 0])
+    mv = MajorityVote().fit(crowd)
+    np.testing.assert_allclose(mv.posterior_, [[1 / 3, 2 / 3]])
+    assert mv.labels_.tolist() == [1]
+
+
+def test_n_classes_adds_unused_classes():
+    mv = MajorityVote().fit([[0, 1, 1]], n_classes=4)
+    np.testing.assert_allclose(mv.posterior_, [[1 / 3, 2 / 3, 0, 0]])
+
+
+# -- ties ----------------------------------------------------------------------------------
+def test_tie_lowest_picks_the_lowest_tied_index():
+    # ties between 1 and 2 (not 0!), and between 0 and 1
+    mv = MajorityVote(tie_break="lowest").fit([[1, 2, 0], [0, 1, -1]], n_classes=3)
+    # item 0 is a three-way tie; item 1 a two-way tie
+    assert mv.labels_.tolist() == [0, 0]
+    mv = MajorityVote(tie_break="lowest").fit([[1, 2, 2, 1]], n_classes=3)
+    assert mv.labels_.tolist() == [1]
+
+
+def _tied_crowd(n_items, tied, n_classes):
+    """Every item gets exactly one vote for each class in ``tied``."""
+    row = list(tied)
+    return np.array([row] * n_items), n_classes
+
+
+def test_tie_random_only_picks_tied_classes_and_each_of_them():
+    labels, K = _tied_crowd(3000, (1, 3), 4)
+    mv = MajorityVote(tie_break="random", random_state=0).fit(labels, n_classes=K)
+    assert set(mv.labels_.tolist()) == {1, 3}
+    freq = np.bincount(mv.labels_, minlength=K) / labels.shape[0]
+    np.testing.assert_allclose(freq, [0, 0.5, 0, 0.5], atol=0.03)
+    assert mv.n_ties_ == 3000
+
+
+def test_tie_random_three_way_is_uniform():
+    labels, K = _tied_crowd(3000, (0, 1, 2), 3)
+    mv = MajorityVote(random_state=1).fit(labels, n_classes=K)
+    freq = np.bincount(mv.labels_, minlength=K) / labels.shape[0]
+    np.testing.assert_allclose(freq, [1 / 3] * 3, atol=0.03)
+
+
+def test_tie_random_is_reproducible_and_depends_on_the_seed():
+    labels, K = _tied_crowd(200, (0, 1), 2)
+    a = MajorityVote(random_state=42).fit(labels).labels_
+    b = MajorityVote(random_state=42).fit(labels).labels_
+    c = MajorityVote(random_state=43).fit(labels).labels_
+    np.testing.assert_array_equal(a, b)
+    assert (a != c).any()
+    g = MajorityVote(random_state=np.random.default_rng(42)).fit(labels).labels_
+    np.testing.assert_array_equal(a, g)
+
+
+def test_tie_random_leaves_clear_winners_alone():
+    mv = MajorityVote(random_state=0).fit(np.tile([[2, 2, 0]], (500, 1)))
+    assert (mv.labels_ == 2).all()
+    assert mv.n_ties_ == 0
+
+
+# -- soft votes and unlabelled items -------------------------------------------------------
+def test_soft_vote_rows_sum_to_one_on_a_simulated_crowd():
+    sim = simulate_crowd(500, one_coin_confusion([0.7, 0.6, 0.8, 0.55], 3), missing=0.4,
+                         random_state=0)
+    keep = sim.labels.labels_per_item() > 0
+    mv = MajorityVote(unlabelled="uniform", random_state=0).fit(sim.labels)
+    np.testing.assert_allclose(mv.posterior_.sum(axis=1), 1.0, atol=1e-12)
+    assert (mv.posterior_ >= 0).all()
+    # and the hard vote is a mode of the soft vote
+    top = mv.posterior_[np.arange(500), mv.labels_]
+    np.testing.assert_array_equal(top, mv.posterior_.max(axis=1))
+    assert (mv.labels_[keep] == sim.truth[keep]).mean() > 0.6  # better than chance (1/3)
+
+
+def test_unlabelled_error_names_the_items():
+    crowd = from_triples([0, 2], [0, 1], [1, 0], n_items=5)
+    with pytest.raises(ValueError, match=r"3 item\(s\) received no label, e.g. items \[1, 3, 4\]"):
+        MajorityVote().fit(crowd)
+    with pytest.raises(ValueError, match="received no label"):
+        MajorityVote().fit([[0, 1], [-1, -1]])
+
+
+def test_unlabelled_uniform_gives_uniform_soft_vote():
+    crowd = from_triples([0, 2], [0, 1], [1, 0], n_items=3, n_classes=3)
+    mv = MajorityVote(unlabelled="uniform", tie_break="lowest").fit(crowd)
+    np.testing.assert_allclose(mv.posterior_, [[0, 1, 0], [1 / 3, 1 / 3, 1 / 3], [1, 0, 0]])
+    assert mv.labels_.tolist() == [1, 0, 0]
+    assert mv.n_ties_ == 1
+
+
+# -- API -----------------------------------------------------------------------------------
+def test_fit_predict_equals_fit_then_labels_and_predict_proba():
+    mv = MajorityVote(random_state=3)
+    labels = mv.fit_predict(TOY)
+    np.testing.assert_array_equal(labels, MajorityVote(random_state=3).fit(TOY).labels_)
+    np.testing.assert_array_equal(mv.predict(), labels)
+    np.testing.assert_array_equal(mv.predict_proba(), mv.posterior_)
+
+
+def test_predict_on_new_labels_keeps_the_fitted_classes():
+    mv = MajorityVote(tie_break="lowest").fit(TOY)
+    np.testing.assert_allclose(mv.predict_proba([[1, 1, 0]]), [[1 / 3, 2 / 3, 0]])
+    assert mv.predict([[1, 1, 0]]).tolist() == [1]
+    with pytest.raises(ValueError, match="out of range"):
+        mv.predict([[3, 0]])
+
+
+def test_not_fitted():
+    with pytest.raises(NotFittedError, match="not fitted"):
+        MajorityVote().predict()
+    with pytest.raises(NotFittedError):
+        MajorityVote().predict_proba()
+
+
+def test_get_and_set_params():
+    mv = MajorityVote(tie_break="lowest", random_state=5)
+    assert mv.get_params() == {"tie_break": "lowest", "unlabelled": "error", "random_state": 5}
+    assert mv.set_params(tie_break="random") is mv and mv.tie_break == "random"
+    assert repr(mv) == "MajorityVote(tie_break='random', unlabelled='error', random_state=5)"
+    with pytest.raises(ValueError, match="has no parameter 'alpha'"):
+        mv.set_params(alpha=1)
+
+
+def test_init_only_stores():
+    mv = MajorityVote(tie_break="x", unlabelled="y", random_state="z")
+    assert mv.tie_break == "x" and not hasattr(mv, "posterior_")
+
+
+# -- bad input -----------------------------------------------------------------------------
+@pytest.mark.parametrize("params, labels, kwargs, match", [
+    (dict(tie_break="x"), TOY, {}, "tie_break must be 'random' or 'lowest', got 'x'"),
+    (dict(unlabelled="drop"), TOY, {}, "unlabelled must be 'error' or 'uniform'"),
+    (dict(random_state="seed"), [[0, 1]], {}, "random_state must be None, an int"),
+    ({}, [[0, np.nan]], {}, "NaN.*mark a missing label with -1"),
+    ({}, [[0, np.inf]], {}, "inf"),
+    ({}, [[0, 0.5]], {}, "whole numbers"),
+    ({}, [0, 1, 1], {}, "2-D"),
+    ({}, np.zeros((0, 2)), {}, "empty"),
+    ({}, [[0, 3]], dict(n_classes=3), r"out of range: 3.*n_classes=3"),
+    ({}, [[0, -2]], {}, "below -1"),
+    ({}, ([0, 1], [0], [1, 0]), {}, "same length"),
+    ({}, [[-1, -1]], {}, "no label at all"),
+])
+def test_bad_input(params, labels, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        MajorityVote(**params).fit(labels, **kwargs)

@@ -131,11 +131,14 @@ class LatentClassModel(BaseEstimator):
         counts = np.asarray((onehot.T @ q).T)                      # (K, S_total)
         per_child = np.asarray((observed.T @ q).T)                # (K, C)
         denom = per_child[:, owner] + a * self.n_states_[owner]
-        if (denom <= 0).any():
-            bad = sorted(set(owner[(denom <= 0).any(axis=0)].tolist()))
-            raise ValueError(f"child(ren) {bad} received no responsibility weight for some "
-                             f"class with alpha=0; use alpha > 0")
-        table = (counts + a) / denom
+        # With alpha = 0 a class can carry no weight for a child (its responsibilities
+        # underflowed to 0 on every item observing that child). Any row maximises the
+        # expected complete log-likelihood then, since it is multiplied by 0; take the
+        # uniform row rather than 0/0.
+        empty = denom <= 0
+        table = (counts + a) / np.where(empty, 1.0, denom)
+        if empty.any():
+            table = np.where(empty, 1.0 / self.n_states_[owner], table)
         prior = (q.sum(axis=0) + a) / (q.shape[0] + q.shape[1] * a)
         with np.errstate(divide="ignore"):
             return np.log(prior), np.log(table)
@@ -177,6 +180,10 @@ class LatentClassModel(BaseEstimator):
         check_scalar(self.tol, "tol", low=0.0)
         data = self._encode(X, fitting=True)
         n, K = data[0].shape[0], self.n_classes
+        never = np.flatnonzero(np.asarray(data[1].sum(axis=0)).ravel() == 0)
+        if never.size:
+            raise ValueError(f"child(ren) {never.tolist()} are never observed (every entry is "
+                             f"-1); drop those columns")
         unobserved = np.flatnonzero(np.asarray(data[1].sum(axis=1)).ravel() == 0)
         if unobserved.size:
             raise ValueError(f"item(s) {unobserved[:5].tolist()} have no observed child; "
@@ -213,7 +220,13 @@ class LatentClassModel(BaseEstimator):
         """Posterior ``P(H = h | observed children)`` for each row of ``X``."""
         self._check_fitted()
         data = self._encode(X, fitting=False)
-        q, _ = normalize_log(self._log_joint(data, self._params))
+        log_joint = self._log_joint(data, self._params)
+        dead = ~np.isfinite(log_joint).any(axis=1)
+        if dead.any():
+            raise ValueError(f"row(s) {np.flatnonzero(dead)[:5].tolist()} of X have probability 0 "
+                             f"under every class (a state never seen in training with "
+                             f"alpha=0); use alpha > 0")
+        q, _ = normalize_log(log_joint)
         return q
 
     def predict(self, X) -> np.ndarray:

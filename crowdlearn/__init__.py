@@ -5,9 +5,9 @@ The package behind the crowdlearn book. Public API, flat:
 * labels: :class:`CrowdLabels`, :func:`from_triples`, :func:`from_dense`,
   :func:`from_table`, :func:`as_crowd_labels`
 * models: :class:`MajorityVote`, :class:`BernoulliNaiveBayes`, :class:`LatentClassModel`,
-  :class:`DawidSkene`
+  :class:`DawidSkene`, :class:`MultiLabelDawidSkene`, :class:`LogisticAnnotators`
 * the EM engine: :func:`run_em`, :func:`fit_em`
-* simulators: :mod:`crowdlearn.simulate`
+* simulators: :mod:`crowdlearn.simulate`, :mod:`crowdlearn.simulate_annotators`
 * derivations: :mod:`crowdlearn.symbolic`
 * real data sets: :mod:`crowdlearn.datasets`
 * widgets and experiments behind the chapters: :mod:`crowdlearn.widgets`,
@@ -19,9 +19,12 @@ from .em import EMResult, EMState, fit_em, run_em
 from .exceptions import ConvergenceWarning, NotFittedError
 from .labels import CrowdLabels, as_crowd_labels, from_dense, from_table, from_triples
 from .latent_class import LatentClassModel
+from .logistic_annotators import LogisticAnnotators
 from .majority_vote import MajorityVote
+from .multilabel import (MultiCrowdLabels, MultiLabelDawidSkene, as_multi_labels,
+                         from_dense_multi, from_quadruples)
 from .naive_bayes import BernoulliNaiveBayes
-from . import datasets, experiments, simulate, symbolic
+from . import datasets, experiments, simulate, simulate_annotators, symbolic
 
 __version__ = "0.1.0"
 
@@ -33,17 +36,24 @@ __all__ = [
     "EMResult",
     "EMState",
     "LatentClassModel",
+    "LogisticAnnotators",
     "MajorityVote",
+    "MultiCrowdLabels",
+    "MultiLabelDawidSkene",
     "NotFittedError",
     "as_crowd_labels",
+    "as_multi_labels",
     "datasets",
     "experiments",
     "fit_em",
     "from_dense",
+    "from_dense_multi",
+    "from_quadruples",
     "from_table",
     "from_triples",
     "run_em",
     "simulate",
+    "simulate_annotators",
     "symbolic",
     "widgets",
 ]

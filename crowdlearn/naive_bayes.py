@@ -90,6 +90,38 @@ class BernoulliNaiveBayes(BaseEstimator):
         self.alpha = alpha
         self.n_classes = n_classes
 
+    @classmethod
+    def from_params(cls, class_prior, feature_prob) -> "BernoulliNaiveBayes":
+        """A model with the given parameters, as if fitted (for evaluating other parameters).
+
+        Parameters
+        ----------
+        class_prior : array-like of shape (n_classes,)
+            Non-negative, summing to one.
+        feature_prob : array-like of shape (n_classes, n_features)
+            ``P(x_j = 1 | y = k)``, each in [0, 1].
+
+        Examples
+        --------
+        >>> nb = BernoulliNaiveBayes.from_params([0.5, 0.5], [[0.9, 0.2], [0.1, 0.6]])
+        >>> bool(np.isclose(nb.log_likelihood([[1, 0]], [0]), np.log(0.5 * 0.9 * 0.8)))
+        True
+        """
+        from ._validation import check_probability_matrix
+        prior = check_probability_matrix(np.atleast_2d(np.asarray(class_prior, float)),
+                                         "class_prior")[0]
+        phi = np.asarray(feature_prob, dtype=float)
+        if phi.ndim != 2 or phi.shape[0] != prior.size:
+            raise ValueError(f"feature_prob must have shape ({prior.size}, n_features), "
+                             f"got {phi.shape}")
+        if not np.isfinite(phi).all() or (phi < 0).any() or (phi > 1).any():
+            raise ValueError("feature_prob must hold probabilities in [0, 1]")
+        model = cls(alpha=0.0, n_classes=prior.size)
+        model.class_prior_ = prior
+        model.feature_prob_ = phi
+        model.n_features_in_ = phi.shape[1]
+        return model
+
     def _targets(self, y, n_items):
         y_arr = np.asarray(y)
         if y_arr.ndim == 2:

@@ -1,0 +1,560 @@
+r"""Multi-label crowds: several independent multi-class labels per item, one confusion
+matrix per expert and per label (the MCMLI model of Zhang and Wu).
+
+Each item carries :math:`M` labels ("targets"), target :math:`m` taking one of
+:math:`K_m` classes. Labels arrive as sparse quadruples ``(item, expert,
+target, label)``: expert ``expert`` put target ``target`` of item ``item`` in
+class ``label``. Experts may answer any subset of items and, for each item,
+any subset of its targets.
+
+Examples
+--------
+>>> from crowdlearn.multilabel import from_quadruples
+>>> crowd = from_quadruples([0, 0, 1], [0, 1, 1], [0, 1, 1], [2, 0, 1], n_classes=[3, 2])
+>>> crowd
+MultiCrowdLabels(n_items=2, n_experts=2, n_targets=2, n_classes=(3, 2), n_labels=3)
+>>> crowd.for_target(1)
+CrowdLabels(n_items=2, n_experts=2, n_classes=2, n_labels=2)
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from ._base import BaseEstimator, normalize_log
+from ._validation import check_int_array, check_random_state, check_scalar
+from .em import fit_em
+from .labels import CrowdLabels
+
+__all__ = ["MultiCrowdLabels", "MultiLabelDawidSkene", "MultiLabelParams", "as_multi_labels",
+           "from_quadruples", "from_dense_multi"]
+
+
+# -- the data ------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class MultiCrowdLabels:
+    """Multi-label crowd labels, stored as parallel integer arrays.
+
+    Build it with :func:`from_quadruples`, :func:`from_dense_multi` or
+    :func:`as_multi_labels`, which validate their input.
+
+    Attributes
+    ----------
+    item, expert, target, label : ndarray of shape (n_labels,)
+        Label ``r`` says that expert ``expert[r]`` put target ``target[r]`` of
+        item ``item[r]`` in class ``label[r]``.
+    n_items, n_experts, n_targets : int
+    n_classes : tuple of int, length n_targets
+        Number of classes :math:`K_m` of each target.
+    """
+
+    item: np.ndarray
+    expert: np.ndarray
+    target: np.ndarray
+    label: np.ndarray
+    n_items: int
+    n_experts: int
+    n_targets: int
+    n_classes: tuple
+
+    @property
+    def n_labels(self) -> int:
+        """Number of labels given."""
+        return int(self.item.shape[0])
+
+    def for_target(self, m: int) -> CrowdLabels:
+        """The labels of target ``m`` alone, as single-label :class:`~crowdlearn.CrowdLabels`."""
+        check_scalar(m, "m", kind=numbers.Integral, low=0, high=self.n_targets - 1)
+        keep = self.target == m
+        return CrowdLabels(self.item[keep], self.expert[keep], self.label[keep], self.n_items,
+                           self.n_experts, int(self.n_classes[m]))
+
+    def to_dense(self, missing: int = -1) -> np.ndarray:
+        """The ``(n_items, n_experts, n_targets)`` array, ``missing`` where no label was given."""
+        key = (self.item * self.n_experts + self.expert) * self.n_targets + self.target
+        if np.unique(key).size != key.size:
+            raise ValueError("some expert labelled the same target of an item more than once; "
+                             "a dense array cannot hold repeated labels")
+        dense = np.full((self.n_items, self.n_experts, self.n_targets), missing, dtype=np.intp)
+        dense[self.item, self.expert, self.target] = self.label
+        return dense
+
+    def __repr__(self) -> str:
+        return (f"MultiCrowdLabels(n_items={self.n_items}, n_experts={self.n_experts}, "
+                f"n_targets={self.n_targets}, n_classes={self.n_classes}, "
+                f"n_labels={self.n_labels})")
+
+
+def _size(given, values, name, low=1):
+    if given is None:
+        return int(values.max()) + 1 if values.size else 0
+    if isinstance(given, bool) or not isinstance(given, (numbers.Integral,)) or given < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {given!r}")
+    return int(given)
+
+
+def from_quadruples(item, expert, target, label, *, n_items=None, n_experts=None,
+                    n_targets=None, n_classes=None) -> MultiCrowdLabels:
+    """Build :class:`MultiCrowdLabels` from parallel arrays of zero-based indices.
+
+    Parameters
+    ----------
+    item, expert, target, label : array-like of int, shape (n_labels,)
+    n_items, n_experts, n_targets : int, optional
+        Sizes of the index ranges; inferred as ``max + 1`` when omitted.
+    n_classes : int or sequence of int, optional
+        A common number of classes for every target, or one per target. When
+        omitted, each target gets the largest class seen for it plus one (at
+        least 2).
+
+    Raises
+    ------
+    ValueError
+        On empty or mismatched arrays, negative indices, a label out of range for
+        its target, or fewer than 2 classes.
+    """
+    arrays = [check_int_array(a, name, low=0) for a, name in
+              ((item, "item"), (expert, "expert"), (target, "target"), (label, "label"))]
+    lengths = [a.shape[0] for a in arrays]
+    if len(set(lengths)) != 1:
+        raise ValueError(f"item, expert, target and label must have the same length, got "
+                         f"{lengths}")
+    item, expert, target, label = arrays
+    n_items = _size(n_items, item, "n_items")
+    n_experts = _size(n_experts, expert, "n_experts")
+    n_targets = _size(n_targets, target, "n_targets")
+    check_int_array(item, "item", high=n_items, high_name=f"n_items={n_items}")
+    check_int_array(expert, "expert", high=n_experts,
+                    high_name=f"unknown expert: n_experts={n_experts}")
+    check_int_array(target, "target", high=n_targets, high_name=f"n_targets={n_targets}")
+    if n_classes is None:
+        seen = np.zeros(n_targets, dtype=np.intp)
+        np.maximum.at(seen, target, label)
+        classes = np.maximum(seen + 1, 2)
+    else:
+        if isinstance(n_classes, numbers.Integral) and not isinstance(n_classes, bool):
+            classes = np.full(n_targets, int(n_classes))
+        else:
+            classes = check_int_array(n_classes, "n_classes")
+            if classes.shape != (n_targets,):
+                raise ValueError(f"n_classes must be an int or have one entry per target "
+                                 f"({n_targets}), got {classes.shape[0]} entries")
+        if (classes < 2).any():
+            raise ValueError(f"every target needs at least 2 classes, got n_classes="
+                             f"{classes.tolist()}")
+        bad = label >= classes[target]
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            m = int(target[r])
+            raise ValueError(f"label out of range: class {int(label[r])} given for target {m}, "
+                             f"which has {int(classes[m])} classes (0 to {int(classes[m]) - 1}); "
+                             f"{int(bad.sum())} such label(s)")
+    return MultiCrowdLabels(item, expert, target, label, n_items, n_experts, n_targets,
+                            tuple(int(k) for k in classes))
+
+
+def from_dense_multi(array, *, n_classes=None, missing: int = -1) -> MultiCrowdLabels:
+    """Build :class:`MultiCrowdLabels` from an ``(n_items, n_experts, n_targets)`` array.
+
+    ``array[i, j, m]`` is the class expert ``j`` gave target ``m`` of item ``i``, or
+    ``missing``.
+    """
+    arr = check_int_array(array, "labels", ndim=3, low=min(missing, 0))
+    if 0 in arr.shape:
+        raise ValueError(f"labels is empty (shape {arr.shape})")
+    observed = arr != missing
+    if (observed & (arr < 0)).any():
+        raise ValueError(f"labels has negative values other than the missing marker {missing}")
+    if not observed.any():
+        raise ValueError("labels holds no label at all: every entry is the missing marker")
+    i, j, m = np.nonzero(observed)
+    return from_quadruples(i, j, m, arr[i, j, m], n_items=arr.shape[0], n_experts=arr.shape[1],
+                           n_targets=arr.shape[2], n_classes=n_classes)
+
+
+def as_multi_labels(data, *, n_classes=None) -> MultiCrowdLabels:
+    """Convert any accepted multi-label form to :class:`MultiCrowdLabels`.
+
+    ``data`` may be a :class:`MultiCrowdLabels`, a tuple ``(item, expert, target,
+    label)`` of index arrays, or an ``(n_items, n_experts, n_targets)`` array with
+    ``-1`` for missing.
+    """
+    if isinstance(data, MultiCrowdLabels):
+        if n_classes is not None:
+            return from_quadruples(data.item, data.expert, data.target, data.label,
+                                   n_items=data.n_items, n_experts=data.n_experts,
+                                   n_targets=data.n_targets, n_classes=n_classes)
+        return data
+    if data is None:
+        raise ValueError("labels is None: pass a MultiCrowdLabels, an (item, expert, target, "
+                         "label) tuple or an (n_items, n_experts, n_targets) array with -1 "
+                         "for missing")
+    if isinstance(data, tuple):
+        if len(data) != 4:
+            raise ValueError(f"a tuple of labels must be (item, expert, target, label), got "
+                             f"{len(data)} arrays")
+        return from_quadruples(*data, n_classes=n_classes)
+    arr = np.asarray(data)
+    if arr.ndim != 3:
+        raise ValueError(f"labels must be a MultiCrowdLabels, an (item, expert, target, label) "
+                         f"tuple or a 3-D (n_items, n_experts, n_targets) array, got shape "
+                         f"{arr.shape}")
+    return from_dense_multi(arr, n_classes=n_classes)
+
+
+# -- the model -------------------------------------------------------------------------------
+class MultiLabelParams(NamedTuple):
+    """The parameters EM iterates on (what a callback sees as ``state.params``)."""
+
+    class_prior: np.ndarray  # (M, K)
+    confusion: np.ndarray    # (n_experts, M, K, K)
+
+
+class _Data(NamedTuple):
+    crowd: MultiCrowdLabels
+    K: int                  # max_m K_m
+    valid: np.ndarray       # (M, K): class k exists for target m
+    item_class: np.ndarray  # (n_labels * K,): (item * M + target) * K + k
+    conf_index: np.ndarray  # (n_labels * K,): flat index of [expert, target, k, label]
+
+
+def _make_data(crowd: MultiCrowdLabels) -> _Data:
+    K = max(crowd.n_classes)
+    M = crowd.n_targets
+    valid = np.arange(K)[None, :] < np.asarray(crowd.n_classes)[:, None]
+    ks = np.arange(K)
+    item_class = ((crowd.item * M + crowd.target)[:, None] * K + ks).ravel()
+    conf_index = ((((crowd.expert * M + crowd.target) * K)[:, None] + ks) * K
+                  + crowd.label[:, None]).ravel()
+    return _Data(crowd, K, valid, item_class, conf_index)
+
+
+class MultiLabelDawidSkene(BaseEstimator):
+    r"""Dawid--Skene for multi-label crowds: per-expert, per-target confusion matrices.
+
+    Each item :math:`i` has :math:`M` hidden true labels :math:`y_i^{(m)}`,
+    independent, :math:`y_i^{(m)} = k` with probability :math:`\theta^{(m)}_k`.
+    Expert :math:`j` reports class :math:`d` for target :math:`m` with probability
+    :math:`\pi^{(mj)}_{kd} = P(l_{ij}^{(m)} = d \mid y_i^{(m)} = k)`, independently
+    across experts, targets and items given the truth. Target :math:`m` has
+    :math:`K_m` classes (a common :math:`K` or one per target).
+
+    Parameters
+    ----------
+    n_classes : int or sequence of int, optional
+        Common number of classes, or one per target; by default taken from the
+        labels (for each target, the largest class seen plus one).
+    alpha : float, default 0.0
+        Dirichlet pseudo-count added to every expected count, as in
+        :class:`~crowdlearn.DawidSkene` (``alpha=0`` is maximum likelihood; in
+        general MAP-EM under symmetric Dirichlet(:math:`\alpha + 1`) priors).
+    n_init : int, default 1
+        Number of EM runs; run 0 starts from the per-target soft majority vote,
+        the others from random responsibilities.
+    max_iter : int, default 200
+    tol : float, default 1e-8
+        A run stops when the objective (summed over targets) rises by at most
+        ``tol * max(1, |objective|)``.
+    random_state : None, int or numpy Generator
+    callback : callable, optional
+        Called with an :class:`~crowdlearn.em.EMState` after every E-step
+        (``params`` is a :class:`MultiLabelParams`); returning ``True`` stops.
+
+    Attributes
+    ----------
+    class_prior_ : ndarray of shape (n_targets, K)
+        ``class_prior_[m, k]`` :math:`= \theta^{(m)}_k`; ``K = max(n_classes_)``, and
+        entries ``k >= n_classes_[m]`` are 0.
+    confusion_ : ndarray of shape (n_experts, n_targets, K, K)
+        ``confusion_[j, m, k, l]`` :math:`= \pi^{(mj)}_{kl} = P(` expert ``j`` says ``l``
+        for target ``m`` :math:`\mid` its true class is ``k`` :math:`)`. Rows
+        ``k < n_classes_[m]`` sum to one (uniform where there is no expected count);
+        entries outside the ``n_classes_[m] x n_classes_[m]`` block are 0.
+    posterior_ : ndarray of shape (n_items, n_targets, K)
+        :math:`P(y_i^{(m)} = k \mid \text{labels})`; zero for classes the target lacks.
+    log_likelihood_history_ : ndarray of shape (n_iter_ + 1,)
+        The objective after every E-step: the log-likelihood plus
+        :math:`\alpha` times the sum of the logs of all parameters. Never decreases.
+    log_likelihood_ : float
+        The observed-data log-likelihood (without the prior term).
+    objective_ : float
+    n_iter_ : int
+    converged_ : bool
+    n_items_, n_experts_, n_targets_ : int
+    n_classes_ : tuple of int
+
+    Notes
+    -----
+    **Factorisation.** The likelihood of the labels :math:`L_i` of item :math:`i`
+    is a sum over the :math:`\prod_m K_m` joint truths, but the prior and the
+    label probabilities are products over targets, so the sum factorises:
+
+    .. math::
+
+        P(L_i) = \sum_{k^{(1)}} \cdots \sum_{k^{(M)}} \prod_m \theta^{(m)}_{k^{(m)}}
+        \prod_{r \in L_i^{(m)}} \pi^{(m j_r)}_{k^{(m)} l_r}
+        = \prod_m \sum_k \theta^{(m)}_k \prod_{r \in L_i^{(m)}} \pi^{(m j_r)}_{k\, l_r},
+
+    where :math:`L_i^{(m)}` are the labels given for target :math:`m` of item
+    :math:`i`. Hence :math:`\ell = \sum_m \ell_m`, the joint posterior is the
+    product of the per-target posteriors, the joint MAP labelling is the
+    per-target arg-max, and EM is :math:`M` Dawid--Skene EMs run side by side:
+    no joint configuration is ever enumerated.
+
+    **E-step** (log space, one ``np.bincount`` over all labels):
+
+    .. math::
+
+        \log q_i^{(m)}(k) = \log\theta^{(m)}_k + \sum_{r:\, i_r = i,\, m_r = m}
+        \log\pi^{(m j_r)}_{k\, l_r} - \log Z_i^{(m)}, \qquad
+        \ell = \sum_{i, m} \log Z_i^{(m)}.
+
+    **M-step** (Lagrange multipliers, one per distribution; one ``np.bincount`` on
+    the flattened ``(expert, target, true class, label)`` index):
+
+    .. math::
+
+        \theta^{(m)}_k = \frac{\sum_i q_i^{(m)}(k) + \alpha}{n + K_m\alpha}, \qquad
+        \pi^{(mj)}_{kd} = \frac{\sum_{r:\, j_r = j,\, m_r = m,\, l_r = d} q_{i_r}^{(m)}(k)
+        + \alpha}{\sum_{r:\, j_r = j,\, m_r = m} q_{i_r}^{(m)}(k) + K_m\alpha}.
+
+    The denominator of :math:`\pi` sums over the labels expert :math:`j` actually
+    gave for target :math:`m`; the source's equation (10) sums over all items,
+    which is only right when every expert labels every target of every item.
+
+    **Start and relabelling** are those of :class:`~crowdlearn.DawidSkene`, target
+    by target: the soft majority vote of each target (items without a label for
+    it start at its Laplace-smoothed vote frequencies), and after the best run
+    each target's classes are permuted to agree best with its votes.
+
+    References
+    ----------
+    J. Zhang and X. Wu, "Multi-class multi-label independent model for
+    crowdsourcing", 2018.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn.multilabel import MultiLabelDawidSkene, from_quadruples
+    >>> from crowdlearn.simulate import one_coin_confusion, simulate_crowd
+    >>> sims = [simulate_crowd(500, one_coin_confusion([0.9, 0.7, 0.6], K), random_state=m)
+    ...         for m, K in enumerate([2, 3])]
+    >>> quads = [np.concatenate(parts) for parts in zip(*[
+    ...     (s.labels.item, s.labels.expert, np.full(s.labels.n_labels, m), s.labels.label)
+    ...     for m, s in enumerate(sims)])]
+    >>> model = MultiLabelDawidSkene(alpha=1.0).fit(from_quadruples(*quads))
+    >>> model.posterior_.shape, model.predict().shape, model.n_classes_
+    ((500, 2, 3), (500, 2), (2, 3))
+    >>> # target 1: mean diagonal of each expert's confusion matrix (truth 0.9, 0.7, 0.6)
+    >>> np.round(np.diagonal(model.confusion_[:, 1], axis1=1, axis2=2).mean(axis=1), 1)
+    array([0.9, 0.7, 0.6])
+    >>> model.confusion_[0, 0].round(3)   # target 0 has 2 classes: the rest is padding
+    array([[0.796, 0.204, 0.   ],
+           [0.135, 0.865, 0.   ],
+           [0.   , 0.   , 0.   ]])
+    >>> [float(np.mean(model.predict()[:, m] == s.truth)) > 0.85 for m, s in enumerate(sims)]
+    [True, True]
+    """
+
+    _param_names = ("n_classes", "alpha", "n_init", "max_iter", "tol", "random_state",
+                    "callback")
+
+    def __init__(self, *, n_classes=None, alpha: float = 0.0, n_init: int = 1,
+                 max_iter: int = 200, tol: float = 1e-8, random_state=None, callback=None):
+        self.n_classes = n_classes
+        self.alpha = alpha
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.callback = callback
+
+    def _check_params(self):
+        check_scalar(self.alpha, "alpha", low=0.0)
+        check_scalar(self.n_init, "n_init", kind=numbers.Integral, low=1)
+        check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=0)
+        check_scalar(self.tol, "tol", low=0.0)
+        if self.callback is not None and not callable(self.callback):
+            raise ValueError(f"callback must be callable or None, got {self.callback!r}")
+
+    # -- EM pieces -----------------------------------------------------------------------------
+    @staticmethod
+    def _log_joint(data: _Data, params: MultiLabelParams) -> np.ndarray:
+        """``log P(y_i^(m) = k, labels of target m of item i)``, shape ``(n_items, M, K)``."""
+        crowd, K = data.crowd, data.K
+        n, M = crowd.n_items, crowd.n_targets
+        with np.errstate(divide="ignore"):
+            out = np.broadcast_to(np.log(params.class_prior), (n, M, K)).copy()
+            if crowd.n_labels:
+                log_conf = np.log(params.confusion).ravel()
+                out += np.bincount(data.item_class, weights=log_conf[data.conf_index],
+                                   minlength=n * M * K).reshape(n, M, K)
+        return out
+
+    def _log_prior_term(self, data: _Data, params: MultiLabelParams) -> float:
+        a = float(self.alpha)
+        if a == 0:
+            return 0.0
+        valid = data.valid
+        pair = valid[:, :, None] & valid[:, None, :]
+        total = (np.log(params.class_prior[valid]).sum()
+                 + np.log(params.confusion[:, pair]).sum())
+        return a * float(total)
+
+    def _e_step(self, data: _Data, params: MultiLabelParams):
+        n, M, K = data.crowd.n_items, data.crowd.n_targets, data.K
+        q, log_evidence = normalize_log(self._log_joint(data, params).reshape(n * M, K))
+        return q.reshape(n, M, K), float(log_evidence.sum()) + self._log_prior_term(data, params)
+
+    def _m_step(self, data: _Data, q: np.ndarray) -> MultiLabelParams:
+        crowd, K, valid = data.crowd, data.K, data.valid
+        J, M = crowd.n_experts, crowd.n_targets
+        a = float(self.alpha)
+        n_cls = np.asarray(crowd.n_classes, dtype=float)
+        class_count = q.sum(axis=0)                                    # (M, K)
+        class_prior = np.where(valid, (class_count + a)
+                               / (class_count.sum(axis=1, keepdims=True) + n_cls[:, None] * a),
+                               0.0)
+        pair = valid[:, :, None] & valid[:, None, :]                   # (M, K, K)
+        counts = np.bincount(data.conf_index, weights=q[crowd.item, crowd.target].ravel(),
+                             minlength=J * M * K * K).reshape(J, M, K, K) + a * pair
+        denom = counts.sum(axis=3, keepdims=True)
+        empty = denom <= 0
+        uniform = np.broadcast_to((valid / n_cls[:, None])[None, :, None, :], counts.shape)
+        confusion = np.where(empty, uniform, counts / np.where(empty, 1.0, denom))
+        confusion = confusion * valid[None, :, :, None]                # rows k >= K_m: zero
+        return MultiLabelParams(class_prior, confusion)
+
+    @staticmethod
+    def _majority_start(data: _Data) -> np.ndarray:
+        """Per-target soft vote; like DawidSkene, items without a label for a target start
+        at that target's Laplace-smoothed vote frequencies."""
+        crowd, K, valid = data.crowd, data.K, data.valid
+        n, M = crowd.n_items, crowd.n_targets
+        counts = np.bincount((crowd.item * M + crowd.target) * K + crowd.label,
+                             minlength=n * M * K).reshape(n, M, K).astype(float)
+        total = counts.sum(axis=2)                                     # (n, M)
+        voted = total > 0
+        q = counts / np.where(voted, total, 1.0)[:, :, None]
+        n_voted = voted.sum(axis=0)                                    # (M,)
+        prior0 = (q.sum(axis=0) + valid) / (n_voted + np.asarray(crowd.n_classes))[:, None]
+        return np.where(voted[:, :, None], q, prior0[None])
+
+    def _random_start(self, data: _Data, rng) -> np.ndarray:
+        n, M, K = data.crowd.n_items, data.crowd.n_targets, data.K
+        g = rng.gamma(1.0, size=(n, M, K)) * data.valid   # flat Dirichlet on each target's classes
+        return g / g.sum(axis=2, keepdims=True)
+
+    @staticmethod
+    def _align_with_vote(data: _Data, params: MultiLabelParams, q: np.ndarray):
+        """Permute each target's hidden classes to agree best with its votes (see DawidSkene)."""
+        crowd = data.crowd
+        prior, conf, q = params.class_prior.copy(), params.confusion.copy(), q.copy()
+        for m, Km in enumerate(crowd.n_classes):
+            sel = crowd.target == m
+            if not sel.any():
+                continue
+            labels, items = crowd.label[sel], crowd.item[sel]
+            agreement = np.stack([np.bincount(labels, weights=q[items, m, k], minlength=Km)
+                                  for k in range(Km)])
+            _, target = linear_sum_assignment(agreement, maximize=True)
+            if np.array_equal(target, np.arange(Km)):
+                continue
+            inv = np.argsort(target)
+            prior[m, :Km] = prior[m, inv]
+            conf[:, m, :Km, :] = conf[:, m, inv, :]
+            q[:, m, :Km] = q[:, m, inv]
+        return MultiLabelParams(prior, conf), q
+
+    # -- public API -----------------------------------------------------------------------------
+    def fit(self, labels):
+        """Fit the class priors and confusion matrices of every target by EM.
+
+        Parameters
+        ----------
+        labels : MultiCrowdLabels, (item, expert, target, label) tuple, or 3-D array
+            In an ``(n_items, n_experts, n_targets)`` array ``-1`` marks a missing label.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        crowd = as_multi_labels(labels, n_classes=self.n_classes)
+        if crowd.n_labels == 0:
+            raise ValueError("labels holds no label at all")
+        data = _make_data(crowd)
+        rng = check_random_state(self.random_state)
+
+        def init(restart):
+            q = self._majority_start(data) if restart == 0 else self._random_start(data, rng)
+            return self._m_step(data, q)
+
+        result = fit_em(init, lambda p: self._e_step(data, p), lambda q: self._m_step(data, q),
+                        n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
+                        callback=self.callback, estimator_name=type(self).__name__)
+        params, posterior = self._align_with_vote(data, result.params, result.posterior)
+        self._params = params
+        self.class_prior_ = params.class_prior
+        self.confusion_ = params.confusion
+        self.posterior_ = posterior
+        self.log_likelihood_history_ = result.history
+        self.objective_ = result.objective
+        self.log_likelihood_ = result.objective - self._log_prior_term(data, params)
+        self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
+        self.n_items_ = crowd.n_items
+        self.n_experts_ = crowd.n_experts
+        self.n_targets_ = crowd.n_targets
+        self.n_classes_ = crowd.n_classes
+        return self
+
+    def predict_proba(self, labels=None) -> np.ndarray:
+        """Posterior of each target's class, shape ``(n_items, n_targets, K)``.
+
+        With no argument, ``posterior_``; otherwise the posterior of NEW items
+        given their labels (any form ``fit`` accepts, from experts and targets
+        seen in ``fit``) under the fitted parameters.
+        """
+        self._check_fitted()
+        if labels is None:
+            return self.posterior_
+        crowd = as_multi_labels(labels)
+        if crowd.n_targets > self.n_targets_:
+            raise ValueError(f"target {crowd.n_targets - 1} out of range: the model was fitted "
+                             f"with n_targets={self.n_targets_}")
+        if crowd.expert.size and crowd.expert.max() >= self.n_experts_:
+            raise ValueError(f"unknown expert {int(crowd.expert.max())}: the model was fitted "
+                             f"on {self.n_experts_} experts (indices 0 to "
+                             f"{self.n_experts_ - 1})")
+        crowd = from_quadruples(crowd.item, crowd.expert, crowd.target, crowd.label,
+                                n_items=crowd.n_items, n_experts=self.n_experts_,
+                                n_targets=self.n_targets_, n_classes=list(self.n_classes_))
+        data = _make_data(crowd)
+        n, M, K = crowd.n_items, crowd.n_targets, data.K
+        log_joint = self._log_joint(data, self._params).reshape(n * M, K)
+        dead = ~np.isfinite(log_joint).any(axis=1)
+        if dead.any():
+            i, m = divmod(int(np.flatnonzero(dead)[0]), M)
+            raise ValueError(f"item {i}, target {m} has probability 0 under every class (a "
+                             f"label that had zero probability when fitting with alpha=0); "
+                             f"use alpha > 0")
+        q, _ = normalize_log(log_joint)
+        return q.reshape(n, M, K)
+
+    def predict(self, labels=None) -> np.ndarray:
+        """Most probable class of every target, shape ``(n_items, n_targets)``.
+
+        Because the targets are independent given the labels, this is also the
+        most probable joint labelling (the source's equation (11)).
+        """
+        return np.argmax(self.predict_proba(labels), axis=2)
+
+    def fit_predict(self, labels) -> np.ndarray:
+        """Fit, then return the most probable classes of the training items."""
+        return self.fit(labels).predict()

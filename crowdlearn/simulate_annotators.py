@@ -1,0 +1,117 @@
+"""Seeded simulators of annotators whose reliability depends on the item.
+
+Like :mod:`crowdlearn.simulate`, every function takes ``random_state``
+(``None``, an int or a ``np.random.Generator``) and draws only from
+``np.random.default_rng``, so the same seed gives the same data.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+from scipy.special import expit
+
+from ._validation import check_random_state, check_scalar
+from .labels import CrowdLabels
+
+__all__ = ["SimulatedAnnotators", "simulate_logistic_annotators"]
+
+
+class SimulatedAnnotators(NamedTuple):
+    """Features, labels, truth and reliabilities drawn by :func:`simulate_logistic_annotators`."""
+
+    X: np.ndarray         # (n_items, d)
+    labels: CrowdLabels   # binary labels, n_experts = n_annotators
+    truth: np.ndarray     # (n_items,) in {0, 1}
+    eta: np.ndarray       # (n_items, n_annotators): P(annotator t labels item i correctly)
+
+
+def _finite_array(value, name, shape=None, ndim=None):
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numeric, got {value!r}") from None
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    if shape is not None and arr.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf")
+    return arr
+
+
+def simulate_logistic_annotators(n_items: int, coef, intercept, reliability_coef,
+                                 reliability_intercept, *, missing: float = 0.0,
+                                 feature_mean=None, feature_cov=None,
+                                 random_state=None) -> SimulatedAnnotators:
+    r"""Draw items, truths and labels from the model of :class:`~crowdlearn.LogisticAnnotators`.
+
+    :math:`x_i \sim N(\text{feature\_mean}, \text{feature\_cov})`,
+    :math:`z_i \sim \text{Bernoulli}(\sigma(\alpha^\top x_i + \beta))`, and annotator
+    :math:`t` reports :math:`z_i` with probability
+    :math:`\eta_t(x_i) = \sigma(w_t^\top x_i - \gamma_t)`, :math:`1 - z_i` otherwise.
+
+    Parameters
+    ----------
+    n_items : int
+    coef : array-like of shape (d,)
+        :math:`\alpha`.
+    intercept : float
+        :math:`\beta`.
+    reliability_coef : array-like of shape (n_annotators, d)
+        :math:`w_t`, row ``t``.
+    reliability_intercept : array-like of shape (n_annotators,)
+        :math:`\gamma_t` (entering with a minus sign).
+    missing : float in [0, 1), default 0
+        Each (item, annotator) label is dropped independently with this probability.
+    feature_mean : array-like of shape (d,), optional
+        Mean of the features (default zero).
+    feature_cov : array-like of shape (d, d), optional
+        Covariance of the features (default the identity).
+    random_state : None, int or Generator
+
+    Returns
+    -------
+    SimulatedAnnotators
+        ``(X, labels, truth, eta)``; ``eta[i, t]`` is :math:`\eta_t(x_i)`, given for
+        every pair, labelled or not.
+
+    Examples
+    --------
+    >>> sim = simulate_logistic_annotators(500, [1.0, 0.0], 0.0, [[2.0, 0.0], [0.0, 0.0]],
+    ...                                    [0.0, -2.0], missing=0.2, random_state=0)
+    >>> sim.X.shape, sim.eta.shape, sim.labels.n_experts
+    ((500, 2), (500, 2), 2)
+    >>> round(float(sim.eta[:, 1].mean()), 3)   # annotator 1: sigma(2) everywhere
+    0.881
+    """
+    rng = check_random_state(random_state)
+    check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
+    check_scalar(missing, "missing", low=0.0, high=1.0, high_inclusive=False)
+    alpha = _finite_array(coef, "coef", ndim=1)
+    d = alpha.shape[0]
+    beta = float(_finite_array(intercept, "intercept", shape=()))
+    W = _finite_array(reliability_coef, "reliability_coef", ndim=2)
+    if W.shape[1] != d:
+        raise ValueError(f"reliability_coef must have shape (n_annotators, {d}), got {W.shape}")
+    T = W.shape[0]
+    if T == 0:
+        raise ValueError("reliability_coef has no rows: at least one annotator is needed")
+    gamma = _finite_array(reliability_intercept, "reliability_intercept", shape=(T,))
+    mean = np.zeros(d) if feature_mean is None else _finite_array(feature_mean, "feature_mean",
+                                                                   shape=(d,))
+    cov = np.eye(d) if feature_cov is None else _finite_array(feature_cov, "feature_cov",
+                                                              shape=(d, d))
+    if d and (not np.allclose(cov, cov.T) or np.linalg.eigvalsh(cov).min() < -1e-10):
+        raise ValueError("feature_cov must be symmetric positive semi-definite")
+    X = rng.multivariate_normal(mean, cov, size=n_items) if d else np.zeros((n_items, 0))
+    truth = (rng.random(n_items) < expit(X @ alpha + beta)).astype(np.intp)
+    eta = expit(X @ W.T - gamma)
+    keep = rng.random((n_items, T)) >= missing
+    correct = rng.random((n_items, T)) < eta
+    item, expert = np.nonzero(keep)
+    label = np.where(correct[item, expert], truth[item], 1 - truth[item]).astype(np.intp)
+    labels = CrowdLabels(item.astype(np.intp), expert.astype(np.intp), label, n_items, T, 2)
+    return SimulatedAnnotators(X, labels, truth, eta)

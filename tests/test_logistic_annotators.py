@@ -24,6 +24,12 @@ def sig(v):
     return 1.0 / (1.0 + math.exp(-v))
 
 
+def log_sig(v):
+    """log sigma(v) without cancellation: log(1 - sigma(a)) = log_sig(-a) stays accurate
+    when sigma(a) is within rounding of 1 (computing 1 - sig(a) first loses digits)."""
+    return -math.log1p(math.exp(-v)) if v >= 0 else v - math.log1p(math.exp(v))
+
+
 def brute_terms(X, triples, p):
     """[i][z] = (log p(z | x_i), [log P(y | x_i, z) for each label of item i])."""
     out = []
@@ -31,12 +37,12 @@ def brute_terms(X, triples, p):
         a = float(np.dot(p.coef, x) + p.intercept)
         row = []
         for z in (0, 1):
-            prior = math.log(sig(a) if z == 1 else 1 - sig(a))
+            prior = log_sig(a) if z == 1 else log_sig(-a)
             labs = []
             for (it, t, y) in triples:
                 if it == i:
-                    eta = sig(float(np.dot(p.reliability_coef[t], x) - p.reliability_intercept[t]))
-                    labs.append(math.log(eta if y == z else 1 - eta))
+                    b = float(np.dot(p.reliability_coef[t], x) - p.reliability_intercept[t])
+                    labs.append(log_sig(b) if y == z else log_sig(-b))
             row.append((prior, labs))
         out.append(row)
     return out

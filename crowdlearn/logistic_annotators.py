@@ -222,7 +222,7 @@ class LogisticAnnotators(BaseEstimator):
         ``eta_t(x) = expit(reliability_coef_[t] @ x - reliability_intercept_[t])``.
     posterior_ : ndarray of shape (n_items, 2)
         :math:`P(z_i = k \mid x_i, \text{labels}_i)` for the training items.
-    log_likelihood_history_ : ndarray of shape (n_iter_ + 1,)
+    log_likelihood_history_ : ndarray of shape (``n_iter_`` + 1,)
         The objective :math:`F` after every E-step of the best run. Never decreases.
     objective_ : float
         ``log_likelihood_history_[-1]``, the penalised log-likelihood :math:`F`.
@@ -303,7 +303,7 @@ class LogisticAnnotators(BaseEstimator):
     from all-zero parameters.
 
     **Sign flip.** Renaming :math:`z \to 1 - z` and negating every parameter
-    (:meth:`LogisticAnnotatorsParams.flipped`) gives the same :math:`F`: a
+    (``LogisticAnnotatorsParams.flipped``) gives the same :math:`F`: a
     classifier of the opposite class and annotators who are "right" exactly
     when they were wrong. EM can end in either mirror image. After the best
     run, if its posterior agrees with the soft majority vote on fewer than half

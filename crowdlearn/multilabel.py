@@ -277,7 +277,7 @@ class MultiLabelDawidSkene(BaseEstimator):
         entries outside the ``n_classes_[m] x n_classes_[m]`` block are 0.
     posterior_ : ndarray of shape (n_items, n_targets, K)
         :math:`P(y_i^{(m)} = k \mid \text{labels})`; zero for classes the target lacks.
-    log_likelihood_history_ : ndarray of shape (n_iter_ + 1,)
+    log_likelihood_history_ : ndarray of shape (``n_iter_`` + 1,)
         The objective after every E-step: the log-likelihood plus
         :math:`\alpha` times the sum of the logs of all parameters. Never decreases.
     log_likelihood_ : float

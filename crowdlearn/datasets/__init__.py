@@ -11,7 +11,7 @@ anaesthetists   45      5       315    4       none (Dawid & Skene 1979, Table 1
 =============== ======= ======= ====== ======= ======================================
 
 Each loader returns a :class:`CrowdDataset` whose ``labels`` keep the original
-identifiers (built with :func:`~crowdlearn.labels.from_table`) and whose
+identifiers (built with :func:`~crowdlearn.from_table`) and whose
 ``truth`` is aligned with the labels' item indices. Identifiers that are all
 plain decimal integers in the files are read as integers (so they sort
 numerically); the others stay strings. Provenance and licence notes are in

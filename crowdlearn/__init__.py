@@ -11,6 +11,7 @@ The package behind the crowdlearn book. Public API, flat:
 * derivations: :mod:`crowdlearn.symbolic`
 * real data sets: :mod:`crowdlearn.datasets`
 * widgets and experiments behind the chapters: :mod:`crowdlearn.widgets`,
+  :mod:`crowdlearn.widgets_annotators`,
   :mod:`crowdlearn.experiments`
 """
 
@@ -56,13 +57,14 @@ __all__ = [
     "simulate_annotators",
     "symbolic",
     "widgets",
+    "widgets_annotators",
 ]
 
 
 def __getattr__(name):
     # crowdlearn.widgets pulls in ipywidgets and matplotlib: import it only when asked for
-    if name == "widgets":
+    if name in ("widgets", "widgets_annotators"):
         import importlib
 
-        return importlib.import_module(".widgets", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'crowdlearn' has no attribute {name!r}")

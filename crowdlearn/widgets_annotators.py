@@ -1,0 +1,554 @@
+"""An interactive explorer for annotators whose reliability depends on the item.
+
+:class:`LogisticAnnotatorsExplorer` puts sliders on the crowd of
+:func:`~crowdlearn.simulate_annotators.simulate_logistic_annotators`: how steeply
+each annotator's reliability :math:`\\eta_t(x) = \\sigma(w_t^\\top x - \\gamma_t)`
+rises or falls along the first feature (the slope :math:`w_{t1}`), the base
+reliability :math:`\\gamma` shared by all annotators, the fraction of missing
+labels and the seed. Every change draws a new crowd (seeded), fits
+:class:`~crowdlearn.MajorityVote`, :class:`~crowdlearn.DawidSkene` and
+:class:`~crowdlearn.LogisticAnnotators`, and redraws one figure: the true and
+estimated reliability curves of every annotator against :math:`x_1`, and the
+accuracy of each method against the truth.
+
+As in :mod:`crowdlearn.widgets`, the figure is a plain
+:class:`matplotlib.figure.Figure` (never registered with ``pyplot``) shown as a
+PNG in an :class:`ipywidgets.Image`; its artists are created once and updated in
+place, so an update opens no figure and accumulates nothing. ipywidgets
+callbacks run synchronously in plain Python, so the explorer is testable without
+a kernel: set a slider's ``value`` and read ``last_result``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import numbers
+import time
+import warnings
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.figure import Figure
+from scipy.special import expit
+
+from ._validation import check_scalar
+from .dawid_skene import DawidSkene
+from .exceptions import ConvergenceWarning
+from .labels import CrowdLabels
+from .logistic_annotators import LogisticAnnotators
+from .majority_vote import MajorityVote
+from .simulate_annotators import simulate_logistic_annotators
+
+__all__ = ["AnnotatorsExplorerResult", "LogisticAnnotatorsExplorer", "COLORS",
+           "DEFAULT_SLOPES", "bayes_posterior"]
+
+#: Okabe--Ito colours of the explorer's figure (distinct under common colour blindness).
+COLORS = {"mv": "#E69F00", "ds": "#0072B2", "la": "#009E73", "oracle": "#7F7F7F",
+          "truth": "#000000", "chance": "#555555"}
+
+#: Slopes :math:`w_{t1}` of the explorer's annotators when none are given: one who
+#: is reliable for large :math:`x_1`, its mirror image, a milder one, one whose
+#: reliability does not depend on the item, and a second mild mirror image.
+DEFAULT_SLOPES = (3.0, -3.0, 1.5, 0.0, -1.5, 2.0)
+
+#: Margins of the figure, in inches (fixed, so no layout engine runs on update).
+_MARGINS = {"left": 0.55, "right": 0.12, "bottom": 0.55, "top": 0.78, "gap": 0.12,
+            "bar_gap": 0.75, "bar_width": 2.35}
+
+_METHODS = ("majority\nvote", "Dawid–\nSkene", "logistic\nannotators", "Bayes,\ntrue θ")
+
+
+def bayes_posterior(X, labels: CrowdLabels, coef, intercept, reliability_coef,
+                    reliability_intercept) -> np.ndarray:
+    r""":math:`P(z_i = 1 \mid x_i, \text{labels}_i)` under the given parameters.
+
+    Bayes' rule in log-odds form: :math:`a_i + \sum_{t \in R_i} s_{it} b_{it}` with
+    :math:`a_i = \alpha^\top x_i + \beta`, :math:`b_{it} = w_t^\top x_i - \gamma_t`,
+    :math:`s_{it} = 2 y_{it} - 1`. With the true parameters this is the best any
+    method can do (the explorer's "Bayes, true θ").
+
+    Examples
+    --------
+    >>> from crowdlearn import from_triples
+    >>> crowd = from_triples([0, 0], [0, 1], [1, 0], n_items=1, n_experts=2, n_classes=2)
+    >>> p = bayes_posterior([[1.0]], crowd, [1.0], 0.0, [[2.0], [0.0]], [0.0, -1.0])
+    >>> round(float(p[0]), 6)  # log-odds 1 + 2 - 1 = 2, sigma(2)
+    0.880797
+    """
+    X = np.asarray(X, dtype=float)
+    W = np.asarray(reliability_coef, dtype=float)
+    gamma = np.asarray(reliability_intercept, dtype=float)
+    a = X @ np.asarray(coef, dtype=float) + float(intercept)
+    b = np.einsum("rd,rd->r", X[labels.item], W[labels.expert]) - gamma[labels.expert]
+    log_odds = a + np.bincount(labels.item, weights=(2.0 * labels.label - 1.0) * b,
+                               minlength=labels.n_items)
+    return expit(log_odds)
+
+
+@dataclass
+class AnnotatorsExplorerResult:
+    """Everything one update of :class:`LogisticAnnotatorsExplorer` computed.
+
+    Attributes
+    ----------
+    settings : dict
+        Slider values and fixed settings (``slopes``, ``gamma``, ``missing``, ``seed``,
+        ``n_items``, ``coef``, ``intercept``, ``l2``).
+    X : ndarray of shape (n_items, 2)
+    labels : CrowdLabels
+    truth : ndarray of shape (n_items,)
+    grid : ndarray of shape (n_grid,)
+        Values of :math:`x_1` at which the curves are drawn (:math:`x_2 = 0`).
+    true_eta, estimated_eta : ndarray of shape (n_annotators, n_grid)
+        :math:`\\eta_t` on the grid, true and estimated by LogisticAnnotators.
+    ds_reliability : ndarray of shape (n_annotators,)
+        Dawid--Skene's one number per annotator,
+        :math:`\\sum_k \\pi_k M^{(t)}_{k,k}` (its probability of a correct label).
+    empirical_reliability : ndarray of shape (n_annotators,)
+        Fraction of each annotator's labels that are correct (NaN for an annotator
+        without labels).
+    mv_accuracy, ds_accuracy, la_accuracy, oracle_accuracy : float
+        Accuracy against the truth on all items: majority vote, Dawid--Skene,
+        LogisticAnnotators, and Bayes' rule with the true parameters (the ceiling).
+    la_coef, la_intercept, la_reliability_coef, la_reliability_intercept
+        LogisticAnnotators' fitted :math:`\\alpha, \\beta, w_t, \\gamma_t`.
+    la_flipped : bool
+        Whether LogisticAnnotators flipped its solution (see its Notes).
+    la_objective_history : ndarray
+        The penalised log-likelihood at every E-step (never decreases).
+    la_converged, ds_converged : bool
+    n_labels, n_unlabelled : int
+    fit_seconds, draw_seconds : float
+        Wall time of simulating and fitting, and of drawing and encoding the PNG.
+    update : int
+        Which update produced it (the explorer's ``n_updates`` then).
+    """
+
+    settings: dict
+    X: np.ndarray
+    labels: CrowdLabels
+    truth: np.ndarray
+    grid: np.ndarray
+    true_eta: np.ndarray
+    estimated_eta: np.ndarray
+    ds_reliability: np.ndarray
+    empirical_reliability: np.ndarray
+    mv_accuracy: float
+    ds_accuracy: float
+    la_accuracy: float
+    oracle_accuracy: float
+    la_coef: np.ndarray
+    la_intercept: float
+    la_reliability_coef: np.ndarray
+    la_reliability_intercept: np.ndarray
+    la_flipped: bool
+    la_objective_history: np.ndarray
+    la_converged: bool
+    ds_converged: bool
+    n_labels: int
+    n_unlabelled: int
+    fit_seconds: float = 0.0
+    draw_seconds: float = 0.0
+    update: int = 0
+
+    @property
+    def accuracies(self) -> dict:
+        """``{method: accuracy}`` in the order of the figure's bars."""
+        return {"majority vote": self.mv_accuracy, "Dawid-Skene": self.ds_accuracy,
+                "LogisticAnnotators": self.la_accuracy, "Bayes, true parameters":
+                self.oracle_accuracy}
+
+    @property
+    def eta_error(self) -> float:
+        """Mean absolute error of LogisticAnnotators' :math:`\\eta_t` on the grid."""
+        return float(np.mean(np.abs(self.estimated_eta - self.true_eta)))
+
+
+def _simulate_and_fit(settings: dict, grid: np.ndarray, max_iter: int, tol: float
+                      ) -> AnnotatorsExplorerResult:
+    """One update's computation (no drawing)."""
+    start = time.perf_counter()
+    slopes = np.asarray(settings["slopes"], dtype=float)
+    T = slopes.size
+    W = np.column_stack([slopes, np.zeros(T)])
+    gamma = np.full(T, settings["gamma"])
+    coef, intercept = np.asarray(settings["coef"], dtype=float), settings["intercept"]
+    seed = settings["seed"]
+    sim = simulate_logistic_annotators(settings["n_items"], coef, intercept, W, gamma,
+                                       missing=settings["missing"], random_state=seed)
+    crowd = sim.labels
+    if crowd.n_labels == 0:
+        raise ValueError("no label at all was drawn: lower the missing fraction")
+    mv = MajorityVote(unlabelled="uniform", random_state=seed).fit(crowd)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ds = DawidSkene(n_classes=2, max_iter=max_iter, tol=tol).fit(crowd)
+        la = LogisticAnnotators(l2=settings["l2"], max_iter=max_iter, tol=tol).fit(crowd, sim.X)
+    truth = sim.truth
+    oracle = bayes_posterior(sim.X, crowd, coef, intercept, W, gamma) > 0.5
+    G = np.column_stack([grid, np.zeros_like(grid)])
+    correct = crowd.label == truth[crowd.item]
+    n_per = np.bincount(crowd.expert, minlength=T)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        empirical = np.bincount(crowd.expert, weights=correct, minlength=T) / n_per
+    empirical[n_per == 0] = np.nan
+    return AnnotatorsExplorerResult(
+        settings=settings, X=sim.X, labels=crowd, truth=truth, grid=grid,
+        true_eta=expit(G @ W.T - gamma).T, estimated_eta=la.reliability(G).T,
+        ds_reliability=np.einsum("k,tkk->t", ds.class_prior_, ds.confusion_),
+        empirical_reliability=empirical,
+        mv_accuracy=float(np.mean(mv.labels_ == truth)),
+        ds_accuracy=float(np.mean(ds.predict() == truth)),
+        la_accuracy=float(np.mean(la.predict() == truth)),
+        oracle_accuracy=float(np.mean(oracle == truth)),
+        la_coef=la.coef_, la_intercept=la.intercept_,
+        la_reliability_coef=la.reliability_coef_,
+        la_reliability_intercept=la.reliability_intercept_, la_flipped=la.flipped_,
+        la_objective_history=la.log_likelihood_history_, la_converged=la.converged_,
+        ds_converged=ds.converged_, n_labels=crowd.n_labels,
+        n_unlabelled=int(crowd.unlabelled_items().size),
+        fit_seconds=time.perf_counter() - start)
+
+
+class _Drawing:
+    """The explorer's figure: one small panel per annotator and an accuracy panel.
+
+    Every artist is made once; :meth:`draw` only changes data, heights and texts.
+    """
+
+    def __init__(self, fig: Figure, n_annotators: int, grid: np.ndarray):
+        self.fig = fig
+        fig.set_layout_engine("none")
+        w, h = fig.get_size_inches()
+        m = _MARGINS
+        T = n_annotators
+        bottom, top = m["bottom"] / h, 1 - m["top"] / h
+        right_of_curves = w - m["right"] - m["bar_width"] - m["bar_gap"]
+        panel = (right_of_curves - m["left"] - (T - 1) * m["gap"]) / T
+        self.curve_axes = []
+        for t in range(T):
+            left = m["left"] + t * (panel + m["gap"])
+            ax = fig.add_axes((left / w, bottom, panel / w, top - bottom),
+                              sharey=self.curve_axes[0] if t else None)
+            self.curve_axes.append(ax)
+        self.bar_ax = fig.add_axes(((w - m["right"] - m["bar_width"]) / w, bottom,
+                                    m["bar_width"] / w, top - bottom))
+        self.true_lines, self.la_lines, self.ds_lines, self.titles = [], [], [], []
+        for t, ax in enumerate(self.curve_axes):
+            ax.axhline(0.5, color=COLORS["chance"], lw=0.6, alpha=0.6)
+            (true_line,) = ax.plot(grid, np.full_like(grid, np.nan), color=COLORS["truth"],
+                                   lw=1.6, ls="--", label="true η")
+            (la_line,) = ax.plot(grid, np.full_like(grid, np.nan), color=COLORS["la"], lw=2.2,
+                                 label="logistic annotators")
+            (ds_line,) = ax.plot(grid[[0, -1]], [np.nan, np.nan], color=COLORS["ds"], lw=1.6,
+                                 ls=(0, (1, 1.5)), label="Dawid–Skene (one number)")
+            self.true_lines.append(true_line)
+            self.la_lines.append(la_line)
+            self.ds_lines.append(ds_line)
+            ax.set_xlim(grid[0], grid[-1])
+            ax.set_ylim(0, 1)
+            ax.set_xticks([-2, 0, 2])
+            ax.set_xlabel("feature $x_1$", fontsize=8.5)
+            ax.tick_params(labelsize=7.5)
+            ax.spines[["top", "right"]].set_visible(False)
+            if t:
+                ax.tick_params(labelleft=False)
+            else:
+                ax.set_ylabel("P(label correct), $\\eta_t(x_1)$", fontsize=8.5)
+                ax.set_yticks(np.linspace(0, 1, 6))
+            self.titles.append(ax.set_title("", fontsize=8.5))
+        fig.legend(handles=[self.true_lines[0], self.la_lines[0], self.ds_lines[0]],
+                   loc="upper left", bbox_to_anchor=(m["left"] / w, 1 - 0.3 / h), ncols=3,
+                   fontsize=8, frameon=False, borderaxespad=0.0, handlelength=2.4)
+        fig.text(m["left"] / w, 1 - 0.12 / h, "Reliability of each annotator along $x_1$ "
+                 "(at $x_2 = 0$): estimates against the truth", fontsize=9.5,
+                 va="top", ha="left")
+
+        ax = self.bar_ax
+        colors = [COLORS["mv"], COLORS["ds"], COLORS["la"], COLORS["oracle"]]
+        self.bars = ax.bar(range(4), np.zeros(4), color=colors, width=0.66)
+        self.bars[3].set_hatch("//")
+        self.bars[3].set_edgecolor("white")
+        self.bar_texts = [ax.text(i, 0.0, "", ha="center", va="bottom", fontsize=8)
+                          for i in range(4)]
+        ax.axhline(0.5, color=COLORS["chance"], lw=0.6, alpha=0.6)
+        ax.set_xlim(-0.55, 3.55)
+        ax.set_ylim(0, 1.08)
+        ax.set_yticks(np.linspace(0, 1, 6))
+        ax.set_xticks(range(4), _METHODS, fontsize=7)
+        ax.set_ylabel("accuracy against the truth", fontsize=8.5)
+        ax.tick_params(axis="y", labelsize=7.5)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.spines["left"].set_bounds(0, 1)
+        ax.set_title("Accuracy of each method", fontsize=9.5, pad=14)
+        self.suptitle = fig.text(1 - m["right"] / w, 1 - 0.12 / h, "", fontsize=8,
+                                 va="top", ha="right", color="#333333")
+
+    def draw(self, r: AnnotatorsExplorerResult):
+        slopes = r.settings["slopes"]
+        for t, ax in enumerate(self.curve_axes):
+            self.true_lines[t].set_ydata(r.true_eta[t])
+            self.la_lines[t].set_ydata(r.estimated_eta[t])
+            self.ds_lines[t].set_ydata([r.ds_reliability[t]] * 2)
+            self.titles[t].set_text(f"annotator {t + 1}: slope "
+                                   + f"{slopes[t]:+.2g}".replace("-", "\u2212"))
+        for i, (bar, text, v) in enumerate(zip(self.bars, self.bar_texts,
+                                               r.accuracies.values())):
+            bar.set_height(v)
+            text.set_position((i, v + 0.012))
+            text.set_text(f"{v:.3f}")
+        s = r.settings
+        gamma = f"{s['gamma']:+.2g}".replace("-", "\u2212")
+        self.suptitle.set_text(f"{s['n_items']} items, γ = {gamma}, {s['missing']:.0%} missing, "
+                               f"seed {s['seed']}")
+
+
+class LogisticAnnotatorsExplorer:
+    """Sliders over a crowd whose reliability depends on the item; three methods refitted live.
+
+    Items have two standard-normal features :math:`x = (x_1, x_2)` and a hidden
+    truth with :math:`P(z = 1 \\mid x) = \\sigma(\\alpha^\\top x + \\beta)`.
+    Annotator :math:`t` is right with probability
+    :math:`\\eta_t(x) = \\sigma(w_{t1} x_1 - \\gamma)`: its reliability changes along
+    :math:`x_1` with slope :math:`w_{t1}` (one slider per annotator; negative
+    slopes make it reliable for small :math:`x_1`) around the base reliability
+    :math:`\\sigma(-\\gamma)` at :math:`x_1 = 0` (one slider, shared). On every
+    change the explorer draws a new crowd from the seed
+    (:func:`~crowdlearn.simulate_annotators.simulate_logistic_annotators`), fits
+    :class:`~crowdlearn.MajorityVote` (items without labels get a random guess),
+    :class:`~crowdlearn.DawidSkene` and :class:`~crowdlearn.LogisticAnnotators`,
+    and redraws its figure.
+
+    Parameters
+    ----------
+    n_annotators : int in [2, 6], default 4
+        Number of annotators (fixed for the explorer's life).
+    slopes : sequence of float in [-5, 5], optional
+        Starting slopes :math:`w_{t1}` (default :data:`DEFAULT_SLOPES`).
+    gamma : float in [-3, 3], default -0.5
+        Starting :math:`\\gamma` (base reliability :math:`\\sigma(-\\gamma)`).
+    missing : float in [0, 0.9], default 0
+        Probability that an (item, annotator) label is missing.
+    seed : int in [0, 99], default 0
+    n_items : int, default 600
+    coef : pair of float, default (2.0, -1.0)
+        The truth's :math:`\\alpha`.
+    intercept : float, default 0
+        The truth's :math:`\\beta`.
+    l2 : float, default 1.0
+        Ridge penalty of :class:`~crowdlearn.LogisticAnnotators`.
+    max_iter : int, default 200
+    tol : float, default 1e-6
+        Passed to both EM models.
+    figsize : (float, float), default (10.0, 3.6)
+    dpi : int, default 100
+
+    Attributes
+    ----------
+    widget : ipywidgets.VBox
+        Controls, a one-line summary and the figure; displaying the explorer displays it.
+    slope_sliders : list of ipywidgets.FloatSlider
+    gamma_slider, missing_slider : ipywidgets.FloatSlider
+    seed_slider : ipywidgets.IntSlider
+    figure : matplotlib.figure.Figure
+        The one figure, updated in place.
+    image : ipywidgets.Image
+        The figure as PNG.
+    summary : ipywidgets.HTML
+    last_result : AnnotatorsExplorerResult
+        Everything the last successful update computed.
+    n_updates : int
+        Number of recomputations so far (1 after construction).
+    last_error : str or None
+        Message of the last update that failed on a ``ValueError`` (the figure then
+        keeps its previous state), ``None`` after a successful update.
+
+    Examples
+    --------
+    >>> ex = LogisticAnnotatorsExplorer(n_items=300)
+    >>> ex.n_updates, ex.last_result.estimated_eta.shape
+    (1, (4, 121))
+    >>> ex.slope_sliders[3].value = 2.0          # callbacks run at once
+    >>> ex.n_updates, ex.last_result.settings["slopes"]
+    (2, [3.0, -3.0, 1.5, 2.0])
+    >>> ex.set(gamma=-1.0, missing=0.3)          # several sliders, one update
+    >>> ex.n_updates, ex.last_result.settings["missing"]
+    (3, 0.3)
+    >>> ex.close()
+    """
+
+    def __init__(self, *, n_annotators: int = 4, slopes=None, gamma: float = -0.5,
+                 missing: float = 0.0, seed: int = 0, n_items: int = 600,
+                 coef=(2.0, -1.0), intercept: float = 0.0, l2: float = 1.0,
+                 max_iter: int = 200, tol: float = 1e-6, figsize=(10.0, 3.6), dpi: int = 100):
+        check_scalar(n_annotators, "n_annotators", kind=numbers.Integral, low=2, high=6)
+        check_scalar(gamma, "gamma", low=-3.0, high=3.0)
+        check_scalar(missing, "missing", low=0.0, high=0.9)
+        check_scalar(seed, "seed", kind=numbers.Integral, low=0, high=99)
+        check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
+        check_scalar(intercept, "intercept")
+        check_scalar(l2, "l2", low=0.0)
+        check_scalar(dpi, "dpi", kind=numbers.Integral, low=20)
+        start = list(DEFAULT_SLOPES[:n_annotators])
+        if slopes is not None:
+            given = np.atleast_1d(np.asarray(slopes, dtype=float))
+            if given.ndim != 1 or given.size > n_annotators:
+                raise ValueError(f"slopes must hold at most n_annotators ({n_annotators}) "
+                                 f"numbers, got {slopes!r}")
+            if not np.all((given >= -5) & (given <= 5)):
+                raise ValueError(f"slopes must lie in [-5, 5], got {slopes!r}")
+            start[:given.size] = given.tolist()
+        coef = np.asarray(coef, dtype=float)
+        if coef.shape != (2,) or not np.isfinite(coef).all():
+            raise ValueError(f"coef must be two finite numbers, got {coef!r}")
+
+        self.n_annotators = int(n_annotators)
+        self.n_items = int(n_items)
+        self.coef = tuple(float(c) for c in coef)
+        self.intercept = float(intercept)
+        self.l2 = float(l2)
+        self.max_iter = max_iter
+        self.tol = tol
+        self.dpi = int(dpi)
+        self.grid = np.linspace(-3.0, 3.0, 121)
+        self.n_updates = 0
+        self.last_result: AnnotatorsExplorerResult | None = None
+        self.last_error: str | None = None
+        self._hold_depth = 0
+
+        common = dict(continuous_update=False, style={"description_width": "110px"},
+                      layout=widgets.Layout(width="320px"))
+        self.slope_sliders = [
+            widgets.FloatSlider(value=s, min=-5.0, max=5.0, step=0.25,
+                                description=f"annotator {t + 1}", readout_format="+.2f",
+                                **common)
+            for t, s in enumerate(start)]
+        self.gamma_slider = widgets.FloatSlider(value=gamma, min=-3.0, max=3.0, step=0.1,
+                                                description="γ (base σ(−γ))",
+                                                readout_format="+.1f", **common)
+        self.missing_slider = widgets.FloatSlider(value=missing, min=0.0, max=0.9, step=0.05,
+                                                  description="missing fraction",
+                                                  readout_format=".2f", **common)
+        self.seed_slider = widgets.IntSlider(value=seed, min=0, max=99, description="seed",
+                                             **common)
+
+        self.figure = Figure(figsize=tuple(figsize))
+        self._drawing = _Drawing(self.figure, self.n_annotators, self.grid)
+        width_px = int(round(figsize[0] * self.dpi))
+        self.image = widgets.Image(format="png",
+                                   layout=widgets.Layout(width="100%", max_width=f"{width_px}px"))
+        self.summary = widgets.HTML()
+        slope_box = widgets.VBox([widgets.HTML("<b>Slope of each annotator's reliability "
+                                               "along x₁</b>"),
+                                  *self.slope_sliders])
+        crowd_box = widgets.VBox([widgets.HTML("<b>Crowd</b>"), self.gamma_slider,
+                                  self.missing_slider, self.seed_slider])
+        self.widget = widgets.VBox([widgets.HBox([slope_box, crowd_box]), self.summary,
+                                    self.image])
+        for s in (*self.slope_sliders, self.gamma_slider, self.missing_slider,
+                  self.seed_slider):
+            s.observe(self._on_change, names="value")
+        self.update()
+
+    # -- state ------------------------------------------------------------------------------
+    @property
+    def slopes(self) -> np.ndarray:
+        """Current slopes :math:`w_{t1}`, shape ``(n_annotators,)``."""
+        return np.array([s.value for s in self.slope_sliders])
+
+    @property
+    def settings(self) -> dict:
+        """The current slider values and fixed settings."""
+        return {"slopes": self.slopes.tolist(), "gamma": float(self.gamma_slider.value),
+                "missing": float(self.missing_slider.value), "seed": int(self.seed_slider.value),
+                "n_items": self.n_items, "coef": list(self.coef), "intercept": self.intercept,
+                "l2": self.l2}
+
+    @contextlib.contextmanager
+    def hold(self):
+        """Change several sliders with a single recomputation at the end."""
+        self._hold_depth += 1
+        try:
+            yield self
+        finally:
+            self._hold_depth -= 1
+        if self._hold_depth == 0:
+            self.update()
+
+    def set(self, *, slopes=None, gamma=None, missing=None, seed=None):
+        """Set several sliders at once and recompute once.
+
+        Parameters
+        ----------
+        slopes : sequence of float, optional
+            New values of the first ``len(slopes)`` slope sliders.
+        gamma, missing, seed : optional
+            New slider values (ipywidgets clips them to the slider's range).
+        """
+        if slopes is not None and len(slopes) > self.n_annotators:
+            raise ValueError(f"{len(slopes)} slopes given but the explorer has "
+                             f"{self.n_annotators} annotators")
+        with self.hold():
+            if slopes is not None:
+                for s, v in zip(self.slope_sliders, slopes):
+                    s.value = float(v)
+            for slider, value in ((self.gamma_slider, gamma), (self.missing_slider, missing),
+                                  (self.seed_slider, seed)):
+                if value is not None:
+                    slider.value = value
+
+    # -- callbacks --------------------------------------------------------------------------
+    def _on_change(self, change):
+        self.update()
+
+    def update(self):
+        """Re-simulate, refit and redraw with the current slider values."""
+        if self._hold_depth:
+            return
+        try:
+            result = _simulate_and_fit(self.settings, self.grid, self.max_iter, self.tol)
+        except ValueError as exc:
+            self.last_error = str(exc)
+            self.summary.value = f"<span style='color:#D55E00'>Cannot fit: {exc}</span>"
+            return
+        self.last_error = None
+        self.n_updates += 1
+        result.update = self.n_updates
+        start = time.perf_counter()
+        self._drawing.draw(result)
+        buf = io.BytesIO()
+        self.figure.savefig(buf, format="png", dpi=self.dpi)
+        self.image.value = buf.getvalue()
+        result.draw_seconds = time.perf_counter() - start
+        self.last_result = result
+        self.summary.value = self._summary(result)
+
+    @staticmethod
+    def _summary(r: AnnotatorsExplorerResult) -> str:
+        unlabelled = (f"; {r.n_unlabelled} items got no label" if r.n_unlabelled else "")
+        flipped = " (solution flipped to agree with the vote)" if r.la_flipped else ""
+        return (f"Majority vote <b>{r.mv_accuracy:.3f}</b>, Dawid–Skene "
+                f"<b>{r.ds_accuracy:.3f}</b>, logistic annotators <b>{r.la_accuracy:.3f}</b>"
+                f"{flipped}, Bayes with the true parameters {r.oracle_accuracy:.3f}"
+                f" &nbsp;·&nbsp; {r.n_labels} labels{unlabelled}; mean |η error| "
+                f"{r.eta_error:.3f}; update {1000 * (r.fit_seconds + r.draw_seconds):.0f} ms")
+
+    # -- display ----------------------------------------------------------------------------
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def close(self):
+        """Close every widget of the explorer (with their layouts and styles) and clear
+        its figure."""
+        seen, stack = set(), [self.widget]
+        while stack:
+            w = stack.pop()
+            if id(w) in seen or not isinstance(w, widgets.Widget):
+                continue
+            seen.add(id(w))
+            stack.extend(getattr(w, "children", ()))
+            stack.extend(getattr(w, name, None) for name in ("layout", "style"))
+            w.close()
+        self.figure.clear()

@@ -6,6 +6,7 @@ import numbers
 from typing import NamedTuple
 
 import numpy as np
+from scipy import sparse
 from scipy.optimize import linear_sum_assignment
 
 from ._base import BaseEstimator, normalize_log
@@ -26,19 +27,81 @@ class DawidSkeneParams(NamedTuple):
 
 
 class _Data(NamedTuple):
-    """Training or prediction data, with the flat indices the E- and M-steps reuse."""
+    """Training or prediction data, with the label matrix the E- and M-steps reuse."""
 
     crowd: CrowdLabels
     X: np.ndarray | None
-    item_class: np.ndarray   # (n_labels * K,): item * K + k, for the E-step bincount
-    conf_index: np.ndarray   # (n_labels * K,): flat index of [expert, k, label] in confusion
+    votes: sparse.csr_array    # (n_items, n_experts * K + 1): see _flat_indices
+    votes_t: sparse.csc_array  # its transpose (a view), for the M-step
 
 
 def _flat_indices(crowd: CrowdLabels, K: int):
-    ks = np.arange(K)
-    item_class = (crowd.item[:, None] * K + ks).ravel()
-    conf_index = ((crowd.expert * (K * K) + crowd.label)[:, None] + ks * K).ravel()
-    return item_class, conf_index
+    """The labels as a sparse count matrix over flat ``(expert, label)`` indices, and its transpose.
+
+    ``votes[i, j * K + l]`` is how often expert ``j`` put item ``i`` in class
+    ``l``, and the extra last column is 1 for every item. Both EM steps are then
+    one sparse product, a single pass over the labels that touches only small
+    tables: the E-step's ``votes @ T``, with ``T[j * K + l, k] = log pi[j, k, l]``
+    and last row ``log phi``, sums each item's log-probabilities (and its log
+    prior); the M-step's ``votes.T @ q`` gives the expected counts of every
+    ``(expert, label, true class)`` and, in its last row, of every class.
+    """
+    n, n_labels, JK = crowd.n_items, crowd.n_labels, crowd.n_experts * K
+    nnz = n_labels + n
+    index = np.int32 if max(nnz, JK + 1) < np.iinfo(np.int32).max else np.int64
+    item, expert, label = crowd.item, crowd.expert, crowd.label
+    if n_labels and not (item[1:] >= item[:-1]).all():  # group the labels by item
+        order = np.argsort(item, kind="stable")
+        item, expert, label = item[order], expert[order], label[order]
+    # row i holds item i's labels in their given order, then the prior column JK
+    indptr = np.zeros(n + 1, dtype=index)
+    np.cumsum(np.bincount(item, minlength=n) + 1, out=indptr[1:])
+    indices = np.full(nnz, JK, dtype=index)
+    position = np.arange(n_labels, dtype=index)
+    position += item  # label t goes after the t labels and item_t prior entries before it
+    pair = expert.astype(index)
+    pair *= K
+    pair += label
+    indices[position] = pair
+    votes = sparse.csr_array((np.ones(nnz), indices, indptr), shape=(n, JK + 1))
+    return votes, votes.T
+
+
+def _softmax_rows_inplace(log_joint: np.ndarray, block_size: int = 1 << 17):
+    """Turn rows of log joint probabilities into posteriors, in place.
+
+    Returns ``(posterior, log_evidence)`` as :func:`normalize_log` does (row
+    maximum subtracted before exponentiating; rows that are ``-inf`` everywhere
+    give zeros and ``log_evidence = -inf``), but overwrites its input, works
+    column by column (several times faster than reductions along short rows)
+    and goes through the rows in blocks of about ``block_size`` numbers, which
+    stay in cache between the passes.
+    """
+    n, K = log_joint.shape
+    log_evidence = np.empty(n)
+    rows = max(1, block_size // K)
+    for start in range(0, n, rows):
+        block = log_joint[start:start + rows]
+        cols = [block[:, k] for k in range(K)]
+        m = cols[0].copy()
+        for col in cols[1:]:
+            np.maximum(m, col, out=m)
+        finite = np.isfinite(m).all()
+        if not finite:
+            m[~np.isfinite(m)] = 0.0
+        block -= m[:, None]
+        np.exp(block, out=block)
+        s = cols[0].copy()
+        for col in cols[1:]:
+            s += col
+        out = log_evidence[start:start + rows]
+        with np.errstate(divide="ignore"):
+            np.log(s, out=out)
+        out += m
+        if not finite:
+            s[~(s > 0)] = 1.0
+        block /= s[:, None]
+    return log_joint, log_evidence
 
 
 def _is_tuple_input(labels) -> bool:
@@ -100,7 +163,7 @@ class DawidSkene(BaseEstimator):
     posterior_ : ndarray of shape (n_items, n_classes)
         :math:`q_i(k) = P(y_i = k \mid \text{labels}, x_i)` under the fitted
         parameters (items with no label and no features get the class prior).
-    log_likelihood_history_ : ndarray of shape (n_iter_ + 1,)
+    log_likelihood_history_ : ndarray of shape (``n_iter_`` + 1,)
         The objective EM maximises, after every E-step of the best run: the
         log-posterior :math:`\ell(\Theta) + \alpha \sum \log(\text{parameters})`
         (up to the constant log-normalisers of the Dirichlet priors), which is
@@ -153,12 +216,17 @@ class DawidSkene(BaseEstimator):
         - \log Z_i,
 
     where :math:`\log Z_i` is the row's log-sum-exp and
-    :math:`\ell(\Theta) = \sum_i \log Z_i`. The sum over an item's labels is one
-    ``np.bincount`` over the label triples, so the cost grows with the number
-    of labels, not with items x experts.
+    :math:`\ell(\Theta) = \sum_i \log Z_i`. The labels are stored once per fit
+    as a sparse ``(n_items, n_experts * K + 1)`` count matrix :math:`V` over the
+    flat index ``expert * K + label`` (last column: 1 for every item), so the
+    sums over an item's labels and its log prior are one sparse product
+    :math:`V T` with the small table :math:`T_{jK+l,\,k} = \log\pi^{(j)}_{kl}`
+    (last row :math:`\log\phi_k`): the cost grows with the number of labels,
+    not with items x experts.
 
-    **M-step** (expected counts plus pseudo-counts; one ``np.bincount`` on the
-    flattened ``(expert, true class, label)`` index for the confusion counts):
+    **M-step** (expected counts plus pseudo-counts; the expected counts of every
+    ``(expert, label, true class)`` and of every class are the one product
+    :math:`V^\top q`):
 
     .. math::
 
@@ -288,17 +356,15 @@ class DawidSkene(BaseEstimator):
 
     # -- EM pieces -------------------------------------------------------------------------
     def _log_joint(self, data: _Data, params: DawidSkeneParams) -> np.ndarray:
-        """``log P(y_i = k, labels_i, x_i)``, shape ``(n_items, K)``."""
-        crowd, X = data.crowd, data.X
-        K = params.class_prior.shape[0]
-        n = crowd.n_items
+        """``log P(y_i = k, labels_i, x_i)``, shape ``(n_items, K)`` (a new array)."""
+        X = data.X
+        J, K, _ = params.confusion.shape
+        table = np.empty((J * K + 1, K))  # table[j * K + l, k] = log pi[j, k, l]; then log phi
         with np.errstate(divide="ignore"):
-            out = np.broadcast_to(np.log(params.class_prior), (n, K)).copy()
-            if crowd.n_labels:
-                log_conf = np.log(params.confusion).ravel()
-                # log P(label t | y = k) for every label t and class k, summed per item
-                out += np.bincount(data.item_class, weights=log_conf[data.conf_index],
-                                   minlength=n * K).reshape(n, K)
+            np.log(params.confusion.transpose(0, 2, 1), out=table[:-1].reshape(J, K, K))
+            np.log(params.class_prior, out=table[-1])
+        # one pass over the labels: each item's log prior plus its labels' log-probabilities
+        out = data.votes @ table
         if X is not None and params.feature_prob is not None:
             phi = params.feature_prob
             if ((phi > 0) & (phi < 1)).all():
@@ -318,19 +384,23 @@ class DawidSkene(BaseEstimator):
         return a * float(total)
 
     def _e_step(self, data: _Data, params: DawidSkeneParams):
-        q, log_evidence = normalize_log(self._log_joint(data, params))
+        q, log_evidence = _softmax_rows_inplace(self._log_joint(data, params))
         return q, float(log_evidence.sum()) + self._log_prior_term(params)
 
+    @staticmethod
+    def _expected_counts(data: _Data, q: np.ndarray):
+        """Expected counts ``(n_experts, K true, K label)`` and per class, in one pass."""
+        J, K = data.crowd.n_experts, q.shape[1]
+        counts = data.votes_t @ q  # (J * K + 1, K): [j * K + l, k], then the class counts
+        return counts[:-1].reshape(J, K, K).transpose(0, 2, 1), counts[-1]
+
     def _m_step(self, data: _Data, q: np.ndarray) -> DawidSkeneParams:
-        crowd, X = data.crowd, data.X
-        n, K = q.shape
-        J = crowd.n_experts
+        X = data.X
+        K = q.shape[1]
         a = float(self.alpha)
-        class_count = q.sum(axis=0)
+        counts, class_count = self._expected_counts(data, q)
         class_prior = (class_count + a) / (class_count.sum() + K * a)
-        # expected counts of (expert j, true class k, label l): one bincount over the labels
-        counts = np.bincount(data.conf_index, weights=q[crowd.item].ravel(),
-                             minlength=J * K * K).reshape(J, K, K) + a
+        counts = counts + a
         denom = counts.sum(axis=2, keepdims=True)
         empty = denom <= 0
         confusion = np.where(empty, 1.0 / K, counts / np.where(empty, 1.0, denom))
@@ -346,23 +416,28 @@ class DawidSkene(BaseEstimator):
     def _majority_start(data: _Data, K: int) -> np.ndarray:
         crowd, X = data.crowd, data.X
         n = crowd.n_items
-        counts = np.bincount(crowd.item * K + crowd.label,
-                             minlength=n * K).reshape(n, K).astype(float)
-        total = counts.sum(axis=1)
+        # the votes per item and class: one pass, summing over the experts
+        says = np.vstack([np.tile(np.eye(K), (crowd.n_experts, 1)), np.zeros((1, K))])
+        counts = data.votes @ says  # says[j * K + l, k] = 1{l = k}; the prior column counts 0
+        total = counts[:, 0].copy()
+        for k in range(1, K):
+            total += counts[:, k]
         voted = total > 0
+        if voted.all():
+            counts /= total[:, None]
+            return counts
         q = np.empty((n, K))
         q[voted] = counts[voted] / total[voted, None]
-        if not voted.all():
-            # items nobody labelled: the (Laplace-smoothed) vote frequencies, or a
-            # Naive Bayes posterior fitted on the voted items when there are features
-            w = q[voted]
-            prior0 = (w.sum(axis=0) + 1.0) / (w.shape[0] + K)
-            if X is None:
-                q[~voted] = prior0
-            else:
-                phi0 = (w.T @ X[voted] + 1.0) / (w.sum(axis=0)[:, None] + 2.0)
-                q[~voted], _ = normalize_log(np.log(prior0)
-                                             + bernoulli_log_likelihood(X[~voted], phi0))
+        # items nobody labelled: the (Laplace-smoothed) vote frequencies, or a
+        # Naive Bayes posterior fitted on the voted items when there are features
+        w = q[voted]
+        prior0 = (w.sum(axis=0) + 1.0) / (w.shape[0] + K)
+        if X is None:
+            q[~voted] = prior0
+        else:
+            phi0 = (w.T @ X[voted] + 1.0) / (w.sum(axis=0)[:, None] + 2.0)
+            q[~voted], _ = normalize_log(np.log(prior0)
+                                         + bernoulli_log_likelihood(X[~voted], phi0))
         return q
 
     @staticmethod
@@ -375,13 +450,10 @@ class DawidSkene(BaseEstimator):
         a permuted copy of the majority-vote run. This picks the permutation
         maximising the expected agreement with the votes (usually the identity).
         """
-        crowd = data.crowd
-        K = q.shape[1]
-        agreement = np.zeros((K, K))
-        for k in range(K):  # agreement[k, l]: expected votes for l of items in hidden class k
-            agreement[k] = np.bincount(crowd.label, weights=q[crowd.item, k], minlength=K)
+        # agreement[k, l]: expected votes for l of items in hidden class k
+        agreement = DawidSkene._expected_counts(data, q)[0].sum(axis=0)
         _, target = linear_sum_assignment(agreement, maximize=True)
-        if np.array_equal(target, np.arange(K)):
+        if np.array_equal(target, np.arange(q.shape[1])):
             return params, q
         inv = np.argsort(target)  # new class target[k] is old class k
         phi = None if params.feature_prob is None else params.feature_prob[inv]

@@ -1,0 +1,488 @@
+r"""Choosing models without true labels: the surrogate risk :math:`\hat S`.
+
+Izbicki and Stern (2013, section 2 and appendix B) score a classifier by how
+often it disagrees with the experts on held-out items. With :math:`z_i` the
+classifier's label of held-out item :math:`i`, :math:`Z_i` the (unknown) truth
+and :math:`Y_{ij}` the label expert :math:`j` gave it,
+
+.. math::
+
+    \hat R = \frac{1}{n'}\sum_{i=1}^{n'} 1\{z_i \ne Z_i\}, \qquad
+    \hat S = \frac{1}{n'}\sum_{i=1}^{n'} \frac{1}{|A_i|}\sum_{j \in A_i} 1\{z_i \ne Y_{ij}\},
+
+where :math:`A_i` are the experts who labelled item :math:`i` (all :math:`d` of them
+in the paper; items without any label are left out of :math:`\hat S`, and
+:math:`n'` counts the labelled items).
+
+**Lemma 1** (exact, for every sample). Since :math:`1\{z \ne Y\} = 1\{z \ne Z\}(1 -
+2\cdot 1\{Z \ne Y\}) + 1\{Z \ne Y\}` for binary labels (check the four cases),
+
+.. math::
+
+    \hat S = \frac{1}{n'}\sum_i (1 - 2\bar e_i)\, W_i + \frac{1}{n'}\sum_i \bar e_i,
+    \qquad W_i = 1\{z_i \ne Z_i\},\quad
+    \bar e_i = \frac{1}{|A_i|}\sum_{j \in A_i} 1\{Z_i \ne Y_{ij}\}
+
+(:func:`surrogate_decomposition`).
+
+**Expectation.** Let :math:`\epsilon_j = P(Y_j \ne Z)` and
+:math:`\bar\epsilon = \frac1d\sum_j\epsilon_j` (with missing labels, the average of
+:math:`\frac{1}{|A_i|}\sum_{j\in A_i}\epsilon_j` over items). Taking expectations,
+
+.. math::
+
+    E[\hat S] = (1 - 2\bar\epsilon)\, R + \bar\epsilon
+    - 2\,\overline{\operatorname{Cov}}(W_i, \bar e_i),
+
+so if the classifier's errors are uncorrelated with the experts' (the paper's
+Assumption 3; e.g. experts whose errors do not depend on the item, as in
+scenario (i) of its section 4.1), :math:`E[\hat S] = (1 - 2\bar\epsilon)R + \bar\epsilon`
+(:func:`expected_surrogate_risk`). When :math:`\bar\epsilon < \frac12` this is
+increasing in :math:`R`, so ranking models by :math:`\hat S` ranks them by risk.
+
+**Lemma 2, corrected.** If instead only the experts' errors are pairwise
+uncorrelated (Assumption 4), Cauchy--Schwarz bounds the covariance term:
+
+.. math::
+
+    \big|E[\hat S] - (1 - 2\bar\epsilon)R - \bar\epsilon\big|
+    \le \sqrt{R(1 - R)}\;\frac{\sqrt{\sum_j 4\epsilon_j(1 - \epsilon_j)}}{d}
+    \le \frac{1}{2\sqrt d}
+
+(:func:`surrogate_bias_bound`). The paper states the left side with
+:math:`+\bar\epsilon` (a sign slip) and its Theorem 2 with :math:`\frac{1}{4\sqrt d}`;
+but :math:`\operatorname{Var}(1 - 2\cdot 1\{Z \ne Y_j\}) = 4\epsilon_j(1-\epsilon_j)`
+can be 1, not :math:`\frac14`, and the bound :math:`\frac{1}{2\sqrt d}` is attained:
+with one expert (:math:`d = 1`) and a classifier that errs exactly when the expert
+does, :math:`W = 1\{Z \ne Y\}` and the gap is :math:`2\epsilon(1 - \epsilon)`, which
+exceeds :math:`\frac14` for :math:`\epsilon \in (0.15, 0.5)`.
+
+Model selection: :func:`select_by_surrogate` (any candidates) and
+:func:`select_penalty` (the penalty of :class:`~crowdlearn.sparse_experts.SparseExpertsEM`)
+fit on training items and score by :math:`\hat S` on held-out items (or
+held-out labels), once or by K-fold cross-validation.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+
+from ._validation import check_random_state, check_scalar
+from .labels import CrowdLabels
+from .logistic_annotators import _check_features
+from .sparse_experts import (SparseExpertsEM, _as_binary_labels, _read_labels,
+                             sparse_experts_path)
+
+__all__ = ["surrogate_risk", "true_risk", "surrogate_decomposition", "SurrogateDecomposition",
+           "expected_surrogate_risk", "surrogate_bias_bound", "select_by_surrogate",
+           "SelectionResult", "select_penalty", "PenaltySelection"]
+
+
+# -- the scores ----------------------------------------------------------------------------------
+def _binary_vector(values, name: str, n: int | None = None) -> np.ndarray:
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of 0/1 labels, got {values!r}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty")
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} contains NaN at position {int(np.flatnonzero(np.isnan(arr))[0])}")
+    bad = (arr != 0) & (arr != 1)
+    if bad.any():
+        raise ValueError(f"{name} must hold 0/1 labels, got {arr[bad][0]!r} at position "
+                         f"{int(np.flatnonzero(bad)[0])}")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} has {arr.shape[0]} entries, expected {n}")
+    return arr.astype(np.intp)
+
+
+def _labels_for(labels, n_items: int) -> CrowdLabels:
+    """Binary CrowdLabels over exactly ``n_items`` items."""
+    crowd = _as_binary_labels(labels)
+    if crowd.n_items != n_items:
+        if isinstance(labels, tuple) and crowd.n_items < n_items:
+            return CrowdLabels(crowd.item, crowd.expert, crowd.label, n_items, crowd.n_experts,
+                               2)
+        raise ValueError(f"labels describe {crowd.n_items} items but there are {n_items} "
+                         f"predictions")
+    return crowd
+
+
+def _item_weights(crowd: CrowdLabels, weighting: str):
+    """Weight of each label in S-hat and the number of scored items."""
+    if weighting not in ("item", "label"):
+        raise ValueError(f"weighting must be 'item' or 'label', got {weighting!r}")
+    per_item = crowd.labels_per_item()
+    n_scored = int((per_item > 0).sum())
+    if weighting == "item":
+        return 1.0 / (n_scored * per_item[crowd.item]), n_scored
+    return np.full(crowd.n_labels, 1.0 / crowd.n_labels), n_scored
+
+
+def surrogate_risk(predictions, labels, *, weighting: str = "item") -> float:
+    r"""The surrogate risk :math:`\hat S`: how often the predictions disagree with the experts.
+
+    Parameters
+    ----------
+    predictions : array-like of 0/1, shape (n_items,)
+        The classifier's labels :math:`z_i` of the held-out items.
+    labels : CrowdLabels, (item, expert, label) tuple or (n_items, n_experts) matrix
+        The experts' labels of the same items (``-1`` = missing in a matrix).
+    weighting : {"item", "label"}, default "item"
+        ``"item"``: average over the experts who labelled each item, then over the
+        labelled items -- :math:`\frac{1}{n'}\sum_i\frac{1}{|A_i|}\sum_{j\in A_i}
+        1\{z_i \ne Y_{ij}\}`, the paper's :math:`\hat S` when every expert labels every
+        item. ``"label"``: the fraction of all labels that disagree.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> surrogate_risk([0, 1], [[0, 1, 1], [1, 1, -1]])   # (2/3 + 0/2) / 2
+    0.3333333333333333
+    >>> surrogate_risk([0, 1], [[0, 1, 1], [1, 1, -1]], weighting="label")   # 2/5
+    0.4
+    """
+    pred = _binary_vector(predictions, "predictions")
+    crowd = _labels_for(labels, pred.shape[0])
+    w, _ = _item_weights(crowd, weighting)
+    return float(w @ (pred[crowd.item] != crowd.label))
+
+
+def true_risk(predictions, truth) -> float:
+    r"""The empirical risk :math:`\hat R = \frac{1}{n'}\sum_i 1\{z_i \ne Z_i\}` (needs the truth).
+
+    Examples
+    --------
+    >>> true_risk([0, 1, 1, 0], [0, 1, 0, 0])
+    0.25
+    """
+    pred = _binary_vector(predictions, "predictions")
+    truth = _binary_vector(truth, "truth", n=pred.shape[0])
+    return float(np.mean(pred != truth))
+
+
+class SurrogateDecomposition(NamedTuple):
+    """Lemma 1: ``surrogate == weighted_risk + expert_error`` (exactly)."""
+
+    surrogate: float      # S-hat
+    weighted_risk: float  # (1/n') sum_i (1 - 2 e_i) W_i
+    expert_error: float   # (1/n') sum_i e_i: the experts' mean error on these items
+    risk: float           # R-hat over the same (labelled) items
+
+
+def surrogate_decomposition(predictions, labels, truth, *,
+                            weighting: str = "item") -> SurrogateDecomposition:
+    r"""Split :math:`\hat S` as in Lemma 1 (needs the truth; for checking and teaching).
+
+    With :math:`W_i = 1\{z_i \ne Z_i\}` and :math:`\bar e_i` the weighted fraction of
+    item :math:`i`'s labels that are wrong,
+    :math:`\hat S = \sum_i \omega_i (1 - 2\bar e_i) W_i + \sum_i \omega_i \bar e_i`
+    with :math:`\omega_i = 1/n'` (``weighting="item"``) or :math:`|A_i|/N_{labels}`
+    (``"label"``).
+
+    Examples
+    --------
+    >>> dec = surrogate_decomposition([0, 1], [[0, 1, 1], [1, 1, -1]], [1, 1])
+    >>> dec.risk, dec.expert_error        # item 0 misclassified; item 0 has 1 wrong label of 3
+    (0.5, 0.16666666666666666)
+    >>> round(dec.weighted_risk + dec.expert_error, 12) == round(dec.surrogate, 12)
+    True
+    """
+    pred = _binary_vector(predictions, "predictions")
+    truth = _binary_vector(truth, "truth", n=pred.shape[0])
+    crowd = _labels_for(labels, pred.shape[0])
+    w, _ = _item_weights(crowd, weighting)
+    n = pred.shape[0]
+    omega = np.bincount(crowd.item, weights=w, minlength=n)          # weight of each item
+    wrong = (crowd.label != truth[crowd.item]).astype(float)
+    e_bar = np.bincount(crowd.item, weights=w * wrong, minlength=n)
+    e_bar = np.divide(e_bar, omega, out=np.zeros(n), where=omega > 0)
+    W = (pred != truth).astype(float)
+    s_hat = float(w @ (pred[crowd.item] != crowd.label))
+    return SurrogateDecomposition(s_hat, float(omega @ ((1 - 2 * e_bar) * W)),
+                                  float(omega @ e_bar), float(omega @ W))
+
+
+def _mean_error(error_rates, mask) -> tuple[np.ndarray, float]:
+    eps = np.asarray(error_rates, dtype=float)
+    if eps.ndim not in (1, 2) or eps.size == 0:
+        raise ValueError(f"error_rates must be (n_experts,) or (n_items, n_experts), got shape "
+                         f"{eps.shape}")
+    if not np.isfinite(eps).all() or (eps < 0).any() or (eps > 1).any():
+        raise ValueError("error_rates must hold probabilities in [0, 1]")
+    if mask is None:
+        return eps, float(eps.mean())
+    m = np.asarray(mask, dtype=bool)
+    if m.ndim != 2 or (eps.ndim == 2 and m.shape != eps.shape) or m.shape[1] != eps.shape[-1]:
+        raise ValueError(f"mask must have shape (n_items, {eps.shape[-1]}), got {m.shape}")
+    full = np.broadcast_to(eps, m.shape)
+    counts = m.sum(axis=1)
+    keep = counts > 0
+    if not keep.any():
+        raise ValueError("mask marks no label at all")
+    per_item = (full * m).sum(axis=1)[keep] / counts[keep]
+    return eps, float(per_item.mean())
+
+
+def expected_surrogate_risk(risk, error_rates, *, mask=None) -> float:
+    r""":math:`E[\hat S] = (1 - 2\bar\epsilon)R + \bar\epsilon` when classifier and expert
+    errors are uncorrelated (Assumption 3).
+
+    Parameters
+    ----------
+    risk : float
+        The classifier's risk :math:`R` (or :math:`\hat R` on the scored items).
+    error_rates : array-like, shape (n_experts,) or (n_items, n_experts)
+        :math:`\epsilon_j = P(Y_j \ne Z)`, per expert or per item and expert.
+    mask : array-like of bool, shape (n_items, n_experts), optional
+        Which labels exist; :math:`\bar\epsilon` is then the mean over labelled items
+        of the mean error of the experts who labelled them.
+
+    Examples
+    --------
+    >>> expected_surrogate_risk(0.2, [0.5, 0.15, 0.47])   # eps_bar = 0.3733...
+    0.42400000000000004
+    """
+    check_scalar(float(risk) if np.ndim(risk) == 0 else risk, "risk", low=0.0, high=1.0)
+    _, eps_bar = _mean_error(error_rates, mask)
+    return float((1 - 2 * eps_bar) * risk + eps_bar)
+
+
+def surrogate_bias_bound(risk, error_rates) -> float:
+    r"""Lemma 2, corrected: a bound on :math:`|E[\hat S] - (1 - 2\bar\epsilon)R - \bar\epsilon|`
+    when the experts' errors are pairwise uncorrelated (Assumption 4).
+
+    .. math:: \sqrt{R(1-R)}\,\frac{\sqrt{\sum_j 4\epsilon_j(1-\epsilon_j)}}{d}
+              \;\le\; \frac{1}{2\sqrt d}.
+
+    Examples
+    --------
+    >>> surrogate_bias_bound(0.5, [0.5])    # d = 1: the worst case, 1 / (2 sqrt(1))
+    0.5
+    """
+    check_scalar(float(risk), "risk", low=0.0, high=1.0)
+    eps = np.asarray(error_rates, dtype=float)
+    if eps.ndim != 1 or eps.size == 0 or not np.isfinite(eps).all() or (eps < 0).any() \
+            or (eps > 1).any():
+        raise ValueError("error_rates must be a non-empty 1-D array of probabilities")
+    d = eps.size
+    return float(np.sqrt(risk * (1 - risk)) * np.sqrt(np.sum(4 * eps * (1 - eps))) / d)
+
+
+# -- splitting -----------------------------------------------------------------------------------
+def _restrict_items(crowd: CrowdLabels, items: np.ndarray) -> CrowdLabels:
+    """The labels of ``items`` (sorted indices), re-indexed 0..len(items)-1."""
+    pos = np.full(crowd.n_items, -1, dtype=np.intp)
+    pos[items] = np.arange(items.size)
+    keep = pos[crowd.item] >= 0
+    return CrowdLabels(pos[crowd.item[keep]], crowd.expert[keep], crowd.label[keep],
+                       int(items.size), crowd.n_experts, 2)
+
+
+class _Split(NamedTuple):
+    train_labels: CrowdLabels
+    X_train: np.ndarray
+    test_labels: CrowdLabels
+    X_test: np.ndarray
+    n_train_items: int  # labelled items in the training part
+
+
+def _splits(crowd: CrowdLabels, X: np.ndarray, *, holdout, cv, split, rng) -> list[_Split]:
+    if split not in ("items", "labels"):
+        raise ValueError(f"split must be 'items' or 'labels', got {split!r}")
+    if cv is None:
+        check_scalar(holdout, "holdout", low=0.0, high=1.0, low_inclusive=False,
+                     high_inclusive=False)
+    else:
+        check_scalar(cv, "cv", kind=numbers.Integral, low=2)
+    labelled_items = np.flatnonzero(crowd.labels_per_item() > 0)
+    units = labelled_items.size if split == "items" else crowd.n_labels
+    perm = rng.permutation(units)
+    if cv is None:
+        n_test = int(round(holdout * units))
+        if n_test < 1 or n_test >= units:
+            raise ValueError(f"holdout={holdout} leaves no {split[:-1]} for training or testing "
+                             f"({units} {split})")
+        folds = [perm[:n_test]]
+    else:
+        if cv > units:
+            raise ValueError(f"cv={cv} folds but only {units} {split}")
+        folds = np.array_split(perm, cv)
+    out = []
+    for fold in folds:
+        if split == "items":
+            test_items = np.sort(labelled_items[fold])
+            train_mask = np.ones(crowd.n_items, dtype=bool)
+            train_mask[test_items] = False
+            train_items = np.flatnonzero(train_mask)
+            train = _restrict_items(crowd, train_items)
+            test = _restrict_items(crowd, test_items)
+            out.append(_Split(train, X[train_items], test, X[test_items],
+                              int((train.labels_per_item() > 0).sum())))
+        else:
+            test_mask = np.zeros(crowd.n_labels, dtype=bool)
+            test_mask[fold] = True
+            train = crowd.subset(~test_mask)
+            test = crowd.subset(test_mask)
+            out.append(_Split(train, X, test, X, int((train.labels_per_item() > 0).sum())))
+    return out
+
+
+def _make(candidate):
+    """A fresh, unfitted copy of a candidate (an estimator or a factory)."""
+    if hasattr(candidate, "fit") and hasattr(candidate, "get_params"):
+        return type(candidate)(**candidate.get_params())
+    if callable(candidate):
+        model = candidate()
+        if not hasattr(model, "fit"):
+            raise ValueError(f"the factory {candidate!r} did not return an estimator")
+        return model
+    raise ValueError(f"a candidate must be an estimator with fit/predict/get_params or a "
+                     f"factory returning one, got {candidate!r}")
+
+
+def _score(model, split: _Split, weighting: str) -> float:
+    pred = np.asarray(model.predict(split.X_test))
+    return surrogate_risk(pred, split.test_labels, weighting=weighting)
+
+
+# -- selection -----------------------------------------------------------------------------------
+class SelectionResult(NamedTuple):
+    """What :func:`select_by_surrogate` returns."""
+
+    scores: dict       # name -> mean S-hat over folds
+    fold_scores: dict  # name -> ndarray (n_folds,)
+    best: str          # the name with the lowest S-hat
+    model: object      # the best candidate refitted on all the data (None if refit=False)
+
+
+def select_by_surrogate(candidates: dict, labels, X, *, holdout: float = 0.3, cv=None,
+                        split: str = "items", weighting: str = "item", refit: bool = True,
+                        random_state=None) -> SelectionResult:
+    r"""Pick, among candidate models, the one with the lowest surrogate risk :math:`\hat S`.
+
+    Every candidate is fitted on the training part (``fit(labels, X)``) and scored by
+    :math:`\hat S` of ``predict(X_test)`` -- the classifier from the features alone --
+    against the experts' held-out labels.
+
+    Parameters
+    ----------
+    candidates : dict of name -> estimator or factory
+        Estimators with ``fit(labels, X)``, ``predict(X)`` and ``get_params()`` (a fresh
+        copy is fitted for every split), or functions returning one; e.g.
+        ``{"EM": SparseExpertsEM(lam=0), "EM-Sparse": SparseExpertsEM(lam=20),
+        "Majority": MajorityVoteLogistic(lam=5)}``.
+    labels, X
+        The crowd's labels and the items' features.
+    holdout : float, default 0.3
+        Fraction held out for scoring (one split), when ``cv`` is None.
+    cv : int, optional
+        K-fold cross-validation instead: every fold is held out once, the score is
+        the mean over folds.
+    split : {"items", "labels"}, default "items"
+        Hold out items (all their labels; the paper's protocol) or individual labels
+        (the model is then scored on items whose other labels it was trained on).
+    weighting : {"item", "label"}
+        As in :func:`surrogate_risk`.
+    refit : bool, default True
+        Refit the winner on all the data.
+    random_state : None, int or Generator
+        For the split.
+
+    Returns
+    -------
+    SelectionResult
+    """
+    if not isinstance(candidates, dict) or not candidates:
+        raise ValueError("candidates must be a non-empty dict of name -> estimator")
+    X = _check_features(X)
+    crowd = _read_labels(labels, X)
+    rng = check_random_state(random_state)
+    splits = _splits(crowd, X, holdout=holdout, cv=cv, split=split, rng=rng)
+    fold_scores = {}
+    for name, cand in candidates.items():
+        fold_scores[name] = np.array([_score(_make(cand).fit(s.train_labels, s.X_train), s,
+                                             weighting) for s in splits])
+    scores = {name: float(v.mean()) for name, v in fold_scores.items()}
+    best = min(scores, key=scores.get)
+    model = _make(candidates[best]).fit(crowd, X) if refit else None
+    return SelectionResult(scores, fold_scores, best, model)
+
+
+class PenaltySelection(NamedTuple):
+    """What :func:`select_penalty` returns. ``scores[t]`` belongs to ``lambdas[t]``."""
+
+    lambdas: np.ndarray      # (L,), decreasing, as applied to the training parts
+    scores: np.ndarray       # (L,): mean S-hat over folds
+    fold_scores: np.ndarray  # (n_folds, L)
+    best_index: int
+    best_lambda: float       # lambdas[best_index]
+    refit_lambda: float      # the penalty used for the refit on all the data
+    model: object            # SparseExpertsEM refitted on all the data (None if refit=False)
+
+
+def select_penalty(labels, X, lambdas=None, *, holdout: float = 0.3, cv=None,
+                   split: str = "items", weighting: str = "item", refit: bool = True,
+                   n_lambdas: int = 20, lambda_min_ratio: float = 1e-2, progress=None,
+                   model_params: dict | None = None, random_state=None) -> PenaltySelection:
+    r"""Choose the penalty :math:`\lambda` of :class:`~crowdlearn.sparse_experts.SparseExpertsEM`
+    by the surrogate risk :math:`\hat S`, without true labels.
+
+    On each training part the whole penalty path is fitted with warm starts
+    (:func:`~crowdlearn.sparse_experts.sparse_experts_path`) and every fit is scored by
+    :math:`\hat S` on the held-out part; the :math:`\lambda` with the lowest mean score wins.
+
+    Parameters
+    ----------
+    labels, X
+    lambdas : array-like, optional
+        Penalties to try (default: ``n_lambdas`` values from :math:`\lambda_{\max}` of
+        the first training part down to ``lambda_min_ratio`` times it, used for all folds).
+    holdout, cv, split, weighting, random_state
+        As in :func:`select_by_surrogate`.
+    refit : bool, default True
+        Refit on all the data. The penalty multiplies a *sum* over items, so the
+        refit uses :math:`\lambda^* \cdot n_{\text{all}}/n_{\text{train}}` (labelled
+        items), the same penalty per item (``refit_lambda``).
+    n_lambdas, lambda_min_ratio, progress
+        As in :func:`~crowdlearn.sparse_experts.sparse_experts_path`.
+    model_params : dict, optional
+        Other parameters of :class:`SparseExpertsEM`.
+
+    Returns
+    -------
+    PenaltySelection
+    """
+    X = _check_features(X)
+    crowd = _read_labels(labels, X)
+    rng = check_random_state(random_state)
+    splits = _splits(crowd, X, holdout=holdout, cv=cv, split=split, rng=rng)
+    model_params = dict(model_params or {})
+    rows = []
+    for s in splits:
+        path = sparse_experts_path(s.train_labels, s.X_train, lambdas, n_lambdas=n_lambdas,
+                                   lambda_min_ratio=lambda_min_ratio, progress=progress,
+                                   model_params=model_params)
+        lambdas = path.lambdas  # later folds use the same grid
+        rows.append([_score(m, s, weighting) for m in path.models])
+    fold_scores = np.array(rows)
+    scores = fold_scores.mean(axis=0)
+    best = int(np.argmin(scores))
+    best_lambda = float(lambdas[best])
+    n_labelled = int((crowd.labels_per_item() > 0).sum())
+    n_train = float(np.mean([s.n_train_items for s in splits]))
+    refit_lambda = best_lambda * n_labelled / n_train
+    model = None
+    if refit:
+        model = SparseExpertsEM(lam=refit_lambda, **model_params).fit(crowd, X)
+    return PenaltySelection(np.asarray(lambdas), scores, fold_scores, best, best_lambda,
+                            refit_lambda, model)

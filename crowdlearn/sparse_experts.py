@@ -1,0 +1,793 @@
+r"""Many experts with a shared, sparse reliability model: L1-penalised MAP-EM.
+
+The model of Izbicki and Stern (2013, section 3): a logistic classifier for the
+hidden truth, and experts who err with a probability that depends on the item
+through an expert-specific intercept :math:`\alpha_k` and coefficients
+:math:`\gamma` shared by all experts. An L1 penalty on :math:`\beta` and
+:math:`\gamma` makes the fit sparse; EM's M-step is then two weighted
+L1-penalised logistic regressions (:mod:`crowdlearn._l1_logistic`).
+
+* :class:`SparseExpertsEM` -- the estimator.
+* :func:`sparse_experts_path` (or :meth:`SparseExpertsEM.path`) -- a decreasing
+  sequence of penalties with warm starts.
+* :func:`sparse_experts_lambda_max` -- the smallest penalty giving
+  :math:`\beta = \gamma = 0`.
+* :class:`MajorityVoteLogistic` -- the paper's "Majority" competitor: an
+  L1-penalised logistic regression on the majority-vote labels.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+from scipy.special import expit, log_expit
+
+from ._base import BaseEstimator, normalize_log
+from ._l1_logistic import fit_l1_logistic, l1_logistic_lambda_max
+from ._progress import ProgressBar
+from ._validation import _describe_positions, check_random_state, check_scalar
+from .em import fit_em
+from .exceptions import ConvergenceWarning
+from .labels import CrowdLabels, as_crowd_labels
+from .logistic_annotators import _check_features, _disagrees_with_vote, _soft_vote
+
+__all__ = ["SparseExpertsEM", "SparseExpertsParams", "SparseExpertsPath",
+           "sparse_experts_path", "sparse_experts_lambda_max", "MajorityVoteLogistic"]
+
+
+class SparseExpertsParams(NamedTuple):
+    r"""The parameters EM iterates on (what a callback sees as ``state.params``).
+
+    :math:`P(z = 1 \mid x) = \sigma(\beta_0 + \beta^\top x)` and expert :math:`k` is
+    right with probability :math:`\sigma(\alpha_k + \gamma^\top x)`.
+    """
+
+    coef: np.ndarray              # beta, (d,)
+    intercept: float              # beta_0
+    expert_intercept: np.ndarray  # alpha, (n_experts,)
+    reliability_coef: np.ndarray  # gamma, (d,)
+
+    def flipped(self) -> "SparseExpertsParams":
+        r"""The mirror-image parameters :math:`-\theta`: the hidden class renamed
+        :math:`z \to 1 - z`, every expert right exactly where it was wrong. Same
+        likelihood, same penalty."""
+        return SparseExpertsParams(-self.coef, -self.intercept, -self.expert_intercept,
+                                   -self.reliability_coef)
+
+    def penalty(self, lam: float, lam_reliability: float) -> float:
+        r""":math:`\lambda\lVert\beta\rVert_1 + \lambda_\gamma\lVert\gamma\rVert_1`."""
+        return float(lam * np.abs(self.coef).sum()
+                     + lam_reliability * np.abs(self.reliability_coef).sum())
+
+
+class _Data(NamedTuple):
+    crowd: CrowdLabels
+    X: np.ndarray     # (n_items, d)
+    sign: np.ndarray  # (n_labels,): +1 for label 1, -1 for label 0
+
+
+def _as_binary_labels(labels) -> CrowdLabels:
+    """Any accepted label form as binary CrowdLabels (``n_classes == 2`` even if every
+    label is 0), with a clear error for other labels."""
+    if labels is None:
+        raise ValueError("labels is None: pass a CrowdLabels, an (item, expert, label) tuple "
+                         "or an (n_items, n_experts) matrix with -1 for missing")
+    if isinstance(labels, CrowdLabels):
+        crowd = labels
+    else:
+        try:
+            crowd = as_crowd_labels(labels, n_classes=2)
+        except ValueError as exc:
+            if "label has values out of range" in str(exc):
+                raise ValueError(f"labels must be binary (0 or 1); {exc}") from None
+            raise
+    if crowd.n_labels == 0:
+        raise ValueError("labels holds no label at all")
+    if crowd.label.max() > 1 or crowd.n_classes > 2:
+        bad = crowd.label > 1
+        if bad.any():
+            raise ValueError(f"labels must be binary (0 or 1), got label "
+                             f"{int(crowd.label[bad][0])} at label position(s) "
+                             f"{_describe_positions(bad)}")
+        raise ValueError(f"labels must be binary, got n_classes={crowd.n_classes}")
+    return CrowdLabels(crowd.item, crowd.expert, crowd.label, crowd.n_items, crowd.n_experts,
+                       2, crowd.item_ids, crowd.expert_ids, crowd.class_ids)
+
+
+def _read_labels(labels, X: np.ndarray, n_experts: int | None = None) -> CrowdLabels:
+    """Binary CrowdLabels whose items are the rows of ``X``, with clear errors."""
+    crowd = _as_binary_labels(labels)
+    if n_experts is not None and crowd.expert.max() >= n_experts:
+        raise ValueError(f"unknown expert {int(crowd.expert.max())}: the model was fitted on "
+                         f"{n_experts} experts (indices 0 to {n_experts - 1})")
+    if n_experts is not None and crowd.n_experts > n_experts:
+        raise ValueError(f"unknown experts: the labels come from {crowd.n_experts} experts but "
+                         f"the model was fitted on {n_experts}")
+    n_items = crowd.n_items
+    if X.shape[0] != n_items:
+        if isinstance(labels, tuple) and X.shape[0] > n_items:
+            n_items = X.shape[0]  # items beyond the largest index simply have no label
+        else:
+            raise ValueError(f"X has {X.shape[0]} rows but the labels describe {n_items} items")
+    K = crowd.n_experts if n_experts is None else n_experts
+    return CrowdLabels(crowd.item, crowd.expert, crowd.label, n_items, K, 2,
+                       crowd.item_ids, crowd.expert_ids, crowd.class_ids)
+
+
+def _log_joint(data: _Data, p: SparseExpertsParams) -> np.ndarray:
+    """``log p(z_i = z, labels_i | x_i)`` for ``z = 0, 1``, shape ``(n_items, 2)``."""
+    crowd = data.crowd
+    n = crowd.n_items
+    a = data.X @ p.coef + p.intercept
+    eta = p.expert_intercept[crowd.expert] + (data.X @ p.reliability_coef)[crowd.item]
+    se = data.sign * eta
+    out = np.empty((n, 2))
+    out[:, 0] = log_expit(-a) + np.bincount(crowd.item, weights=log_expit(-se), minlength=n)
+    out[:, 1] = log_expit(a) + np.bincount(crowd.item, weights=log_expit(se), minlength=n)
+    return out
+
+
+def _right_targets(crowd: CrowdLabels, mu: np.ndarray) -> np.ndarray:
+    """c_ik = P(expert k was right | labels): mu_i if y_ik = 1, 1 - mu_i if y_ik = 0."""
+    return np.where(crowd.label == 1, mu[crowd.item], 1.0 - mu[crowd.item])
+
+
+class SparseExpertsEM(BaseEstimator):
+    r"""A sparse logistic classifier learnt from experts whose reliability depends on the item.
+
+    Each item :math:`i` has features :math:`x_i \in \mathbb{R}^d` and a hidden
+    truth :math:`z_i \in \{0, 1\}`; expert :math:`k` labels it :math:`y_{ik}`:
+
+    .. math::
+
+        P(z_i = 1 \mid x_i) = \sigma(\beta_0 + \beta^\top x_i), \qquad
+        P(y_{ik} \ne z_i \mid z_i, x_i) = \frac{1}{1 + e^{\alpha_k + \gamma^\top x_i}}
+        = \sigma(-\eta_{ik}), \quad \eta_{ik} = \alpha_k + \gamma^\top x_i,
+
+    labels independent given :math:`(z_i, x_i)`. The intercept :math:`\alpha_k`
+    is the expert's own (higher is better); :math:`\gamma` says how each feature
+    makes items easier or harder for *all* experts. Each item may be labelled by
+    any subset :math:`A_i` of the experts (or none). The fit maximises the
+    penalised log-likelihood (a MAP estimate under Laplace priors)
+
+    .. math::
+
+        F(\theta) = \ell(\theta) - \lambda\lVert\beta\rVert_1
+        - \lambda_\gamma\lVert\gamma\rVert_1,
+
+    with :math:`\lambda_\gamma = \lambda` unless ``lam_reliability`` is given;
+    :math:`\beta_0` and :math:`\alpha` are not penalised.
+
+    Parameters
+    ----------
+    lam : float, default 1.0
+        :math:`\lambda \ge 0`, the L1 penalty on :math:`\beta` (and on :math:`\gamma`
+        unless ``lam_reliability`` is set). It acts on the summed log-likelihood,
+        so its scale grows with the number of items; it depends on the scale of
+        the features: standardise them. ``lam=0`` is plain maximum likelihood.
+    lam_reliability : float, optional
+        A separate penalty :math:`\lambda_\gamma` on :math:`\gamma` (the paper uses
+        one penalty for both and suggests two as an improvement).
+    init : "vote", array-like of shape (n_items,) or SparseExpertsParams, default "vote"
+        Start of run 0: an M-step on the soft majority vote :math:`P(z_i = 1)`
+        (items without labels at 0.5), on given starting probabilities, or the
+        given parameters (a warm start, as used along a penalty path; run 1, if
+        any, then starts from the majority vote).
+    n_init : int, default 1
+        Number of EM runs. The other runs start as in the paper (section 4):
+        :math:`\beta_0, \beta` Gaussian around the vote start (the L1 logistic
+        regression on the soft vote), :math:`\alpha, \gamma` Gaussian around zero,
+        all with standard deviation ``init_scale``. The best penalised objective wins.
+    init_scale : float, default 1.0
+        Standard deviation of the random starts.
+    max_iter : int, default 200
+        At most this many M-steps per run.
+    tol : float, default 1e-7
+        A run stops when :math:`F` rises by at most ``tol * max(1, |F|)``.
+    m_step_tol : float, default 1e-9
+        KKT tolerance of each M-step's L1 logistic regression (relative to its
+        total weight, see :func:`crowdlearn._l1_logistic.fit_l1_logistic`).
+    m_step_max_iter : int, default 50
+        Proximal Newton iterations per M-step problem.
+    random_state : None, int or numpy Generator
+        Seed for the random restarts.
+    callback : callable, optional
+        Called with an :class:`~crowdlearn.em.EMState` after every E-step; its
+        ``params`` is a :class:`SparseExpertsParams`. Returning ``True`` stops the run.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        :math:`\beta`.
+    intercept_ : float
+        :math:`\beta_0`.
+    expert_intercept_ : ndarray of shape (n_experts,)
+        :math:`\alpha`.
+    reliability_coef_ : ndarray of shape (n_features,)
+        :math:`\gamma`.
+    posterior_ : ndarray of shape (n_items, 2)
+        :math:`P(z_i = k \mid x_i, \text{labels}_i)` for the training items.
+    objective_history_ : ndarray of shape (n_iter_ + 1,)
+        The *penalised* objective :math:`F` after every E-step of the best run
+        (never decreases).
+    log_likelihood_history_ : ndarray of shape (``n_iter_`` + 1,)
+        The same array as ``objective_history_`` (the name the other models use;
+        here it holds the penalised log-likelihood :math:`F`, not :math:`\ell`).
+    objective_ : float
+        :math:`F` at the fitted parameters (the last entry of the history).
+    log_likelihood_ : float
+        :math:`\ell`, the observed-data log-likelihood without the penalty.
+    all_objectives_ : ndarray of shape (n_init,)
+        Final :math:`F` of every run.
+    n_iter_ : int
+    converged_ : bool
+    flipped_ : bool
+        Whether the best run ended in the mirror image and was flipped (see Notes).
+    n_items_, n_experts_, n_features_in_ : int
+
+    Notes
+    -----
+    Write :math:`a_i = \beta_0 + \beta^\top x_i`, :math:`\eta_{ik} = \alpha_k +
+    \gamma^\top x_i` and :math:`s_{ik} = 2y_{ik} - 1`. Given :math:`z_i = 1` the
+    expert is right iff :math:`y_{ik} = 1`, so :math:`P(y_{ik} \mid z_i = 1, x_i)
+    = \sigma(s_{ik}\eta_{ik})`; given :math:`z_i = 0`, :math:`\sigma(-s_{ik}\eta_{ik})`.
+
+    **Objective.**
+
+    .. math::
+
+        \ell(\theta) = \sum_i \log\Big[\sigma(a_i)\prod_{k \in A_i}\sigma(s_{ik}\eta_{ik})
+        + \sigma(-a_i)\prod_{k \in A_i}\sigma(-s_{ik}\eta_{ik})\Big].
+
+    **E-step**, in log space. Since :math:`\log\sigma(v) - \log\sigma(-v) = v`, the
+    posterior :math:`\tilde\mu_i = P(z_i = 1 \mid x_i, y_i)` has log-odds
+
+    .. math:: \operatorname{logit}\tilde\mu_i = a_i + \sum_{k \in A_i} s_{ik}\eta_{ik}.
+
+    **M-step.** With :math:`d_{ik} = 1\{y_{ik} = z_i\} = 1 - z_i - y_{ik} + 2 z_i y_{ik}`
+    (linear in :math:`z_i`), the complete-data log-likelihood is
+    :math:`\sum_i [z_i\log\sigma(a_i) + (1 - z_i)\log\sigma(-a_i)] + \sum_i\sum_{k\in A_i}
+    [d_{ik}\log\sigma(\eta_{ik}) + (1 - d_{ik})\log\sigma(-\eta_{ik})]`. Its
+    expectation replaces :math:`z_i` by :math:`\tilde\mu_i` and :math:`d_{ik}` by
+    :math:`c_{ik} = E[d_{ik}] = \tilde\mu_i` if :math:`y_{ik} = 1`, :math:`1 - \tilde\mu_i`
+    if :math:`y_{ik} = 0` (the posterior probability that the expert was right).
+    Minus the penalty it separates into two concave problems:
+
+    (a) :math:`\max_{\beta_0, \beta} \sum_i [\tilde\mu_i \log\sigma(a_i) + (1 - \tilde\mu_i)
+        \log\sigma(-a_i)] - \lambda\lVert\beta\rVert_1`: an L1 logistic regression with
+        soft targets :math:`\tilde\mu_i` (equivalently, each item twice, with response 1
+        and weight :math:`\tilde\mu_i` and response 0 and weight :math:`1-\tilde\mu_i`);
+
+    (b) :math:`\max_{\alpha, \gamma} \sum_i\sum_{k \in A_i} [c_{ik}\log\sigma(\eta_{ik}) +
+        (1 - c_{ik})\log\sigma(-\eta_{ik})] - \lambda_\gamma\lVert\gamma\rVert_1`: one L1
+        logistic regression over all labels, with soft target "expert right"
+        :math:`c_{ik}` and design row :math:`[e_k^\top \mid x_i^\top]` (a one-hot
+        indicator of the expert, whose coefficients :math:`\alpha` are not penalised,
+        next to the item's features, whose coefficients :math:`\gamma` are).
+
+    Both are solved by :func:`~crowdlearn._l1_logistic.fit_l1_logistic` from the
+    current parameters, accepting only steps that raise them, so
+    :math:`Q - \text{penalty}` never falls and therefore neither does :math:`F`
+    (generalised EM). At convergence each satisfies its KKT conditions, e.g. for (a)
+    :math:`|\sum_i(\tilde\mu_i - \sigma(a_i))x_{ij}| \le \lambda` where
+    :math:`\beta_j = 0` and :math:`= \lambda\operatorname{sign}\beta_j` elsewhere.
+
+    **Sign flip.** :math:`\theta` and :math:`-\theta` give the same :math:`F`.
+    After the best run, if its posterior agrees with the soft majority vote on
+    fewer than half of the labelled items (in expectation), the solution is
+    flipped -- the paper's rule of keeping the mirror image that agrees more
+    with the majority vote, which assumes the experts are right more often than
+    not on average.
+
+    References
+    ----------
+    R. Izbicki and R. B. Stern, "Learning with many experts: model selection and
+    sparsity", Statistical Analysis and Data Mining 6(6), 565-577, 2013.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn.sparse_experts import SparseExpertsEM
+    >>> from crowdlearn.simulate_sparse import simulate_sparse_experts
+    >>> beta = np.r_[2.0, -1.5, 1.0, np.zeros(7)]        # 3 of 10 features matter
+    >>> gamma = np.r_[0.0, 0.0, 0.0, 1.0, np.zeros(6)]   # feature 3 makes items easier
+    >>> sim = simulate_sparse_experts(1000, beta, 0.3, [1.5, 1.0, 0.5, 2.0, -0.5], gamma,
+    ...                               random_state=0)
+    >>> model = SparseExpertsEM(lam=40.0).fit(sim.labels, sim.X)
+    >>> np.flatnonzero(model.coef_).tolist(), np.flatnonzero(model.reliability_coef_).tolist()
+    ([0, 1, 2], [3])
+    >>> bool(np.abs(model.expert_intercept_ - [1.5, 1.0, 0.5, 2.0, -0.5]).max() < 0.3)
+    True
+    >>> bool((np.diff(model.log_likelihood_history_) >= 0).all())
+    True
+    >>> model.predict_proba(sim.X[:2]).shape   # from the features alone
+    (2, 2)
+    """
+
+    _param_names = ("lam", "lam_reliability", "init", "n_init", "init_scale", "max_iter",
+                    "tol", "m_step_tol", "m_step_max_iter", "random_state", "callback")
+
+    def __init__(self, *, lam: float = 1.0, lam_reliability: float | None = None, init="vote",
+                 n_init: int = 1, init_scale: float = 1.0, max_iter: int = 200,
+                 tol: float = 1e-7, m_step_tol: float = 1e-9, m_step_max_iter: int = 50,
+                 random_state=None, callback=None):
+        self.lam = lam
+        self.lam_reliability = lam_reliability
+        self.init = init
+        self.n_init = n_init
+        self.init_scale = init_scale
+        self.max_iter = max_iter
+        self.tol = tol
+        self.m_step_tol = m_step_tol
+        self.m_step_max_iter = m_step_max_iter
+        self.random_state = random_state
+        self.callback = callback
+
+    # -- input ---------------------------------------------------------------------------------
+    def _check_params(self):
+        check_scalar(self.lam, "lam", low=0.0)
+        if self.lam_reliability is not None:
+            check_scalar(self.lam_reliability, "lam_reliability", low=0.0)
+        check_scalar(self.n_init, "n_init", kind=numbers.Integral, low=1)
+        check_scalar(self.init_scale, "init_scale", low=0.0)
+        check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=0)
+        check_scalar(self.tol, "tol", low=0.0)
+        check_scalar(self.m_step_tol, "m_step_tol", low=0.0)
+        check_scalar(self.m_step_max_iter, "m_step_max_iter", kind=numbers.Integral, low=1)
+        if self.callback is not None and not callable(self.callback):
+            raise ValueError(f"callback must be callable or None, got {self.callback!r}")
+        if isinstance(self.init, str) and self.init != "vote":
+            raise ValueError(f"init must be 'vote', an array of starting probabilities or "
+                             f"SparseExpertsParams, got {self.init!r}")
+
+    @property
+    def _lams(self):
+        lam = float(self.lam)
+        return lam, (lam if self.lam_reliability is None else float(self.lam_reliability))
+
+    def _start_params(self, crowd: CrowdLabels, d: int):
+        """SparseExpertsParams for a warm start, or None."""
+        if not isinstance(self.init, SparseExpertsParams):
+            return None
+        p = self.init
+        K = crowd.n_experts
+        shapes = ((np.shape(p.coef), (d,), "coef"), (np.shape(p.reliability_coef), (d,),
+                  "reliability_coef"), (np.shape(p.expert_intercept), (K,), "expert_intercept"))
+        for got, want, name in shapes:
+            if got != want:
+                raise ValueError(f"init.{name} must have shape {want}, got {got}")
+        arrays = [np.asarray(v, dtype=float) for v in p]
+        if not all(np.isfinite(v).all() for v in arrays):
+            raise ValueError("init holds NaN or inf")
+        return SparseExpertsParams(arrays[0].copy(), float(arrays[1]), arrays[2].copy(),
+                                   arrays[3].copy())
+
+    def _start_mu(self, crowd: CrowdLabels) -> np.ndarray:
+        if isinstance(self.init, str) or isinstance(self.init, SparseExpertsParams):
+            return _soft_vote(crowd)
+        mu = np.asarray(self.init, dtype=float)
+        if mu.shape != (crowd.n_items,):
+            raise ValueError(f"init must have shape ({crowd.n_items},) (one starting "
+                             f"probability per item), got {mu.shape}")
+        if not np.isfinite(mu).all() or (mu < 0).any() or (mu > 1).any():
+            raise ValueError("init must hold probabilities in [0, 1]")
+        return mu
+
+    # -- EM pieces -----------------------------------------------------------------------------
+    def _e_step(self, data: _Data, params: SparseExpertsParams):
+        q, log_evidence = normalize_log(_log_joint(data, params))
+        return q, float(log_evidence.sum()) - params.penalty(*self._lams)
+
+    def _m_step(self, data: _Data, q: np.ndarray, start: SparseExpertsParams,
+                return_fits: bool = False):
+        crowd = data.crowd
+        lam, lam_rel = self._lams
+        mu = q[:, 1]
+        clf = fit_l1_logistic(data.X, mu, lam=lam, coef_init=start.coef,
+                              intercept_init=start.intercept, tol=self.m_step_tol,
+                              max_iter=self.m_step_max_iter)
+        rel = fit_l1_logistic(data.X, _right_targets(crowd, mu), lam=lam_rel, rows=crowd.item,
+                              intercept_groups=crowd.expert, n_intercepts=crowd.n_experts,
+                              coef_init=start.reliability_coef,
+                              intercept_init=start.expert_intercept, tol=self.m_step_tol,
+                              max_iter=self.m_step_max_iter)
+        params = SparseExpertsParams(clf.coef, float(clf.intercept),
+                                     np.atleast_1d(np.asarray(rel.intercept, dtype=float)),
+                                     rel.coef)
+        return (params, clf, rel) if return_fits else params
+
+    # -- public API ----------------------------------------------------------------------------
+    def fit(self, labels, X):
+        """Fit the classifier and the experts' reliabilities by L1-penalised MAP-EM.
+
+        Parameters
+        ----------
+        labels : CrowdLabels, (item, expert, label) tuple, or (n_items, n_experts) matrix
+            Binary labels (0/1); in a matrix ``-1`` marks a missing label. With
+            triples, ``X`` may have more rows than the largest item index: the
+            extra items have no label.
+        X : array-like of shape (n_items, n_features)
+            Real-valued features (no NaN or inf).
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X = _check_features(X)
+        crowd = _read_labels(labels, X)
+        data = _Data(crowd, X, 2.0 * crowd.label - 1.0)
+        n, d, K = crowd.n_items, X.shape[1], crowd.n_experts
+        warm = self._start_params(crowd, d)
+        mu0 = self._start_mu(crowd)
+        rng = check_random_state(self.random_state)
+        zero = SparseExpertsParams(np.zeros(d), 0.0, np.zeros(K), np.zeros(d))
+        vote_start = {}
+        current = {}
+
+        def init(restart):
+            if restart == 0 and warm is not None:
+                return warm
+            if "params" not in vote_start:
+                vote_start["params"] = self._m_step(data, np.column_stack([1.0 - mu0, mu0]),
+                                                    zero)
+            base = vote_start["params"]
+            if restart == (0 if warm is None else 1):
+                return base
+            s = float(self.init_scale)
+            return SparseExpertsParams(base.coef + s * rng.normal(size=d),
+                                       base.intercept + s * float(rng.normal()),
+                                       s * rng.normal(size=K), s * rng.normal(size=d))
+
+        def e_step(params):
+            current["params"] = params  # the M-step starts from here
+            return self._e_step(data, params)
+
+        def m_step(q):
+            return self._m_step(data, q, current["params"])
+
+        result = fit_em(init, e_step, m_step, n_init=self.n_init, tol=self.tol,
+                        max_iter=self.max_iter, callback=self.callback,
+                        estimator_name=type(self).__name__)
+        params, posterior = result.params, result.posterior
+        self.flipped_ = _disagrees_with_vote(crowd, posterior[:, 1])
+        if self.flipped_:
+            params, posterior = params.flipped(), posterior[:, ::-1].copy()
+        self._params = params
+        self.coef_ = params.coef
+        self.intercept_ = float(params.intercept)
+        self.expert_intercept_ = params.expert_intercept
+        self.reliability_coef_ = params.reliability_coef
+        self.posterior_ = posterior
+        self.objective_history_ = result.history
+        self.log_likelihood_history_ = result.history
+        self.objective_ = result.objective
+        self.log_likelihood_ = result.objective + params.penalty(*self._lams)
+        self.all_objectives_ = result.all_objectives
+        self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
+        self.n_items_, self.n_experts_, self.n_features_in_ = n, K, d
+        return self
+
+    @property
+    def params_(self) -> SparseExpertsParams:
+        """The fitted parameters as a :class:`SparseExpertsParams` (e.g. for a warm start)."""
+        self._check_fitted()
+        return self._params
+
+    def reliability(self, X) -> np.ndarray:
+        r"""Probability that each expert labels each item correctly, :math:`\sigma(\eta_{ik})`.
+
+        Returns
+        -------
+        ndarray of shape (n_items, n_experts)
+        """
+        self._check_fitted()
+        X = _check_features(X, n_features=self.n_features_in_)
+        return expit((X @ self.reliability_coef_)[:, None] + self.expert_intercept_[None, :])
+
+    def predict_proba(self, X=None, labels=None) -> np.ndarray:
+        r"""Class probabilities, shape ``(n_items, 2)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_new_items, n_features), optional
+            Features of new items. Without ``labels``, the classifier alone,
+            :math:`[1 - \sigma(a), \sigma(a)]`. With neither argument, ``posterior_``.
+        labels : labels of the new items, optional
+            From experts seen in ``fit``; then :math:`P(z \mid x, \text{labels})`.
+        """
+        self._check_fitted()
+        if X is None:
+            if labels is not None:
+                raise ValueError("labels of new items need their features X")
+            return self.posterior_
+        X = _check_features(X, n_features=self.n_features_in_)
+        if labels is None:
+            a = X @ self.coef_ + self.intercept_
+            return np.column_stack([expit(-a), expit(a)])
+        crowd = _read_labels(labels, X, n_experts=self.n_experts_)
+        q, _ = normalize_log(_log_joint(_Data(crowd, X, 2.0 * crowd.label - 1.0), self._params))
+        return q
+
+    def predict(self, X=None, labels=None) -> np.ndarray:
+        """Most probable class (as in :meth:`predict_proba`); ties go to class 1."""
+        proba = self.predict_proba(X, labels)
+        return (proba[:, 1] >= 0.5).astype(np.intp)
+
+    def observed_log_likelihood(self, labels, X) -> float:
+        r""":math:`\ell(\hat\theta)` of ``labels`` given ``X`` at the fitted parameters."""
+        self._check_fitted()
+        X = _check_features(X, n_features=self.n_features_in_)
+        crowd = _read_labels(labels, X, n_experts=self.n_experts_)
+        _, log_evidence = normalize_log(_log_joint(_Data(crowd, X, 2.0 * crowd.label - 1.0),
+                                                   self._params))
+        return float(log_evidence.sum())
+
+    def objective(self, labels, X) -> float:
+        r""":math:`F(\hat\theta) = \ell(\hat\theta) - \lambda\lVert\hat\beta\rVert_1
+        - \lambda_\gamma\lVert\hat\gamma\rVert_1`."""
+        return self.observed_log_likelihood(labels, X) - self._params.penalty(*self._lams)
+
+    def m_step(self, labels, X, posterior, start: SparseExpertsParams | None = None):
+        """One M-step from ``posterior`` (shape ``(n_items, 2)``), for teaching and tests.
+
+        Returns ``(params, fit_a, fit_b)``: the new :class:`SparseExpertsParams` and the
+        two :class:`~crowdlearn._l1_logistic.L1LogisticFit` results (problems (a) and (b)
+        of the Notes), whose ``kkt`` fields are the KKT violations.
+        """
+        self._check_params()
+        X = _check_features(X)
+        crowd = _read_labels(labels, X)
+        q = np.asarray(posterior, dtype=float)
+        if q.shape != (crowd.n_items, 2):
+            raise ValueError(f"posterior must have shape ({crowd.n_items}, 2), got {q.shape}")
+        d, K = X.shape[1], crowd.n_experts
+        if start is None:
+            start = SparseExpertsParams(np.zeros(d), 0.0, np.zeros(K), np.zeros(d))
+        return self._m_step(_Data(crowd, X, 2.0 * crowd.label - 1.0), q, start,
+                            return_fits=True)
+
+    def fit_predict(self, labels, X) -> np.ndarray:
+        """Fit, then return the most probable class of each training item."""
+        return self.fit(labels, X).predict()
+
+    def path(self, labels, X, lambdas=None, **kwargs) -> "SparseExpertsPath":
+        """:func:`sparse_experts_path` with this estimator's other parameters."""
+        params = {k: v for k, v in self.get_params().items() if k not in ("lam", "init")}
+        params.update(kwargs.pop("model_params", {}))
+        return sparse_experts_path(labels, X, lambdas, model_params=params, **kwargs)
+
+
+# -- the penalty path ----------------------------------------------------------------------------
+class SparseExpertsPath(NamedTuple):
+    """Fits along a decreasing sequence of penalties (:func:`sparse_experts_path`).
+
+    Row ``t`` of every array belongs to ``lambdas[t]``.
+    """
+
+    lambdas: np.ndarray           # (L,), decreasing
+    coef: np.ndarray              # (L, d): beta
+    intercept: np.ndarray         # (L,): beta_0
+    expert_intercept: np.ndarray  # (L, n_experts): alpha
+    reliability_coef: np.ndarray  # (L, d): gamma
+    objective: np.ndarray         # (L,): penalised objective F
+    log_likelihood: np.ndarray    # (L,): l, without penalty
+    n_iter: np.ndarray            # (L,)
+    converged: np.ndarray         # (L,) bool
+    models: list                  # the fitted SparseExpertsEM, one per lambda
+    seconds: float                # wall time of the whole path
+
+
+def _lambda_max_fit(crowd: CrowdLabels, X: np.ndarray, model_params: dict):
+    params = {k: v for k, v in model_params.items()
+              if k not in ("lam", "lam_reliability", "init", "callback")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        base = SparseExpertsEM(lam=0.0, **params).fit(crowd, X[:, :0])
+    mu = base.posterior_[:, 1]
+    g_beta = X.T @ (mu - expit(base.intercept_))
+    resid = _right_targets(crowd, mu) - expit(base.expert_intercept_[crowd.expert])
+    g_gamma = X.T @ np.bincount(crowd.item, weights=resid, minlength=crowd.n_items)
+    d = X.shape[1]
+    start = SparseExpertsParams(np.zeros(d), base.intercept_, base.expert_intercept_.copy(),
+                                np.zeros(d))
+    return (float(np.abs(g_beta).max(initial=0.0)), float(np.abs(g_gamma).max(initial=0.0)),
+            start)
+
+
+def sparse_experts_lambda_max(labels, X, **model_params) -> float:
+    r"""The smallest :math:`\lambda` at which :math:`\beta = \gamma = 0` is a fixed point of EM.
+
+    Fits the model without features (the one-coin model with a class prior,
+    :math:`\beta_0, \alpha` only; further keyword arguments such as ``max_iter``
+    or ``n_init`` go to :class:`SparseExpertsEM`), then returns the largest entry
+    of the gradient of :math:`\ell` with respect to :math:`\beta` and :math:`\gamma`
+    there. By Fisher's identity :math:`\nabla\ell(\theta) = \nabla_\theta Q(\theta
+    \mid \theta)`:
+
+    .. math::
+
+        \frac{\partial\ell}{\partial\beta_j} = \sum_i (\tilde\mu_i - \sigma(\beta_0))x_{ij},
+        \qquad
+        \frac{\partial\ell}{\partial\gamma_j} = \sum_i\sum_{k \in A_i}(c_{ik} -
+        \sigma(\alpha_k))x_{ij},
+
+    and for :math:`\lambda` at least their largest absolute value the zero
+    coefficients satisfy the KKT conditions of :math:`F` at that point (EM started
+    there stays there). EM is only a local method: from another start, a larger
+    :math:`\lambda` may still give non-zero coefficients.
+    """
+    X = _check_features(X)
+    crowd = _read_labels(labels, X)
+    g_beta, g_gamma, _ = _lambda_max_fit(crowd, X, model_params)
+    return max(g_beta, g_gamma)
+
+
+def sparse_experts_path(labels, X, lambdas=None, *, n_lambdas: int = 20,
+                        lambda_min_ratio: float = 1e-2, restart_from_vote: bool = True,
+                        progress=None, model_params: dict | None = None) -> SparseExpertsPath:
+    r"""Fit :class:`SparseExpertsEM` along a decreasing sequence of penalties, with warm starts.
+
+    Parameters
+    ----------
+    labels, X
+        As in :meth:`SparseExpertsEM.fit`.
+    lambdas : array-like, optional
+        The penalties; sorted into decreasing order. Default: ``n_lambdas``
+        values log-spaced from :math:`\lambda_{\max}` down to ``lambda_min_ratio``
+        times it, where :math:`\lambda_{\max}` is the larger of
+        :func:`sparse_experts_lambda_max` and the penalty at which the first M-step
+        from the majority vote is all zero (the two starts can lead to different
+        branches of fixed points); the first fit then starts from the all-zero fixed
+        point (and the vote). Given ``lambdas``, the first fit starts from the vote.
+    n_lambdas : int, default 20
+    lambda_min_ratio : float, default 0.01
+    restart_from_vote : bool, default True
+        Besides the warm start from the previous penalty, also run EM from the
+        majority-vote start at every penalty and keep the better penalised objective
+        (i.e. ``n_init`` is at least 2). The objective is not concave: a warm start
+        can stay on a branch of local maxima that the vote start avoids (in scenario
+        (i) of Izbicki and Stern the branch that trusts the wrong expert).
+    progress : None, True or False
+        ``True`` shows a progress bar (a widget in a notebook, one text line on
+        stderr elsewhere); ``None``/``False`` (default) shows nothing.
+    model_params : dict, optional
+        Other parameters of :class:`SparseExpertsEM` (``n_init``, ``max_iter``,
+        ``tol``, ``random_state``, ...). The fit at each penalty starts from the
+        previous fit (run 0), plus ``n_init - 1`` random starts.
+
+    Returns
+    -------
+    SparseExpertsPath
+    """
+    model_params = dict(model_params or {})
+    for bad in ("lam", "init"):
+        if bad in model_params:
+            raise ValueError(f"{bad} is set by the path; do not pass it in model_params")
+    start = time.perf_counter()
+    X = _check_features(X)
+    crowd = _read_labels(labels, X)
+    if lambdas is None:
+        check_scalar(n_lambdas, "n_lambdas", kind=numbers.Integral, low=1)
+        check_scalar(lambda_min_ratio, "lambda_min_ratio", low=0.0, high=1.0,
+                     low_inclusive=False)
+        g_beta, g_gamma, first_init = _lambda_max_fit(crowd, X, model_params)
+        # the vote start can lead to another branch of fixed points: make sure the grid
+        # also starts where the first M-step from the vote is all zero
+        v = _soft_vote(crowd)
+        lam_a = l1_logistic_lambda_max(X, v)
+        lam_b = l1_logistic_lambda_max(X, _right_targets(crowd, v), rows=crowd.item,
+                                       intercept_groups=crowd.expert,
+                                       n_intercepts=crowd.n_experts)
+        lmax = max(g_beta, g_gamma, lam_a, lam_b)
+        lambdas = lmax * np.geomspace(1.0, lambda_min_ratio, n_lambdas)
+    else:
+        try:
+            lambdas = np.asarray(lambdas, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"lambdas must be numbers, got {lambdas!r}") from None
+        if lambdas.ndim != 1 or lambdas.size == 0:
+            raise ValueError(f"lambdas must be a non-empty 1-D array, got shape {lambdas.shape}")
+        if not np.isfinite(lambdas).all() or (lambdas < 0).any():
+            raise ValueError("lambdas must be finite and non-negative")
+        lambdas = np.sort(lambdas)[::-1]
+        first_init = "vote"
+    bar = ProgressBar(len(lambdas), "lambda path", enabled=progress)
+    models = []
+    init = first_init
+    if restart_from_vote:
+        model_params["n_init"] = max(int(model_params.get("n_init", 1)), 2)
+    try:
+        for lam in lambdas:
+            model = SparseExpertsEM(lam=float(lam), init=init, **model_params).fit(crowd, X)
+            models.append(model)
+            init = model.params_
+            bar.update(info=f"lambda={lam:.3g}")
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - start
+    return SparseExpertsPath(
+        lambdas=lambdas,
+        coef=np.array([m.coef_ for m in models]),
+        intercept=np.array([m.intercept_ for m in models]),
+        expert_intercept=np.array([m.expert_intercept_ for m in models]),
+        reliability_coef=np.array([m.reliability_coef_ for m in models]),
+        objective=np.array([m.objective_ for m in models]),
+        log_likelihood=np.array([m.log_likelihood_ for m in models]),
+        n_iter=np.array([m.n_iter_ for m in models]),
+        converged=np.array([m.converged_ for m in models]),
+        models=models, seconds=seconds)
+
+
+# -- the majority-vote competitor ----------------------------------------------------------------
+class MajorityVoteLogistic(BaseEstimator):
+    r"""L1-penalised logistic regression on majority-vote labels ("Majority" in the paper).
+
+    Each labelled item gets its majority label (ties broken at random, from
+    ``random_state``); then :math:`\max_{\beta_0,\beta}\sum_i [v_i\log\sigma(a_i) +
+    (1 - v_i)\log\sigma(-a_i)] - \lambda\lVert\beta\rVert_1` over the labelled items.
+    With ``soft=True`` the targets are the vote fractions instead.
+
+    Parameters
+    ----------
+    lam : float, default 1.0
+    soft : bool, default False
+    random_state : None, int or Generator
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    vote_ : ndarray of shape (n_items,)
+        The targets used (NaN for unlabelled items).
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> m = MajorityVoteLogistic(lam=0.1).fit([[0, 0, 1], [0, 1, 0], [1, 1, 0], [1, 1, 1]], X)
+    >>> m.predict(X).tolist()
+    [0, 0, 1, 1]
+    """
+
+    _param_names = ("lam", "soft", "random_state")
+
+    def __init__(self, *, lam: float = 1.0, soft: bool = False, random_state=None):
+        self.lam = lam
+        self.soft = soft
+        self.random_state = random_state
+
+    def fit(self, labels, X):
+        """Majority vote, then the L1 logistic regression on the labelled items."""
+        check_scalar(self.lam, "lam", low=0.0)
+        X = _check_features(X)
+        crowd = _read_labels(labels, X)
+        v = _soft_vote(crowd)
+        labelled = crowd.labels_per_item() > 0
+        if not self.soft:
+            rng = check_random_state(self.random_state)
+            tie = v == 0.5
+            v = np.where(tie, (rng.random(v.shape) < 0.5).astype(float), (v > 0.5).astype(float))
+        fit = fit_l1_logistic(X[labelled], v[labelled], lam=float(self.lam), tol=1e-9)
+        self.coef_ = fit.coef
+        self.intercept_ = float(fit.intercept)
+        self.vote_ = np.where(labelled, v, np.nan)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        """``[1 - sigma(a), sigma(a)]`` from the features alone."""
+        self._check_fitted("coef_")
+        X = _check_features(X, n_features=self.n_features_in_)
+        a = X @ self.coef_ + self.intercept_
+        return np.column_stack([expit(-a), expit(a)])
+
+    def predict(self, X) -> np.ndarray:
+        """Most probable class; ties go to class 1."""
+        return (self.predict_proba(X)[:, 1] >= 0.5).astype(np.intp)

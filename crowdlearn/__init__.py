@@ -5,7 +5,8 @@ The package behind the crowdlearn book. Public API, flat:
 * labels: :class:`CrowdLabels`, :func:`from_triples`, :func:`from_dense`,
   :func:`from_table`, :func:`as_crowd_labels`
 * models: :class:`MajorityVote`, :class:`BernoulliNaiveBayes`, :class:`LatentClassModel`,
-  :class:`DawidSkene`, :class:`MultiLabelDawidSkene`, :class:`LogisticAnnotators`
+  :class:`DawidSkene`, :class:`OneCoinDawidSkene`, :class:`MultiLabelDawidSkene`,
+  :class:`LogisticAnnotators`
 * the EM engine: :func:`run_em`, :func:`fit_em`
 * simulators: :mod:`crowdlearn.simulate`, :mod:`crowdlearn.simulate_annotators`
 * derivations: :mod:`crowdlearn.symbolic`
@@ -25,6 +26,7 @@ from .majority_vote import MajorityVote
 from .multilabel import (MultiCrowdLabels, MultiLabelDawidSkene, as_multi_labels,
                          from_dense_multi, from_quadruples)
 from .naive_bayes import BernoulliNaiveBayes
+from .one_coin import OneCoinDawidSkene
 from . import datasets, experiments, simulate, simulate_annotators, symbolic
 
 __version__ = "0.1.0"
@@ -42,6 +44,7 @@ __all__ = [
     "MultiCrowdLabels",
     "MultiLabelDawidSkene",
     "NotFittedError",
+    "OneCoinDawidSkene",
     "as_crowd_labels",
     "as_multi_labels",
     "datasets",

@@ -148,6 +148,10 @@ class DawidSkene(BaseEstimator):
         Called with an :class:`~crowdlearn.em.EMState` after every E-step; its
         ``params`` has fields ``class_prior``, ``confusion`` and
         ``feature_prob``. Returning ``True`` stops the run.
+    progress : bool, default False
+        ``True`` shows a progress bar over the restarts and iterations (an
+        ``ipywidgets`` bar in a Jupyter kernel, one text line on ``sys.stderr``
+        elsewhere); see :func:`~crowdlearn.fit_em`. Off by default.
 
     Attributes
     ----------
@@ -286,10 +290,11 @@ class DawidSkene(BaseEstimator):
     """
 
     _param_names = ("n_classes", "alpha", "n_init", "max_iter", "tol", "random_state",
-                    "callback")
+                    "callback", "progress")
 
     def __init__(self, *, n_classes: int | None = None, alpha: float = 0.0, n_init: int = 1,
-                 max_iter: int = 200, tol: float = 1e-8, random_state=None, callback=None):
+                 max_iter: int = 200, tol: float = 1e-8, random_state=None, callback=None,
+                 progress: bool = False):
         self.n_classes = n_classes
         self.alpha = alpha
         self.n_init = n_init
@@ -297,6 +302,7 @@ class DawidSkene(BaseEstimator):
         self.tol = tol
         self.random_state = random_state
         self.callback = callback
+        self.progress = progress
 
     # -- input ---------------------------------------------------------------------------
     def _check_params(self):
@@ -308,6 +314,8 @@ class DawidSkene(BaseEstimator):
         check_scalar(self.tol, "tol", low=0.0)
         if self.callback is not None and not callable(self.callback):
             raise ValueError(f"callback must be callable or None, got {self.callback!r}")
+        if self.progress not in (None, True, False):
+            raise ValueError(f"progress must be None, True or False, got {self.progress!r}")
 
     @staticmethod
     def _resize(crowd: CrowdLabels, n_items: int) -> CrowdLabels:
@@ -494,7 +502,8 @@ class DawidSkene(BaseEstimator):
 
         result = fit_em(init, lambda p: self._e_step(data, p), lambda q: self._m_step(data, q),
                         n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
-                        callback=self.callback, estimator_name=type(self).__name__)
+                        callback=self.callback, estimator_name=type(self).__name__,
+                        progress=self.progress)
         params, posterior = self._align_with_vote(data, result.params, result.posterior)
         self._params = params
         self.class_prior_ = params.class_prior

@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
+from ._progress import ProgressBar
 from ._validation import check_scalar
 from .exceptions import ConvergenceWarning
 
@@ -128,7 +130,7 @@ def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
 
 def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 1,
            tol: float = 1e-6, max_iter: int = 100, callback: Callable | None = None,
-           warn: bool = True, estimator_name: str = "EM") -> EMResult:
+           warn: bool = True, estimator_name: str = "EM", progress=False) -> EMResult:
     """Run EM from ``n_init`` starts and keep the run with the highest final objective.
 
     Parameters
@@ -144,26 +146,72 @@ def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 
         Issue a :class:`~crowdlearn.ConvergenceWarning` if the best run reached
         ``max_iter`` without converging (not when the callback stopped it).
     estimator_name : str
-        Used in the warning.
+        Used in the warning and as the progress bar's label.
+    progress : bool or None, default False
+        ``True`` shows a progress bar: an ``ipywidgets`` bar in a Jupyter
+        kernel, one text line on ``sys.stderr`` elsewhere (drawn by
+        ``crowdlearn._progress.ProgressBar``). Its length is the whole
+        budget, ``n_init * (max_iter + 1)`` E-steps; a run that converges early
+        jumps to the end of its share, and the text says which run and
+        iteration EM is at and its objective (at the end, with restarts, the
+        best run's objective). Redrawn at most every ``PROGRESS_INTERVAL``
+        seconds and at the end of every run.
+        ``False`` or ``None`` show nothing and cost nothing.
 
     Raises
     ------
     ValueError
-        If ``n_init < 1``, ``max_iter < 0`` or ``tol < 0``.
+        If ``n_init < 1``, ``max_iter < 0``, ``tol < 0``, or ``progress`` is not
+        ``None``, ``True`` or ``False``.
     """
     check_scalar(n_init, "n_init", kind=numbers.Integral, low=1)
     check_scalar(tol, "tol", low=0.0)
     check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0)
+    if progress not in (None, True, False):
+        raise ValueError(f"progress must be None, True or False, got {progress!r}")
+    bar = None
+    run_callback = callback
+    if progress:
+        per_run = max_iter + 1  # E-steps in a run that uses its whole budget
+        bar = ProgressBar(n_init * per_run, estimator_name, enabled=True)
+        last_draw = [time.monotonic()]
+
+        def run_callback(state: EMState):
+            position = state.restart * per_run + state.iteration + 1
+            now = time.monotonic()
+            if now - last_draw[0] >= PROGRESS_INTERVAL:
+                bar.update(position - bar.count, _progress_info(state, n_init))
+                last_draw[0] = now
+            return callback(state) if callback is not None else None
+
     best = None
     finals = []
-    for r in range(n_init):
-        result = run_em(init(r), e_step, m_step, tol=tol, max_iter=max_iter,
-                        callback=callback, restart=r)
-        finals.append(result.objective)
-        if best is None or result.objective > best.objective:
-            best = result
+    try:
+        for r in range(n_init):
+            result = run_em(init(r), e_step, m_step, tol=tol, max_iter=max_iter,
+                            callback=run_callback, restart=r)
+            finals.append(result.objective)
+            if best is None or result.objective > best.objective:
+                best = result
+            if bar is not None:
+                state = EMState(r, result.n_iter, result.objective, None, None)
+                bar.update((r + 1) * per_run - bar.count, _progress_info(state, n_init))
+        if bar is not None and n_init > 1:
+            bar.update(0, f"best of {n_init} runs: obj {best.objective:.6g}")
+    finally:
+        if bar is not None:
+            bar.close()
     best.all_objectives = np.asarray(finals)
     if warn and not best.converged and not best.stopped:
         warnings.warn(f"{estimator_name} did not converge in max_iter={max_iter} iterations "
                       f"(tol={tol}); increase max_iter or tol", ConvergenceWarning, stacklevel=3)
     return best
+
+
+PROGRESS_INTERVAL = 0.1
+"""Seconds between two redraws of :func:`fit_em`'s progress bar (besides the end of each run)."""
+
+
+def _progress_info(state: EMState, n_init: int) -> str:
+    run = f"run {state.restart + 1}/{n_init} " if n_init > 1 else ""
+    return f"{run}it {state.iteration} obj {state.objective:.6g}"

@@ -1,0 +1,236 @@
+r"""One-coin Dawid--Skene: each expert has a single accuracy, fitted by EM."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .dawid_skene import DawidSkene, DawidSkeneParams, _Data
+
+__all__ = ["OneCoinDawidSkene"]
+
+
+def _one_coin_matrices(accuracy: np.ndarray, K: int) -> np.ndarray:
+    """``(n_experts, K, K)`` confusion matrices with ``accuracy`` on the diagonal and the
+    rest of each row spread evenly (``crowdlearn.simulate.one_coin_confusion`` without
+    the input checks)."""
+    J = accuracy.shape[0]
+    conf = np.empty((J, K, K))
+    conf[...] = ((1.0 - accuracy) / (K - 1))[:, None, None]
+    idx = np.arange(K)
+    conf[:, idx, idx] = accuracy[:, None]
+    return conf
+
+
+class OneCoinDawidSkene(DawidSkene):
+    r"""The one-coin Dawid--Skene model: every expert has a single accuracy, fitted by EM.
+
+    As in :class:`~crowdlearn.DawidSkene`, item :math:`i` has a hidden true class
+    :math:`y^{(i)} \in \{1, \dots, K\}` drawn from the class prior
+    :math:`\phi_k = P(y = k)`, and the experts label it independently given the
+    class. But expert :math:`r` is described by one number, its accuracy
+    :math:`p_r`: it gives the true class with probability :math:`p_r` and each
+    of the :math:`K - 1` other classes with probability :math:`(1 - p_r)/(K - 1)`,
+    so its confusion matrix is
+
+    .. math::
+
+        M^{(r)}_{k l} = p_r \, 1\{l = k\} + \frac{1 - p_r}{K - 1}\, 1\{l \ne k\}.
+
+    That is :math:`R` parameters for the experts instead of :math:`R K (K - 1)`:
+    a much smaller model, which helps when experts give few labels, and which
+    cannot describe an expert who confuses two particular classes or who says
+    one class too often. Labels may be missing or repeated (each repeated label
+    counts as one more independent draw), and binary item features may be
+    added through Naive Bayes exactly as in :class:`~crowdlearn.DawidSkene`.
+
+    Parameters
+    ----------
+    n_classes : int, optional
+        Number of classes :math:`K` (>= 2). Inferred from the labels when omitted.
+    alpha : float, default 0.0
+        Pseudo-count (>= 0): MAP-EM under a Beta(:math:`\alpha+1, \alpha+1`)
+        prior on every accuracy :math:`p_r`, a symmetric
+        Dirichlet(:math:`\alpha+1`) prior on the class prior (and
+        Beta(:math:`\alpha+1, \alpha+1`) priors on feature probabilities).
+        ``alpha=0`` is maximum likelihood. Note that the same ``alpha`` adds
+        :math:`2\alpha` pseudo-labels per expert here but :math:`K\alpha` per
+        row of each confusion matrix in :class:`~crowdlearn.DawidSkene`.
+    n_init, max_iter, tol, random_state, callback, progress
+        As in :class:`~crowdlearn.DawidSkene` (run 0 starts from the soft
+        majority vote, the others from random responsibilities; the run with
+        the highest final objective is kept). The callback's ``state.params`` is
+        a ``DawidSkeneParams`` whose confusion matrices are one-coin.
+
+    Attributes
+    ----------
+    accuracy_ : ndarray of shape (n_experts,)
+        :math:`p_r = P(\text{expert } r \text{ gives the true class})`, the same
+        for every true class. An expert with no label at all gets
+        :math:`1/K` when ``alpha=0`` (it does not enter the likelihood) and
+        :math:`1/2` otherwise (the mode of its prior).
+    confusion_ : ndarray of shape (n_experts, n_classes, n_classes)
+        The implied confusion matrices :math:`M^{(r)}` above, ``[r, k, l] =
+        P(expert r says l | true class k)``.
+    class_prior_ : ndarray of shape (n_classes,)
+    posterior_ : ndarray of shape (n_items, n_classes)
+        :math:`Q_i(k) = P(y^{(i)} = k \mid \text{labels})` under the fitted parameters.
+    log_likelihood_history_ : ndarray of shape (``n_iter_`` + 1,)
+        The MAP objective :math:`F` below after every E-step of the best run
+        (the log-likelihood when ``alpha=0``); never decreases.
+    log_likelihood_ : float
+        The plain observed-data log-likelihood at the fitted parameters.
+    objective_ : float
+        ``log_likelihood_history_[-1]``.
+    n_iter_ : int
+    converged_ : bool
+    feature_prob_, n_experts_, n_classes_, n_items_, n_features_in_, expert_ids_, class_ids_
+        As in :class:`~crowdlearn.DawidSkene`.
+
+    Notes
+    -----
+    Write :math:`t = 1, \dots, T` for the labels, label :math:`t` being expert
+    :math:`r_t` putting item :math:`i_t` in class :math:`l_t`; :math:`n_r` is the
+    number of labels expert :math:`r` gave.
+
+    **Objective.** With :math:`\Theta = (\phi, p)`,
+
+    .. math::
+
+        F(\Theta) = \sum_{i} \log \sum_{k} \phi_k \prod_{t:\, i_t = i}
+        M^{(r_t)}_{k\, l_t}
+        \;+\; \alpha\Big(\sum_k \log \phi_k + \sum_r \big[\log p_r + \log(1 - p_r)\big]\Big),
+
+    the log-likelihood plus the log prior density (up to a constant).
+
+    **E-step.** The posterior is that of :class:`~crowdlearn.DawidSkene` with
+    the one-coin matrices, computed in log space:
+
+    .. math::
+
+        \log Q_i(k) = \log\phi_k + \sum_{t:\, i_t = i} \Big[1\{l_t = k\}\log p_{r_t}
+        + 1\{l_t \ne k\}\log\frac{1 - p_{r_t}}{K - 1}\Big] - \log Z_i .
+
+    **M-step.** Expert :math:`r`'s part of the expected complete-data objective is
+
+    .. math::
+
+        \sum_{t:\, r_t = r} \sum_k Q_{i_t}(k)\Big[1\{l_t = k\}\log p_r
+        + 1\{l_t \ne k\}\log\frac{1 - p_r}{K - 1}\Big] + \alpha\big[\log p_r
+        + \log(1 - p_r)\big]
+        = (C_r + \alpha)\log p_r + (n_r - C_r + \alpha)\log(1 - p_r) + \text{const},
+
+    with :math:`C_r = \sum_{t:\, r_t = r} Q_{i_t}(l_t)`, the expected number of
+    correct labels of expert :math:`r` (using :math:`\sum_k Q_i(k) = 1`). This is
+    a Beta log-density in :math:`p_r`, concave, maximised where its derivative
+    :math:`(C_r + \alpha)/p_r - (n_r - C_r + \alpha)/(1 - p_r)` vanishes:
+
+    .. math::
+
+        p_r = \frac{\sum_{t:\, r_t = r} Q_{i_t}(l_t) + \alpha}{n_r + 2\alpha},
+        \qquad
+        \phi_k = \frac{\sum_i Q_i(k) + \alpha}{n + K\alpha}.
+
+    The expected counts :math:`C_r` come from the same sparse product as the
+    Dawid--Skene M-step (the trace of each expert's expected confusion counts),
+    so one iteration costs what a Dawid--Skene iteration costs.
+
+    **Relation to Dawid--Skene.** The model is Dawid--Skene with every confusion
+    matrix constrained to the one-coin form, so its maximum likelihood is never
+    above Dawid--Skene's. It is *not* Dawid--Skene fitted with symmetric
+    matrices in general, even for :math:`K = 2`: the unconstrained M-step gives
+    :math:`M^{(r)}_{00} \neq M^{(r)}_{11}` whenever the expected counts differ
+    between the classes. Only when the crowd itself is symmetric under swapping
+    the two classes (every item has a mirror item whose labels are all flipped)
+    do the two EMs follow the same path -- with ``alpha`` here equal to twice
+    Dawid--Skene's, because of the pseudo-counts noted above.
+
+    **Relabelling.** For :math:`K = 2`, swapping the hidden classes and
+    replacing every :math:`p_r` by :math:`1 - p_r` changes neither the
+    likelihood nor :math:`F`; the fit picks the copy that agrees best with the
+    votes, as :class:`~crowdlearn.DawidSkene` does. For :math:`K > 2`
+    permuting the hidden classes moves the accuracies off the diagonal, so the
+    permuted copy is not a one-coin model and EM never ends in one: nothing
+    is relabelled.
+
+    References
+    ----------
+    A. P. Dawid and A. M. Skene, "Maximum likelihood estimation of observer
+    error-rates using the EM algorithm", Applied Statistics 28(1), 1979.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn.one_coin import OneCoinDawidSkene
+    >>> from crowdlearn.simulate import one_coin_confusion, simulate_crowd
+    >>> sim = simulate_crowd(3000, one_coin_confusion([0.9, 0.8, 0.7, 0.6, 0.4], 3),
+    ...                      random_state=0)
+    >>> oc = OneCoinDawidSkene().fit(sim.labels)
+    >>> np.round(oc.accuracy_, 2)
+    array([0.89, 0.8 , 0.7 , 0.61, 0.42])
+    >>> oc.confusion_.shape, bool((np.diff(oc.log_likelihood_history_) >= 0).all())
+    ((5, 3, 3), True)
+    >>> bool((oc.predict() == sim.truth).mean() > 0.9)
+    True
+    """
+
+    # -- EM pieces ---------------------------------------------------------------------------
+    def _log_prior_term(self, params: DawidSkeneParams) -> float:
+        a = float(self.alpha)
+        if a == 0:
+            return 0.0
+        p = params.confusion[:, 0, 0]
+        total = np.log(params.class_prior).sum() + np.log(p).sum() + np.log1p(-p).sum()
+        if params.feature_prob is not None:
+            total += np.log(params.feature_prob).sum() + np.log1p(-params.feature_prob).sum()
+        return a * float(total)
+
+    def _accuracy_step(self, data: _Data, q: np.ndarray):
+        """The M-step's accuracies and class prior (and the expected counts used)."""
+        K = q.shape[1]
+        a = float(self.alpha)
+        counts, class_count = self._expected_counts(data, q)  # (J, K true, K label), (K,)
+        correct = np.einsum("jkk->j", counts)                  # C_r
+        n_r = counts.sum(axis=(1, 2))                          # = n_r, as rows of q sum to 1
+        denom = n_r + 2 * a
+        empty = denom <= 0
+        accuracy = np.where(empty, 1.0 / K, (correct + a) / np.where(empty, 1.0, denom))
+        class_prior = (class_count + a) / (class_count.sum() + K * a)
+        return accuracy, class_prior, class_count
+
+    def _m_step(self, data: _Data, q: np.ndarray) -> DawidSkeneParams:
+        accuracy, class_prior, class_count = self._accuracy_step(data, q)
+        feature_prob = None
+        if data.X is not None:
+            a = float(self.alpha)
+            fcount = q.T @ data.X + a
+            fdenom = (class_count + 2 * a)[:, None]
+            fempty = fdenom <= 0
+            feature_prob = np.where(fempty, 0.5, fcount / np.where(fempty, 1.0, fdenom))
+        confusion = _one_coin_matrices(accuracy, q.shape[1])
+        return DawidSkeneParams(class_prior, confusion, feature_prob)
+
+    @staticmethod
+    def _align_with_vote(data: _Data, params: DawidSkeneParams, q: np.ndarray):
+        # K = 2: swapping the classes maps p to 1 - p, still one-coin; K > 2: no symmetry
+        if q.shape[1] == 2:
+            return DawidSkene._align_with_vote(data, params, q)
+        return params, q
+
+    # -- public API --------------------------------------------------------------------------
+    def fit(self, labels, X=None):
+        """Fit the class prior and the experts' accuracies (and feature probabilities) by EM.
+
+        Parameters
+        ----------
+        labels : CrowdLabels, (item, expert, label) tuple, or (n_items, n_experts) matrix
+            The crowd's labels; in a matrix ``-1`` marks a missing label.
+        X : array-like of shape (n_items, n_features), optional
+            Binary item features, as in :meth:`DawidSkene.fit`.
+
+        Returns
+        -------
+        self
+        """
+        super().fit(labels, X)
+        self.accuracy_ = self.confusion_[:, 0, 0].copy()
+        return self

@@ -211,7 +211,7 @@ class SparseExpertsEM(BaseEstimator):
         :math:`\gamma`.
     posterior_ : ndarray of shape (n_items, 2)
         :math:`P(z_i = k \mid x_i, \text{labels}_i)` for the training items.
-    objective_history_ : ndarray of shape (n_iter_ + 1,)
+    objective_history_ : ndarray of shape (``n_iter_`` + 1,)
         The *penalised* objective :math:`F` after every E-step of the best run
         (never decreases).
     log_likelihood_history_ : ndarray of shape (``n_iter_`` + 1,)

@@ -53,9 +53,12 @@ uncorrelated (Assumption 4), Cauchy--Schwarz bounds the covariance term:
 :math:`+\bar\epsilon` (a sign slip) and its Theorem 2 with :math:`\frac{1}{4\sqrt d}`;
 but :math:`\operatorname{Var}(1 - 2\cdot 1\{Z \ne Y_j\}) = 4\epsilon_j(1-\epsilon_j)`
 can be 1, not :math:`\frac14`, and the bound :math:`\frac{1}{2\sqrt d}` is attained:
-with one expert (:math:`d = 1`) and a classifier that errs exactly when the expert
-does, :math:`W = 1\{Z \ne Y\}` and the gap is :math:`2\epsilon(1 - \epsilon)`, which
-exceeds :math:`\frac14` for :math:`\epsilon \in (0.15, 0.5)`.
+with one expert (:math:`d = 1`, so Assumption 4 holds vacuously) whose label is a
+function of :math:`x` and a classifier that learnt that function,
+:math:`W = 1\{Z \ne Y\}`, :math:`\hat S = 0`, :math:`R = \epsilon`, and the gap is
+:math:`2\epsilon(1 - \epsilon)`, which exceeds :math:`\frac14` for
+:math:`\epsilon \in (0.147, 0.5)`. With missing labels the same holds when which
+experts label an item is independent of everything else.
 
 Model selection: :func:`select_by_surrogate` (any candidates) and
 :func:`select_penalty` (the penalty of :class:`~crowdlearn.sparse_experts.SparseExpertsEM`)
@@ -233,6 +236,16 @@ def _mean_error(error_rates, mask) -> tuple[np.ndarray, float]:
     return eps, float(per_item.mean())
 
 
+def _risk_value(risk) -> float:
+    if np.ndim(risk) != 0:
+        raise ValueError(f"risk must be a single number, got shape {np.shape(risk)}")
+    try:
+        risk = float(risk)
+    except (TypeError, ValueError):
+        raise ValueError(f"risk must be a number, got {risk!r}") from None
+    return check_scalar(risk, "risk", low=0.0, high=1.0)
+
+
 def expected_surrogate_risk(risk, error_rates, *, mask=None) -> float:
     r""":math:`E[\hat S] = (1 - 2\bar\epsilon)R + \bar\epsilon` when classifier and expert
     errors are uncorrelated (Assumption 3).
@@ -252,7 +265,7 @@ def expected_surrogate_risk(risk, error_rates, *, mask=None) -> float:
     >>> expected_surrogate_risk(0.2, [0.5, 0.15, 0.47])   # eps_bar = 0.3733...
     0.42400000000000004
     """
-    check_scalar(float(risk) if np.ndim(risk) == 0 else risk, "risk", low=0.0, high=1.0)
+    risk = _risk_value(risk)
     _, eps_bar = _mean_error(error_rates, mask)
     return float((1 - 2 * eps_bar) * risk + eps_bar)
 
@@ -269,7 +282,7 @@ def surrogate_bias_bound(risk, error_rates) -> float:
     >>> surrogate_bias_bound(0.5, [0.5])    # d = 1: the worst case, 1 / (2 sqrt(1))
     0.5
     """
-    check_scalar(float(risk), "risk", low=0.0, high=1.0)
+    risk = _risk_value(risk)
     eps = np.asarray(error_rates, dtype=float)
     if eps.ndim != 1 or eps.size == 0 or not np.isfinite(eps).all() or (eps < 0).any() \
             or (eps > 1).any():

@@ -227,6 +227,8 @@ class SparseExpertsEM(BaseEstimator):
     converged_ : bool
     flipped_ : bool
         Whether the best run ended in the mirror image and was flipped (see Notes).
+    params_ : SparseExpertsParams
+        All fitted parameters at once (e.g. to warm-start another fit).
     n_items_, n_experts_, n_features_in_ : int
 
     Notes
@@ -659,7 +661,8 @@ def sparse_experts_path(labels, X, lambdas=None, *, n_lambdas: int = 20,
     model_params : dict, optional
         Other parameters of :class:`SparseExpertsEM` (``n_init``, ``max_iter``,
         ``tol``, ``random_state``, ...). The fit at each penalty starts from the
-        previous fit (run 0), plus ``n_init - 1`` random starts.
+        previous fit (run 0), then from the vote (run 1), plus random starts up to
+        ``n_init``. A ``lam_reliability`` given here stays fixed along the path.
 
     Returns
     -------

@@ -148,3 +148,20 @@ def test_page_renders_offline(page_path, server, browser, artifacts_dir):
         assert raw_math == 0, f"{page_path} has {raw_math} math blocks left untypeset"
     assert not error_outputs, f"{page_path} shows error output: {error_outputs}"
     assert "Traceback (most recent call last)" not in body_text, f"{page_path} shows a traceback"
+
+
+CHAPTER_PAGES = [p for p in PAGES if p.startswith("book/") and p.split("/")[-1][:2].isdigit()]
+
+
+@pytest.mark.parametrize("page_path", CHAPTER_PAGES)
+def test_chapter_offers_its_notebook(page_path):
+    """Every chapter's download menu has an .ipynb entry, and the file is a notebook."""
+    import json
+    import re
+
+    source = (HTML / page_path).read_text(encoding="utf-8")
+    links = re.findall(r'href="([^"]*_sources/[^"]*\.ipynb)"', source)
+    assert links, f"{page_path} offers no .ipynb download"
+    target = (HTML / page_path).parent / links[0]
+    nb = json.loads(target.resolve().read_text(encoding="utf-8"))
+    assert nb["nbformat"] == 4 and any(c["cell_type"] == "code" for c in nb["cells"])

@@ -5,11 +5,17 @@
   ``THEBE_JS_URL has already been declared`` in the browser. Drop duplicates.
 * Load ``widgets-mathjax3.js``, which gives the widget manager the one MathJax 2
   call it makes (``MathJax.Hub.Queue``) on top of the bundled MathJax 3.
+* Offer every chapter as a notebook: copy the notebook MyST-NB executed for the
+  page into ``_sources/`` and tell sphinx-book-theme about it (``ipynb_source``),
+  so its download menu gets an ``.ipynb`` entry next to the ``.md`` source.
 * Refuse any script or stylesheet that would be fetched from another host, so
   a CDN dependency fails the build instead of silently breaking offline reading.
 """
 
 from __future__ import annotations
+
+import shutil
+from pathlib import Path
 
 from sphinx.errors import ExtensionError
 
@@ -36,7 +42,19 @@ def _dedupe_and_check(app, pagename, templatename, context, doctree):
         files[:] = kept
 
 
+def _offer_notebook(app, pagename, templatename, context, doctree):
+    executed = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+    if not executed.is_file():
+        return
+    target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(executed, target)
+    context["ipynb_source"] = f"{pagename}.ipynb"
+
+
 def setup(app):
+    # before sphinx-book-theme builds its header buttons (priority 501)
+    app.connect("html-page-context", _offer_notebook, priority=90)
     app.connect("html-page-context", _dedupe_and_check, priority=100)
     # before the widget manager (myst-nb adds it at the default priority 500)
     app.add_js_file("widgets-mathjax3.js", priority=300)

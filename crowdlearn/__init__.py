@@ -6,9 +6,11 @@ The package behind the crowdlearn book. Public API, flat:
   :func:`from_table`, :func:`as_crowd_labels`
 * models: :class:`MajorityVote`, :class:`BernoulliNaiveBayes`, :class:`LatentClassModel`,
   :class:`DawidSkene`, :class:`OneCoinDawidSkene`, :class:`MultiLabelDawidSkene`,
-  :class:`LogisticAnnotators`
+  :class:`LogisticAnnotators`, :class:`SparseExpertsEM`, :class:`MajorityVoteLogistic`
 * the EM engine: :func:`run_em`, :func:`fit_em`
-* simulators: :mod:`crowdlearn.simulate`, :mod:`crowdlearn.simulate_annotators`
+* simulators: :mod:`crowdlearn.simulate`, :mod:`crowdlearn.simulate_annotators`,
+  :mod:`crowdlearn.simulate_sparse`
+* model selection without true labels: :mod:`crowdlearn.model_selection`
 * derivations: :mod:`crowdlearn.symbolic`
 * real data sets: :mod:`crowdlearn.datasets`
 * widgets and experiments behind the chapters: :mod:`crowdlearn.widgets`,
@@ -27,7 +29,11 @@ from .multilabel import (MultiCrowdLabels, MultiLabelDawidSkene, as_multi_labels
                          from_dense_multi, from_quadruples)
 from .naive_bayes import BernoulliNaiveBayes
 from .one_coin import OneCoinDawidSkene
-from . import datasets, experiments, simulate, simulate_annotators, symbolic
+from .sparse_experts import MajorityVoteLogistic, SparseExpertsEM, sparse_experts_path
+from .model_selection import (expected_surrogate_risk, select_by_surrogate, select_penalty,
+                              surrogate_risk, true_risk)
+from . import (datasets, experiments, model_selection, simulate, simulate_annotators,
+               simulate_sparse, symbolic)
 
 __version__ = "0.1.0"
 
@@ -41,24 +47,34 @@ __all__ = [
     "LatentClassModel",
     "LogisticAnnotators",
     "MajorityVote",
+    "MajorityVoteLogistic",
     "MultiCrowdLabels",
     "MultiLabelDawidSkene",
     "NotFittedError",
     "OneCoinDawidSkene",
+    "SparseExpertsEM",
     "as_crowd_labels",
     "as_multi_labels",
     "datasets",
+    "expected_surrogate_risk",
     "experiments",
     "fit_em",
+    "model_selection",
     "from_dense",
     "from_dense_multi",
     "from_quadruples",
     "from_table",
     "from_triples",
     "run_em",
+    "select_by_surrogate",
+    "select_penalty",
     "simulate",
     "simulate_annotators",
+    "simulate_sparse",
+    "sparse_experts_path",
+    "surrogate_risk",
     "symbolic",
+    "true_risk",
     "widgets",
     "widgets_annotators",
 ]

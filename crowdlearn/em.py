@@ -74,7 +74,7 @@ class EMResult:
 
 def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
            max_iter: int = 100, callback: Callable | None = None,
-           restart: int = 0) -> EMResult:
+           restart: int = 0, warm_start: bool = False) -> EMResult:
     """Run EM from ``params`` until the objective stops rising or ``max_iter`` M-steps.
 
     Parameters
@@ -85,6 +85,10 @@ def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
         Posterior of the hidden variables under ``params`` and the objective at ``params``.
     m_step : callable ``posterior -> params``
         Parameters maximising the expected complete-data objective.
+        With ``warm_start=True`` it is called as ``m_step(posterior, params)``,
+        with the parameters the posterior was computed from, so that an
+        iterative M-step (Newton, coordinate descent) can start there and
+        accept only steps that improve on them.
     tol : float
         Stop when the objective rises by at most ``tol * max(1, |objective|)``.
     max_iter : int
@@ -93,6 +97,8 @@ def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
         Called after every E-step; returning ``True`` stops the run.
     restart : int
         Index of this run among restarts, passed to the callback.
+    warm_start : bool, default False
+        Pass the current parameters to ``m_step`` as a second argument.
 
     Returns
     -------
@@ -122,7 +128,7 @@ def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
             if callback is not None else False
         if converged or stop or n_iter >= max_iter:
             break
-        params = m_step(posterior)
+        params = m_step(posterior, params) if warm_start else m_step(posterior)
         n_iter += 1
     return EMResult(params, posterior, np.asarray(history), n_iter, converged, restart,
                     stopped=stop and not converged)
@@ -130,7 +136,8 @@ def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
 
 def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 1,
            tol: float = 1e-6, max_iter: int = 100, callback: Callable | None = None,
-           warn: bool = True, estimator_name: str = "EM", progress=False) -> EMResult:
+           warn: bool = True, estimator_name: str = "EM", progress=False,
+           warm_start: bool = False) -> EMResult:
     """Run EM from ``n_init`` starts and keep the run with the highest final objective.
 
     Parameters
@@ -138,7 +145,7 @@ def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 
     init : callable ``restart -> params``
         Initial parameters for restart ``0, 1, ..., n_init - 1`` (restart 0 is the
         model's deterministic start, the others its random ones).
-    e_step, m_step, tol, max_iter, callback
+    e_step, m_step, tol, max_iter, callback, warm_start
         As in :func:`run_em`.
     n_init : int
         Number of runs.
@@ -189,7 +196,7 @@ def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 
     try:
         for r in range(n_init):
             result = run_em(init(r), e_step, m_step, tol=tol, max_iter=max_iter,
-                            callback=run_callback, restart=r)
+                            callback=run_callback, restart=r, warm_start=warm_start)
             finals.append(result.objective)
             if best is None or result.objective > best.objective:
                 best = result

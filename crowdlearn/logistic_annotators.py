@@ -422,26 +422,18 @@ class LogisticAnnotators(BaseEstimator):
         mu0 = self._start(crowd)
         rng = check_random_state(self.random_state)
         zero = LogisticAnnotatorsParams(np.zeros(d), 0.0, np.zeros((T, d)), np.zeros(T))
-        current = {}
-
         def init(restart):
             mu = mu0 if restart == 0 else rng.random(n)
             return self._m_step(data, np.column_stack([1.0 - mu, mu]), zero)
 
-        def e_step(params):
-            current["params"] = params  # the M-step starts its Newton iterations here
-            return self._e_step(data, params)
-
-        def m_step(q):
-            return self._m_step(data, q, current["params"])
-
-        result = fit_em(init, e_step, m_step, n_init=self.n_init, tol=self.tol,
-                        max_iter=self.max_iter, callback=self.callback,
-                        estimator_name=type(self).__name__)
-        params, posterior = result.params, result.posterior
-        self.flipped_ = _disagrees_with_vote(crowd, posterior[:, 1])
-        if self.flipped_:
-            params, posterior = params.flipped(), posterior[:, ::-1].copy()
+        # warm_start: each M-step's Newton iterations start at the current parameters
+        result = fit_em(init, lambda params: self._e_step(data, params),
+                        lambda q, params: self._m_step(data, q, params),
+                        n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
+                        callback=self.callback, estimator_name=type(self).__name__,
+                        warm_start=True)
+        params, posterior, self.flipped_ = _orient_by_vote(crowd, result.params,
+                                                           result.posterior)
         self._params = params
         self.coef_ = params.coef
         self.intercept_ = float(params.intercept)
@@ -521,6 +513,18 @@ def _soft_vote(crowd: CrowdLabels) -> np.ndarray:
     ones = np.bincount(crowd.item, weights=crowd.label.astype(float), minlength=crowd.n_items)
     total = crowd.labels_per_item()
     return np.where(total > 0, ones / np.maximum(total, 1), 0.5)
+
+
+def _orient_by_vote(crowd: CrowdLabels, params, posterior: np.ndarray):
+    """Resolve the sign flip: rename z -> 1 - z if the posterior disagrees with the vote.
+
+    ``params`` must have a ``flipped()`` method giving the same likelihood with the
+    classes renamed. Returns ``(params, posterior, flipped)``.
+    """
+    flipped = _disagrees_with_vote(crowd, posterior[:, 1])
+    if flipped:
+        params, posterior = params.flipped(), posterior[:, ::-1].copy()
+    return params, posterior, flipped
 
 
 def _disagrees_with_vote(crowd: CrowdLabels, mu: np.ndarray) -> bool:

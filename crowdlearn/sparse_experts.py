@@ -33,7 +33,7 @@ from ._validation import _describe_positions, check_random_state, check_scalar
 from .em import fit_em
 from .exceptions import ConvergenceWarning
 from .labels import CrowdLabels, as_crowd_labels
-from .logistic_annotators import _check_features, _disagrees_with_vote, _soft_vote
+from .logistic_annotators import _check_features, _orient_by_vote, _soft_vote
 
 __all__ = ["SparseExpertsEM", "SparseExpertsParams", "SparseExpertsPath",
            "sparse_experts_path", "sparse_experts_lambda_max", "MajorityVoteLogistic"]
@@ -429,7 +429,6 @@ class SparseExpertsEM(BaseEstimator):
         rng = check_random_state(self.random_state)
         zero = SparseExpertsParams(np.zeros(d), 0.0, np.zeros(K), np.zeros(d))
         vote_start = {}
-        current = {}
 
         def init(restart):
             if restart == 0 and warm is not None:
@@ -445,20 +444,14 @@ class SparseExpertsEM(BaseEstimator):
                                        base.intercept + s * float(rng.normal()),
                                        s * rng.normal(size=K), s * rng.normal(size=d))
 
-        def e_step(params):
-            current["params"] = params  # the M-step starts from here
-            return self._e_step(data, params)
-
-        def m_step(q):
-            return self._m_step(data, q, current["params"])
-
-        result = fit_em(init, e_step, m_step, n_init=self.n_init, tol=self.tol,
-                        max_iter=self.max_iter, callback=self.callback,
-                        estimator_name=type(self).__name__)
-        params, posterior = result.params, result.posterior
-        self.flipped_ = _disagrees_with_vote(crowd, posterior[:, 1])
-        if self.flipped_:
-            params, posterior = params.flipped(), posterior[:, ::-1].copy()
+        # warm_start: each M-step's solvers start at the current parameters
+        result = fit_em(init, lambda params: self._e_step(data, params),
+                        lambda q, params: self._m_step(data, q, params),
+                        n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
+                        callback=self.callback, estimator_name=type(self).__name__,
+                        warm_start=True)
+        params, posterior, self.flipped_ = _orient_by_vote(crowd, result.params,
+                                                           result.posterior)
         self._params = params
         self.coef_ = params.coef
         self.intercept_ = float(params.intercept)

@@ -253,3 +253,22 @@ def test_run_em_bad_hyper_parameters(kwargs, match):
 def test_nan_objective_is_an_error_not_a_silent_result():
     with pytest.raises(FloatingPointError, match="NaN"):
         run_em(0.0, lambda p: (np.array([[1.0]]), float("nan")), lambda q: 0.0)
+
+
+def test_warm_start_passes_the_parameters_the_posterior_came_from():
+    """With warm_start=True the M-step sees (posterior, params) from the same E-step."""
+    from crowdlearn import run_em
+
+    seen = []
+
+    def e_step(params):
+        return np.array([[params]]), -1.0 / (1.0 + params)   # objective rises with params
+
+    def m_step(posterior, params):
+        seen.append((float(posterior[0, 0]), params))
+        return params + 1.0
+
+    result = run_em(0.0, e_step, m_step, tol=0.0, max_iter=4, warm_start=True)
+    assert seen == [(0.0, 0.0), (1.0, 1.0), (2.0, 2.0), (3.0, 3.0)]
+    assert result.params == 4.0 and result.n_iter == 4
+    assert np.all(np.diff(result.history) > 0)

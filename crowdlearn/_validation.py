@@ -13,6 +13,8 @@ import numbers
 import numpy as np
 
 __all__ = [
+    "check_em_params",
+    "check_finite_array",
     "check_int_array",
     "check_binary_matrix",
     "check_probability_matrix",
@@ -172,3 +174,29 @@ def check_random_state(random_state) -> np.random.Generator:
                                 and not isinstance(random_state, bool)):
         return np.random.default_rng(random_state)
     raise ValueError(f"random_state must be None, an int or a numpy Generator, got {random_state!r}")
+
+
+def check_finite_array(value, name: str, shape=None, ndim=None) -> np.ndarray:
+    """Return ``value`` as a float array of finite numbers (optionally of a given shape/ndim)."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numeric, got {value!r}") from None
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    if shape is not None and arr.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf")
+    return arr
+
+
+def check_em_params(estimator) -> None:
+    """Check the EM hyper-parameters every estimator shares: ``n_init``, ``max_iter``,
+    ``tol`` and (where it has one) ``callback``."""
+    check_scalar(estimator.n_init, "n_init", kind=numbers.Integral, low=1)
+    check_scalar(estimator.max_iter, "max_iter", kind=numbers.Integral, low=0)
+    check_scalar(estimator.tol, "tol", low=0.0)
+    callback = getattr(estimator, "callback", None)
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable or None, got {callback!r}")

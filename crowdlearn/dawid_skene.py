@@ -10,7 +10,7 @@ from scipy import sparse
 from scipy.optimize import linear_sum_assignment
 
 from ._base import BaseEstimator, normalize_log
-from ._validation import check_binary_matrix, check_random_state, check_scalar
+from ._validation import check_binary_matrix, check_random_state, check_em_params, check_scalar
 from .em import fit_em
 from .labels import CrowdLabels, as_crowd_labels
 from .naive_bayes import bernoulli_log_likelihood
@@ -309,11 +309,7 @@ class DawidSkene(BaseEstimator):
         if self.n_classes is not None:
             check_scalar(self.n_classes, "n_classes", kind=numbers.Integral, low=2)
         check_scalar(self.alpha, "alpha", low=0.0)
-        check_scalar(self.n_init, "n_init", kind=numbers.Integral, low=1)
-        check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=0)
-        check_scalar(self.tol, "tol", low=0.0)
-        if self.callback is not None and not callable(self.callback):
-            raise ValueError(f"callback must be callable or None, got {self.callback!r}")
+        check_em_params(self)
         if self.progress not in (None, True, False):
             raise ValueError(f"progress must be None, True or False, got {self.progress!r}")
 

@@ -8,8 +8,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._base import BaseEstimator, normalize_log
-from ._validation import (check_int_array, check_probability_matrix, check_random_state,
-                          check_scalar)
+from ._validation import (check_em_params, check_int_array, check_probability_matrix,
+                          check_random_state, check_scalar)
 from .em import fit_em
 
 __all__ = ["LatentClassModel"]
@@ -175,9 +175,7 @@ class LatentClassModel(BaseEstimator):
         """
         check_scalar(self.n_classes, "n_classes", kind=numbers.Integral, low=1)
         check_scalar(self.alpha, "alpha", low=0.0)
-        check_scalar(self.n_init, "n_init", kind=numbers.Integral, low=1)
-        check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=0)
-        check_scalar(self.tol, "tol", low=0.0)
+        check_em_params(self)
         data = self._encode(X, fitting=True)
         n, K = data[0].shape[0], self.n_classes
         never = np.flatnonzero(np.asarray(data[1].sum(axis=0)).ravel() == 0)

@@ -15,7 +15,7 @@ from scipy.special import expit, log_expit
 
 from ._base import BaseEstimator, normalize_log
 from ._logistic import fit_weighted_logistic
-from ._validation import _describe_positions, check_random_state, check_scalar
+from ._validation import _describe_positions, check_random_state, check_em_params, check_scalar
 from .em import fit_em
 from .labels import CrowdLabels, as_crowd_labels
 
@@ -358,11 +358,7 @@ class LogisticAnnotators(BaseEstimator):
     # -- input -------------------------------------------------------------------------------
     def _check_params(self):
         check_scalar(self.l2, "l2", low=0.0)
-        check_scalar(self.n_init, "n_init", kind=numbers.Integral, low=1)
-        check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=0)
-        check_scalar(self.tol, "tol", low=0.0)
-        if self.callback is not None and not callable(self.callback):
-            raise ValueError(f"callback must be callable or None, got {self.callback!r}")
+        check_em_params(self)
         if isinstance(self.init, str) and self.init != "vote":
             raise ValueError(f"init must be 'vote' or an array of starting probabilities, "
                              f"got {self.init!r}")

@@ -27,7 +27,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ._base import BaseEstimator, normalize_log
-from ._validation import check_int_array, check_random_state, check_scalar
+from ._validation import check_int_array, check_random_state, check_em_params, check_scalar
 from .em import fit_em
 from .labels import CrowdLabels
 
@@ -376,11 +376,7 @@ class MultiLabelDawidSkene(BaseEstimator):
 
     def _check_params(self):
         check_scalar(self.alpha, "alpha", low=0.0)
-        check_scalar(self.n_init, "n_init", kind=numbers.Integral, low=1)
-        check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=0)
-        check_scalar(self.tol, "tol", low=0.0)
-        if self.callback is not None and not callable(self.callback):
-            raise ValueError(f"callback must be callable or None, got {self.callback!r}")
+        check_em_params(self)
 
     # -- EM pieces -----------------------------------------------------------------------------
     @staticmethod

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit
 
-from ._validation import check_random_state, check_scalar
+from ._validation import check_finite_array, check_random_state, check_scalar
 from .labels import CrowdLabels
 
 __all__ = ["SimulatedAnnotators", "simulate_logistic_annotators"]
@@ -26,20 +26,6 @@ class SimulatedAnnotators(NamedTuple):
     labels: CrowdLabels   # binary labels, n_experts = n_annotators
     truth: np.ndarray     # (n_items,) in {0, 1}
     eta: np.ndarray       # (n_items, n_annotators): P(annotator t labels item i correctly)
-
-
-def _finite_array(value, name, shape=None, ndim=None):
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be numeric, got {value!r}") from None
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
-    if shape is not None and arr.shape != shape:
-        raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or inf")
-    return arr
 
 
 def simulate_logistic_annotators(n_items: int, coef, intercept, reliability_coef,
@@ -90,19 +76,19 @@ def simulate_logistic_annotators(n_items: int, coef, intercept, reliability_coef
     rng = check_random_state(random_state)
     check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
     check_scalar(missing, "missing", low=0.0, high=1.0, high_inclusive=False)
-    alpha = _finite_array(coef, "coef", ndim=1)
+    alpha = check_finite_array(coef, "coef", ndim=1)
     d = alpha.shape[0]
-    beta = float(_finite_array(intercept, "intercept", shape=()))
-    W = _finite_array(reliability_coef, "reliability_coef", ndim=2)
+    beta = float(check_finite_array(intercept, "intercept", shape=()))
+    W = check_finite_array(reliability_coef, "reliability_coef", ndim=2)
     if W.shape[1] != d:
         raise ValueError(f"reliability_coef must have shape (n_annotators, {d}), got {W.shape}")
     T = W.shape[0]
     if T == 0:
         raise ValueError("reliability_coef has no rows: at least one annotator is needed")
-    gamma = _finite_array(reliability_intercept, "reliability_intercept", shape=(T,))
-    mean = np.zeros(d) if feature_mean is None else _finite_array(feature_mean, "feature_mean",
+    gamma = check_finite_array(reliability_intercept, "reliability_intercept", shape=(T,))
+    mean = np.zeros(d) if feature_mean is None else check_finite_array(feature_mean, "feature_mean",
                                                                    shape=(d,))
-    cov = np.eye(d) if feature_cov is None else _finite_array(feature_cov, "feature_cov",
+    cov = np.eye(d) if feature_cov is None else check_finite_array(feature_cov, "feature_cov",
                                                               shape=(d, d))
     if d and (not np.allclose(cov, cov.T) or np.linalg.eigvalsh(cov).min() < -1e-10):
         raise ValueError("feature_cov must be symmetric positive semi-definite")

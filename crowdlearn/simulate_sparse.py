@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit
 
-from ._validation import check_random_state, check_scalar
+from ._validation import check_finite_array, check_random_state, check_scalar
 from .labels import CrowdLabels
 
 __all__ = ["SimulatedSparseExperts", "simulate_sparse_experts", "simulate_izbicki_stern",
@@ -72,20 +72,6 @@ class SimulatedSparseExperts(NamedTuple):
     scenario: str                 # "i", "ii", "iii", or "model"
 
 
-def _finite(value, name, shape=None, ndim=None):
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be numeric, got {value!r}") from None
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
-    if shape is not None and arr.shape != shape:
-        raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or inf")
-    return arr
-
-
 def _draw_labels(rng, truth, error_prob, missing):
     n, K = error_prob.shape
     wrong = rng.random((n, K)) < error_prob
@@ -132,16 +118,16 @@ def simulate_sparse_experts(n: int, coef, intercept, expert_intercept, reliabili
     rng = check_random_state(random_state)
     check_scalar(n, "n", kind=numbers.Integral, low=1)
     check_scalar(missing, "missing", low=0.0, high=1.0, high_inclusive=False)
-    beta = _finite(coef, "coef", ndim=1)
+    beta = check_finite_array(coef, "coef", ndim=1)
     d = beta.shape[0]
-    b0 = float(_finite(intercept, "intercept", shape=()))
-    alpha = _finite(expert_intercept, "expert_intercept", ndim=1)
+    b0 = float(check_finite_array(intercept, "intercept", shape=()))
+    alpha = check_finite_array(expert_intercept, "expert_intercept", ndim=1)
     if alpha.size == 0:
         raise ValueError("expert_intercept is empty: at least one expert is needed")
-    gamma = _finite(reliability_coef, "reliability_coef", shape=(d,))
-    mean = np.zeros(d) if feature_mean is None else _finite(feature_mean, "feature_mean",
+    gamma = check_finite_array(reliability_coef, "reliability_coef", shape=(d,))
+    mean = np.zeros(d) if feature_mean is None else check_finite_array(feature_mean, "feature_mean",
                                                              shape=(d,))
-    cov = np.eye(d) if feature_cov is None else _finite(feature_cov, "feature_cov",
+    cov = np.eye(d) if feature_cov is None else check_finite_array(feature_cov, "feature_cov",
                                                         shape=(d, d))
     if d and (not np.allclose(cov, cov.T) or np.linalg.eigvalsh(cov).min() < -1e-10):
         raise ValueError("feature_cov must be symmetric positive semi-definite")

@@ -29,7 +29,7 @@ from scipy.special import expit, log_expit
 from ._base import BaseEstimator, normalize_log
 from ._l1_logistic import fit_l1_logistic, l1_logistic_lambda_max
 from ._progress import ProgressBar
-from ._validation import _describe_positions, check_random_state, check_scalar
+from ._validation import _describe_positions, check_random_state, check_em_params, check_scalar
 from .em import fit_em
 from .exceptions import ConvergenceWarning
 from .labels import CrowdLabels, as_crowd_labels
@@ -334,14 +334,10 @@ class SparseExpertsEM(BaseEstimator):
         check_scalar(self.lam, "lam", low=0.0)
         if self.lam_reliability is not None:
             check_scalar(self.lam_reliability, "lam_reliability", low=0.0)
-        check_scalar(self.n_init, "n_init", kind=numbers.Integral, low=1)
+        check_em_params(self)
         check_scalar(self.init_scale, "init_scale", low=0.0)
-        check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=0)
-        check_scalar(self.tol, "tol", low=0.0)
         check_scalar(self.m_step_tol, "m_step_tol", low=0.0)
         check_scalar(self.m_step_max_iter, "m_step_max_iter", kind=numbers.Integral, low=1)
-        if self.callback is not None and not callable(self.callback):
-            raise ValueError(f"callback must be callable or None, got {self.callback!r}")
         if isinstance(self.init, str) and self.init != "vote":
             raise ValueError(f"init must be 'vote', an array of starting probabilities or "
                              f"SparseExpertsParams, got {self.init!r}")

@@ -8,6 +8,7 @@ The package behind the crowdlearn book. Public API, flat:
   :class:`DawidSkene`, :class:`OneCoinDawidSkene`, :class:`MultiLabelDawidSkene`,
   :class:`LogisticAnnotators`, :class:`SparseExpertsEM`, :class:`MajorityVoteLogistic`
 * the EM engine: :func:`run_em`, :func:`fit_em`
+* size limits on what a crowd may imply: :func:`size_limits`, :func:`set_size_limits`
 * simulators: :mod:`crowdlearn.simulate`, :mod:`crowdlearn.simulate_annotators`,
   :mod:`crowdlearn.simulate_sparse`
 * model selection without true labels: :mod:`crowdlearn.model_selection`
@@ -20,7 +21,8 @@ The package behind the crowdlearn book. Public API, flat:
 
 from .dawid_skene import DawidSkene
 from .em import EMResult, EMState, fit_em, run_em
-from .exceptions import ConvergenceWarning, NotFittedError
+from .exceptions import ConvergenceWarning, DegenerateFitWarning, NotFittedError
+from ._limits import SizeLimits, get_size_limits, set_size_limits, size_limits
 from .labels import CrowdLabels, as_crowd_labels, from_dense, from_table, from_triples
 from .latent_class import LatentClassModel
 from .logistic_annotators import LogisticAnnotators
@@ -41,6 +43,7 @@ __all__ = [
     "BernoulliNaiveBayes",
     "ConvergenceWarning",
     "CrowdLabels",
+    "DegenerateFitWarning",
     "DawidSkene",
     "EMResult",
     "EMState",
@@ -52,6 +55,7 @@ __all__ = [
     "MultiLabelDawidSkene",
     "NotFittedError",
     "OneCoinDawidSkene",
+    "SizeLimits",
     "SparseExpertsEM",
     "as_crowd_labels",
     "as_multi_labels",
@@ -65,12 +69,15 @@ __all__ = [
     "from_quadruples",
     "from_table",
     "from_triples",
+    "get_size_limits",
     "run_em",
     "select_by_surrogate",
     "select_penalty",
+    "set_size_limits",
     "simulate",
     "simulate_annotators",
     "simulate_sparse",
+    "size_limits",
     "sparse_experts_path",
     "surrogate_risk",
     "symbolic",

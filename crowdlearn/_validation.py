@@ -31,10 +31,41 @@ def _describe_positions(mask: np.ndarray, limit: int = 5) -> str:
     return f"{shown}{more}"
 
 
+_INDEX_MAX = 2 ** 62  # larger "indices" are refused before any cast could wrap them
+
+
+def _object_to_numeric(arr: np.ndarray, name: str) -> np.ndarray:
+    """An object array of Python/numpy numbers as an int64 or float64 array, or raise."""
+    flat = arr.ravel().tolist()
+    has_float = False
+    for v in flat:
+        if v is None:
+            raise ValueError(f"{name} contains None; mark a missing label with -1")
+        if isinstance(v, (bool, np.bool_, numbers.Integral)):
+            if not isinstance(v, (bool, np.bool_)) and not -_INDEX_MAX <= int(v) <= _INDEX_MAX:
+                raise ValueError(f"{name} has a value too large to be an index: {int(v)}")
+        elif isinstance(v, numbers.Real):
+            has_float = True
+        else:
+            raise ValueError(f"{name} must hold integers, got {type(v).__name__} values such "
+                             f"as {v!r}" + _ID_HINT)
+    if has_float:
+        return np.array([float(v) for v in flat], dtype=float).reshape(arr.shape)
+    return np.array([int(v) for v in flat], dtype=np.int64).reshape(arr.shape)
+
+
+_ID_HINT = "; for arbitrary identifiers use from_table(items, workers, labels)"
+
+
 def check_int_array(values, name: str, *, ndim: int = 1, allow_empty: bool = False,
                     low: int | None = None, high: int | None = None,
                     high_name: str | None = None) -> np.ndarray:
     """Return ``values`` as an integer array, or raise a ``ValueError`` saying why not.
+
+    The result is always a new ``intp`` array (never the caller's), so changing
+    the input afterwards cannot change it. Booleans count as 0 and 1; floats are
+    accepted when they are whole numbers; strings, ``None``, NaN, infinities and
+    values too large to be indices are refused (never wrapped round by a cast).
 
     Parameters
     ----------
@@ -51,19 +82,27 @@ def check_int_array(values, name: str, *, ndim: int = 1, allow_empty: bool = Fal
     high_name : str, optional
         What ``high`` stands for, used in the message (e.g. ``"n_classes=3"``).
     """
+    if isinstance(values, (str, bytes, dict, set, frozenset)) or values is None:
+        raise ValueError(f"{name} must be an array of integers, got "
+                         f"{type(values).__name__} {values!r:.60}")
     try:
-        arr = np.asarray(values)
-    except Exception as exc:  # ragged lists and the like
-        raise ValueError(f"{name} could not be read as an array: {exc}") from None
+        arr = np.array(values, copy=True)
+    except Exception:  # ragged lists, unconvertible objects and the like
+        raise ValueError(f"{name} could not be read as a {ndim}-D array of integers (ragged "
+                         f"rows or mixed contents?)") from None
     if arr.dtype == object:
-        try:
-            arr = arr.astype(float)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must hold numbers, got objects such as {arr.flat[0]!r}") from None
+        if arr.ndim == 0:
+            raise ValueError(f"{name} must be an array of integers, got "
+                             f"{type(values).__name__}")
+        arr = _object_to_numeric(arr, name)
     if arr.dtype.kind == "b":
         arr = arr.astype(np.intp)
+    if arr.dtype.kind in "US":
+        example = arr.flat[0] if arr.size else ""
+        raise ValueError(f"{name} must hold integers, got strings such as {str(example)!r}"
+                         + _ID_HINT)
     if arr.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}")
+        raise ValueError(f"{name} must hold integers, got values of type {arr.dtype.name}")
     if arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if arr.size == 0 and not allow_empty:
@@ -80,6 +119,13 @@ def check_int_array(values, name: str, *, ndim: int = 1, allow_empty: bool = Fal
         if bad.any():
             raise ValueError(f"{name} must hold whole numbers, got non-integer values at "
                              f"{_describe_positions(bad)}")
+    if arr.size and (arr.dtype.itemsize >= 8 or arr.dtype.kind == "f"):
+        big = (arr > _INDEX_MAX) | (arr < -_INDEX_MAX)
+        if big.any():
+            value = arr[big][0]
+            value = int(value) if arr.dtype.kind in "iu" else float(value)
+            raise ValueError(f"{name} has a value too large to be an index: {value} at "
+                             f"{_describe_positions(big)}")
     arr = arr.astype(np.intp, copy=False)
     if low is not None and arr.size:
         bad = arr < low

@@ -103,7 +103,7 @@ def oracle_posterior(labels, confusion, class_prior) -> np.ndarray:
     --------
     >>> import numpy as np
     >>> from crowdlearn.simulate import one_coin_confusion
-    >>> post = oracle_posterior([[0, 0, 1]], one_coin_confusion([0.9, 0.9, 0.6], 2), [0.5, 0.5])
+    >>> post = oracle_posterior(np.array([[0, 0, 1]]), one_coin_confusion([0.9, 0.9, 0.6], 2), [0.5, 0.5])
     >>> post.round(3).tolist()
     [[0.982, 0.018]]
     """

@@ -28,21 +28,58 @@ array([[ 0,  1, -1],
 
 from __future__ import annotations
 
+import numbers
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._limits import check_crowd_size
 from ._validation import check_int_array
 
 __all__ = ["CrowdLabels", "from_triples", "from_dense", "from_table", "as_crowd_labels"]
+
+# Index arrays a CrowdLabels made itself: read-only views of read-only copies, so
+# nobody (the caller included) can change them after they were checked.
+_FROZEN: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDictionary()
+
+
+def _freeze(arr: np.ndarray) -> np.ndarray:
+    """Make a new array we own read-only, and hand out a view that cannot be unlocked."""
+    arr.flags.writeable = False
+    view = arr.view()
+    _FROZEN[id(view)] = view
+    return view
+
+
+def _is_frozen(arr) -> bool:
+    return (type(arr) is np.ndarray and _FROZEN.get(id(arr)) is arr
+            and arr.dtype == np.intp and not arr.flags.writeable
+            and isinstance(arr.base, np.ndarray) and not arr.base.flags.writeable)
+
+
+def _size_arg(value, name: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        what = {0: "a non-negative integer", 1: "a positive integer"}.get(
+            low, f"an integer >= {low}")
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return int(value)
+
+
+_IDS_FOR = {"item_ids": ("n_items", "item"), "expert_ids": ("n_experts", "expert"),
+            "class_ids": ("n_classes", "class")}
 
 
 @dataclass(frozen=True, eq=False)
 class CrowdLabels:
     """Labels given by a crowd, stored as parallel integer arrays.
 
-    Build it with :func:`from_triples`, :func:`from_dense` or :func:`from_table`,
-    which validate their input; the constructor itself trusts its arguments.
+    Build it with :func:`from_triples`, :func:`from_dense` or :func:`from_table`.
+    The constructor checks its arguments too (integer indices in range, equal
+    lengths, plausible sizes: see :func:`~crowdlearn.size_limits`) and keeps its
+    own read-only copies of the arrays, so a ``CrowdLabels`` that exists is
+    valid and stays valid: changing the arrays it was built from changes
+    nothing, and its own arrays cannot be written to.
 
     Attributes
     ----------
@@ -64,6 +101,51 @@ class CrowdLabels:
     item_ids: np.ndarray | None = field(default=None, repr=False)
     expert_ids: np.ndarray | None = field(default=None, repr=False)
     class_ids: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        sizes = {"item": _size_arg(self.n_items, "n_items", 0),
+                 "expert": _size_arg(self.n_experts, "n_experts", 0),
+                 "label": _size_arg(self.n_classes, "n_classes", 2)}
+        for attr, name in (("n_items", "item"), ("n_experts", "expert"),
+                           ("n_classes", "label")):
+            object.__setattr__(self, attr, sizes[name])
+        for name in sizes:
+            arr = getattr(self, name)
+            if not _is_frozen(arr):
+                object.__setattr__(self, name,
+                                   _freeze(check_int_array(arr, name, allow_empty=True)))
+        length = self.item.shape[0]
+        if not (length == self.expert.shape[0] == self.label.shape[0]):
+            raise ValueError(f"item, expert and label must have the same length, got "
+                             f"{length}, {self.expert.shape[0]} and {self.label.shape[0]}")
+        for name, size in sizes.items():
+            arr = getattr(self, name)
+            if arr.size:
+                lo, hi = int(arr.min()), int(arr.max())
+                if lo < 0:
+                    raise ValueError(f"{name} has negative values (e.g. {lo}); indices start "
+                                     f"at 0")
+                if hi >= size:
+                    what = {"item": "n_items", "expert": "n_experts",
+                            "label": "n_classes"}[name]
+                    unknown = " (unknown expert)" if name == "expert" else ""
+                    raise ValueError(f"{name} has values out of range: {hi}, but must be < "
+                                     f"{what}={size}{unknown}")
+        check_crowd_size(self.n_items, self.n_experts, self.n_classes, length)
+        for attr, (size_name, what) in _IDS_FOR.items():
+            ids = getattr(self, attr)
+            if ids is None:
+                continue
+            try:
+                ids = np.array(ids, copy=True)
+            except Exception:
+                raise ValueError(f"{attr} could not be read as an array") from None
+            if ids.ndim != 1 or ids.shape[0] != getattr(self, size_name):
+                raise ValueError(f"{attr} must hold one identifier per {what} "
+                                 f"({size_name}={getattr(self, size_name)}), got shape "
+                                 f"{ids.shape}")
+            ids.flags.writeable = False
+            object.__setattr__(self, attr, ids)
 
     @property
     def n_labels(self) -> int:
@@ -130,12 +212,26 @@ class CrowdLabels:
                 f"n_classes={self.n_classes}, n_labels={self.n_labels})")
 
 
-def _infer_size(given, values, name):
+def _infer_size(given, values, name, low=1):
     if given is None:
         return int(values.max()) + 1 if values.size else 0
-    if isinstance(given, bool) or not isinstance(given, (int, np.integer)) or given < 1:
-        raise ValueError(f"{name} must be a positive integer, got {given!r}")
-    return int(given)
+    return _size_arg(given, name, low)
+
+
+def _build(item, expert, label, n_items, n_experts, n_classes, *, source="labels",
+           ids=(None, None, None)) -> CrowdLabels:
+    """Check sizes (inferred ones first, with the reason in the message), then build."""
+    inferred = [name for name, given in (("n_items", n_items), ("n_experts", n_experts),
+                                         ("n_classes", n_classes)) if given is None]
+    n_items = _infer_size(n_items, item, "n_items")
+    n_experts = _infer_size(n_experts, expert, "n_experts")
+    n_classes = _infer_size(n_classes, label, "n_classes")
+    check_crowd_size(n_items, n_experts, n_classes, item.shape[0], inferred=inferred,
+                     source=source)
+    if n_classes < 2:
+        raise ValueError(f"at least 2 classes are needed, got n_classes={n_classes}")
+    return CrowdLabels(_freeze(item), _freeze(expert), _freeze(label), n_items, n_experts,
+                       n_classes, *ids)
 
 
 def from_triples(item, expert, label, *, n_items=None, n_experts=None,
@@ -145,10 +241,13 @@ def from_triples(item, expert, label, *, n_items=None, n_experts=None,
     Parameters
     ----------
     item, expert, label : array-like of int, shape (n_labels,)
-        Zero-based indices.
+        Zero-based indices. They are copied: changing them afterwards does not
+        change the result.
     n_items, n_experts, n_classes : int, optional
         Sizes of the index ranges; inferred as ``max + 1`` when omitted. Give
-        them when some items, experts or classes have no label at all.
+        them when some items, experts or classes have no label at all. Sizes
+        beyond the limits of :func:`~crowdlearn.size_limits` are refused with a
+        ``ValueError`` that says how they were inferred.
 
     Examples
     --------
@@ -162,16 +261,7 @@ def from_triples(item, expert, label, *, n_items=None, n_experts=None,
     if not (item.shape == expert.shape == label.shape):
         raise ValueError(f"item, expert and label must have the same length, got "
                          f"{item.shape[0]}, {expert.shape[0]} and {label.shape[0]}")
-    n_items = _infer_size(n_items, item, "n_items")
-    n_experts = _infer_size(n_experts, expert, "n_experts")
-    n_classes = _infer_size(n_classes, label, "n_classes")
-    check_int_array(item, "item", high=n_items, high_name=f"n_items={n_items}")
-    check_int_array(expert, "expert", high=n_experts,
-                    high_name=f"unknown expert: n_experts={n_experts}")
-    check_int_array(label, "label", high=n_classes, high_name=f"n_classes={n_classes}")
-    if n_classes < 2:
-        raise ValueError(f"at least 2 classes are needed, got n_classes={n_classes}")
-    return CrowdLabels(item, expert, label, n_items, n_experts, n_classes)
+    return _build(item, expert, label, n_items, n_experts, n_classes)
 
 
 def from_dense(matrix, *, n_classes=None, missing: int = -1) -> CrowdLabels:
@@ -182,10 +272,15 @@ def from_dense(matrix, *, n_classes=None, missing: int = -1) -> CrowdLabels:
     matrix : array-like of int, shape (n_items, n_experts)
         ``matrix[i, j]`` is the class expert ``j`` gave item ``i``, or ``missing``.
     n_classes : int, optional
-        Number of classes; inferred as ``max + 1`` when omitted.
+        Number of classes; inferred as ``max + 1`` when omitted (and refused
+        when implausibly large, e.g. when ``(item, expert, label)`` triples were
+        passed as a matrix: use :func:`from_triples` for those).
     missing : int, default -1
         The marker for "no label". NaN is refused: use ``missing``.
     """
+    if isinstance(missing, bool) or not isinstance(missing, numbers.Integral):
+        raise ValueError(f"missing must be an integer marker such as -1, got {missing!r}")
+    missing = int(missing)
     arr = check_int_array(matrix, "labels", ndim=2, low=min(missing, 0))
     if arr.shape[1] == 0:
         raise ValueError(f"labels has no experts (shape {arr.shape})")
@@ -196,18 +291,84 @@ def from_dense(matrix, *, n_classes=None, missing: int = -1) -> CrowdLabels:
     if not observed.any():
         raise ValueError("labels holds no label at all: every entry is the missing marker")
     item, expert = np.nonzero(observed)
-    return from_triples(item, expert, arr[item, expert], n_items=arr.shape[0],
-                        n_experts=arr.shape[1], n_classes=n_classes)
+    return _build(item.astype(np.intp), expert.astype(np.intp), arr[item, expert],
+                  arr.shape[0], arr.shape[1], n_classes, source="dense")
+
+
+def _id_kind(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, (str, np.str_)):
+        return "str"
+    if isinstance(value, bytes):
+        return "bytes"
+    if isinstance(value, numbers.Integral):
+        return "int"
+    if isinstance(value, numbers.Real):
+        return "float"
+    return type(value).__name__
+
+
+_KIND_OF_DTYPE = {"U": "str", "S": "bytes", "b": "bool", "i": "int", "u": "int", "f": "float",
+                  "M": "datetime64", "m": "timedelta64"}
+
+
+def _id_array(values, name: str):
+    """Identifiers as a 1-D array of one kind, and that kind (``'str'``, ``'int'``, ...).
+
+    Python sequences and object columns are inspected element by element, so
+    that ``'1'``, ``1`` and ``True`` -- which numpy would silently turn into
+    equal strings, and Python considers equal numbers -- are never merged.
+    """
+    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
+        values = values.to_numpy()  # pandas Series, Index, Categorical
+    if isinstance(values, np.ndarray) and values.dtype != object:
+        if values.ndim != 1:
+            raise ValueError(f"{name} must be 1-dimensional, got shape {values.shape}")
+        kind = _KIND_OF_DTYPE.get(values.dtype.kind)
+        if kind is None:
+            raise ValueError(f"{name} identifiers of type {values.dtype.name} are not "
+                             f"supported; use strings or integers")
+        arr = values.copy()
+    else:
+        if isinstance(values, (str, bytes)) or np.ndim(values) == 0:
+            raise ValueError(f"{name} must be a sequence of identifiers, got "
+                             f"{type(values).__name__}")
+        try:
+            arr = np.empty(len(values), dtype=object)
+            for i, v in enumerate(values):
+                arr[i] = v
+        except TypeError:
+            raise ValueError(f"{name} must be a sequence of identifiers") from None
+        kinds: dict[str, object] = {}
+        for v in arr:
+            kinds.setdefault(_id_kind(v), v)
+        if "NoneType" in kinds:
+            raise ValueError(f"{name} contains None")
+        if len(kinds) > 1:
+            shown = ", ".join(f"{k} (e.g. {v!r})" for k, v in kinds.items())
+            raise ValueError(f"{name} identifiers mix types: {shown}. Identifiers such as "
+                             f"'1', 1 and True would be confused; convert them to one type "
+                             f"first")
+        kind = next(iter(kinds), "int")
+        if kind == "str":
+            arr = arr.astype(str)
+        elif kind == "float":
+            arr = arr.astype(float)
+        elif kind == "bool":
+            arr = arr.astype(bool)
+        elif kind == "int":
+            try:
+                arr = arr.astype(np.int64)
+            except OverflowError:
+                pass  # huge Python ints: kept as objects, still comparable
+    if kind == "float" and np.isnan(arr).any():
+        raise ValueError(f"{name} contains NaN at position {int(np.flatnonzero(np.isnan(arr))[0])}")
+    return arr, kind
 
 
 def _encode(values, name, known=None):
-    arr = np.asarray(values)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
-    if arr.dtype.kind == "f" and np.isnan(arr).any():
-        raise ValueError(f"{name} contains NaN at position {int(np.flatnonzero(np.isnan(arr))[0])}")
-    if arr.dtype == object and any(v is None for v in arr):
-        raise ValueError(f"{name} contains None")
+    arr, kind = _id_array(values, name)
     mixed = (f"{name} identifiers must be mutually comparable (e.g. all strings or all "
              f"numbers)")
     if known is None:
@@ -216,10 +377,12 @@ def _encode(values, name, known=None):
         except TypeError:
             raise ValueError(mixed) from None
         return ids, codes.astype(np.intp)
-    known = np.asarray(known)
-    if known.ndim != 1 or known.size == 0:
-        raise ValueError(f"the known {name} identifiers must be a non-empty 1-D array, got "
-                         f"shape {known.shape}")
+    known, known_kind = _id_array(known, f"the known {name}")
+    if known.size == 0:
+        raise ValueError(f"the known {name} identifiers must be a non-empty 1-D array")
+    if {kind, known_kind} != {kind} and {kind, known_kind} != {"int", "float"}:
+        raise ValueError(f"unknown {name}: {arr[:3].tolist()} are of type {kind} but the "
+                         f"known {name} identifiers are of type {known_kind}")
     try:
         order = np.argsort(known, kind="stable")
         if (known[order][1:] == known[order][:-1]).any():
@@ -243,7 +406,9 @@ def from_table(items, workers, labels, *, classes=None, item_ids=None,
     Parameters
     ----------
     items, workers, labels : array-like, shape (n_labels,)
-        One row per label given; identifiers may be strings or numbers.
+        One row per label given; identifiers may be strings or numbers (or
+        pandas columns), but each column must hold one type: ``'1'``, ``1`` and
+        ``True`` are different identifiers and a column mixing them is refused.
     classes : array-like, optional
         All class identifiers in index order (default: the sorted distinct labels).
         Give it when some class was never used.
@@ -260,7 +425,14 @@ def from_table(items, workers, labels, *, classes=None, item_ids=None,
     >>> [x.tolist() for x in crowd.to_table()]
     [['a', 'a', 'b'], ['w1', 'w2', 'w2'], ['cat', 'dog', 'dog']]
     """
-    shapes = [np.shape(a) for a in (items, workers, labels)]
+    shapes = []
+    for name, a in zip(("items", "workers", "labels"), (items, workers, labels)):
+        if a is None or isinstance(a, (str, bytes)):
+            raise ValueError(f"{name} must be a sequence of identifiers, got {a!r:.40}")
+        try:
+            shapes.append(np.shape(a))
+        except ValueError:
+            raise ValueError(f"{name} must be 1-dimensional (ragged input)") from None
     for name, shape in zip(("items", "workers", "labels"), shapes):
         if len(shape) != 1:
             raise ValueError(f"{name} must be 1-dimensional, got shape {shape}")
@@ -278,15 +450,58 @@ def from_table(items, workers, labels, *, classes=None, item_ids=None,
     return CrowdLabels(icode, ecode, ccode, iid.size, eid.size, cid.size, iid, eid, cid)
 
 
+def _could_be_indices(rows) -> bool:
+    """Whether every entry is a non-negative whole number (as in triples of indices)."""
+    try:
+        arr = np.asarray(rows)
+        if arr.dtype.kind not in "iuf":
+            return False
+        with np.errstate(invalid="ignore"):
+            return bool(np.isfinite(arr).all() and (arr >= 0).all()
+                        and (arr == np.round(arr)).all())
+    except Exception:
+        return False
+
+
+def _is_dataframe(data) -> bool:
+    return type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns")
+
+
+def _from_dataframe(df, columns=("task", "worker", "label")) -> CrowdLabels:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"a DataFrame of labels needs the columns {list(columns)} (one row "
+                         f"per label: task id, worker id, label); missing {missing}, got "
+                         f"{list(map(str, df.columns))[:10]}")
+    return from_table(*(df[c] for c in columns))
+
+
 def as_crowd_labels(data, *, n_items=None, n_experts=None, n_classes=None) -> CrowdLabels:
     """Convert any accepted label form to :class:`CrowdLabels`.
 
-    ``data`` may be a :class:`CrowdLabels`, a dense 2-D matrix (``-1`` for missing),
-    or a tuple ``(item, expert, label)`` of index arrays. Sizes given here are
-    checked against (or imposed on) the result.
+    ``data`` may be
+
+    * a :class:`CrowdLabels` (checked again: its arrays must be its own);
+    * a tuple ``(item, expert, label)`` of index arrays (exactly three);
+    * a 2-D numpy array, the dense ``(n_items, n_experts)`` matrix (``-1`` for
+      missing);
+    * a pandas DataFrame with columns ``task``, ``worker`` and ``label`` (one
+      row per label, any identifiers), read with :func:`from_table`.
+
+    A plain Python list of rows is accepted as a dense matrix except when it
+    could equally be triples -- three rows, or rows of three, and only
+    non-negative whole numbers (no ``-1`` for a missing label): that is refused
+    as ambiguous; pass a numpy array (dense) or a tuple (triples) instead. Sizes given here are checked against (or imposed on) the
+    result.
     """
     if isinstance(data, CrowdLabels):
-        crowd = data
+        # checked again: a hand-made or tampered object is copied and validated here
+        crowd = CrowdLabels(data.item, data.expert, data.label, data.n_items, data.n_experts,
+                            data.n_classes, data.item_ids, data.expert_ids, data.class_ids)
+        if all(getattr(crowd, a) is getattr(data, a) for a in ("item", "expert", "label")) \
+                and all(getattr(data, a) is None or not getattr(data, a).flags.writeable
+                        for a in ("item_ids", "expert_ids", "class_ids")):
+            crowd = data  # it was valid and cannot have changed
         for name, given in (("n_items", n_items), ("n_experts", n_experts),
                             ("n_classes", n_classes)):
             have = getattr(crowd, name)
@@ -299,23 +514,57 @@ def as_crowd_labels(data, *, n_items=None, n_experts=None, n_classes=None) -> Cr
                                      f"the model has {given}")
                 if have > given:
                     raise ValueError(f"{name} mismatch: labels have {have}, expected {given}")
+                ids_attr = {"n_items": "item_ids", "n_experts": "expert_ids",
+                            "n_classes": "class_ids"}[name]
+                if getattr(crowd, ids_attr) is not None:
+                    raise ValueError(f"{name}={given} was asked for but the labels come from a "
+                                     f"table with {have} {ids_attr.replace('_', ' ')} "
+                                     f"{getattr(crowd, ids_attr)[:5].tolist()}; give every "
+                                     f"identifier to from_table (e.g. classes=[...])")
                 crowd = CrowdLabels(crowd.item, crowd.expert, crowd.label,
                                     **{**{k: getattr(crowd, k) for k in
                                           ("n_items", "n_experts", "n_classes")}, name: given},
                                     item_ids=crowd.item_ids, expert_ids=crowd.expert_ids,
                                     class_ids=crowd.class_ids)
         return crowd
-    if isinstance(data, tuple) and len(data) == 3:
-        return from_triples(*data, n_items=n_items, n_experts=n_experts, n_classes=n_classes)
     if data is None:
         raise ValueError("labels is None")
-    arr = np.asarray(data) if not isinstance(data, np.ndarray) else data
-    if arr.ndim != 2:
-        raise ValueError(f"labels must be a CrowdLabels, a (item, expert, label) tuple or a "
-                         f"2-D (n_items, n_experts) matrix, got shape {arr.shape}")
-    if arr.size == 0:
-        raise ValueError(f"labels is empty (shape {arr.shape})")
-    crowd = from_dense(arr, n_classes=n_classes)
+    if _is_dataframe(data):
+        return as_crowd_labels(_from_dataframe(data), n_items=n_items, n_experts=n_experts,
+                               n_classes=n_classes)
+    if isinstance(data, tuple):
+        if len(data) != 3:
+            raise ValueError(f"a tuple of labels must be three index arrays (item, expert, "
+                             f"label), got a tuple of {len(data)}; pass a dense "
+                             f"(n_items, n_experts) matrix as a numpy array")
+        return from_triples(*data, n_items=n_items, n_experts=n_experts, n_classes=n_classes)
+    if isinstance(data, (str, bytes, dict, set, frozenset)):
+        raise ValueError(f"labels must be a CrowdLabels, an (item, expert, label) tuple, a "
+                         f"DataFrame or a 2-D (n_items, n_experts) array, got "
+                         f"{type(data).__name__}")
+    if isinstance(data, list):
+        try:
+            shape = np.shape(data)
+        except ValueError:
+            raise ValueError("labels is a ragged list: a dense matrix needs one entry per "
+                             "expert in every row (-1 where missing)") from None
+        if len(shape) == 2 and 3 in shape and _could_be_indices(data):
+            raise ValueError(f"a Python list of shape {shape} is ambiguous: it could be a "
+                             f"dense (n_items, n_experts) matrix or (item, expert, label) "
+                             f"triples. Pass np.array(rows) or from_dense(rows) for a dense "
+                             f"matrix, a tuple (item, expert, label) or from_triples(...) for "
+                             f"triples")
+    try:
+        shape = np.shape(data)
+    except ValueError:
+        raise ValueError("labels could not be read as a 2-D matrix (ragged rows?)") from None
+    if len(shape) != 2:
+        raise ValueError(f"labels must be a CrowdLabels, an (item, expert, label) tuple, a "
+                         f"DataFrame or a 2-D (n_items, n_experts) matrix, got "
+                         f"{type(data).__name__} of shape {shape}")
+    if 0 in shape:
+        raise ValueError(f"labels is empty (shape {shape})")
+    crowd = from_dense(data, n_classes=n_classes)
     if n_items is not None and crowd.n_items != n_items:
         raise ValueError(f"labels has {crowd.n_items} rows (items), expected {n_items}")
     if n_experts is not None and crowd.n_experts != n_experts:

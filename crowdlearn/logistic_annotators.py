@@ -472,7 +472,7 @@ class LogisticAnnotators(BaseEstimator):
         if X is None:
             if labels is not None:
                 raise ValueError("labels of new items need their features X")
-            return self.posterior_
+            return self.posterior_.copy()
         X = _check_features(X, n_features=self.n_features_in_)
         if labels is None:
             a = X @ self.coef_ + self.intercept_

@@ -106,7 +106,7 @@ class MajorityVote(BaseEstimator):
             return MajorityVote(**self.get_params()).fit(labels, n_classes=getattr(
                 self, "n_classes_", None)).labels_
         self._check_fitted()
-        return self.labels_
+        return self.labels_.copy()
 
     def predict_proba(self, labels=None) -> np.ndarray:
         """Soft votes for ``labels`` (default: those fitted)."""
@@ -114,4 +114,4 @@ class MajorityVote(BaseEstimator):
             return MajorityVote(**self.get_params()).fit(labels, n_classes=getattr(
                 self, "n_classes_", None)).posterior_
         self._check_fitted()
-        return self.posterior_
+        return self.posterior_.copy()

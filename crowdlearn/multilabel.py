@@ -29,7 +29,8 @@ from scipy.optimize import linear_sum_assignment
 from ._base import BaseEstimator, normalize_log
 from ._validation import check_int_array, check_random_state, check_em_params, check_scalar
 from .em import fit_em
-from .labels import CrowdLabels
+from ._limits import check_crowd_size, get_size_limits
+from .labels import CrowdLabels, _freeze, _is_frozen, _size_arg
 
 __all__ = ["MultiCrowdLabels", "MultiLabelDawidSkene", "MultiLabelParams", "as_multi_labels",
            "from_quadruples", "from_dense_multi"]
@@ -61,6 +62,46 @@ class MultiCrowdLabels:
     n_experts: int
     n_targets: int
     n_classes: tuple
+
+    def __post_init__(self):
+        # the same guarantees as CrowdLabels: own read-only arrays, indices in range
+        sizes = {"item": _size_arg(self.n_items, "n_items", 0),
+                 "expert": _size_arg(self.n_experts, "n_experts", 0),
+                 "target": _size_arg(self.n_targets, "n_targets", 1)}
+        for attr, name in (("n_items", "item"), ("n_experts", "expert"),
+                           ("n_targets", "target")):
+            object.__setattr__(self, attr, sizes[name])
+        classes = self.n_classes
+        if isinstance(classes, (str, bytes)) or np.ndim(classes) != 1 \
+                or len(classes) != self.n_targets:
+            raise ValueError(f"n_classes must hold one number of classes per target "
+                             f"(n_targets={self.n_targets}), got {classes!r:.60}")
+        classes = tuple(_size_arg(k, "n_classes", 2) for k in classes)
+        object.__setattr__(self, "n_classes", classes)
+        for name in ("item", "expert", "target", "label"):
+            arr = getattr(self, name)
+            if not _is_frozen(arr):
+                object.__setattr__(self, name,
+                                   _freeze(check_int_array(arr, name, allow_empty=True)))
+        lengths = [getattr(self, a).shape[0] for a in ("item", "expert", "target", "label")]
+        if len(set(lengths)) != 1:
+            raise ValueError(f"item, expert, target and label must have the same length, got "
+                             f"{lengths}")
+        for name, size in sizes.items():
+            arr = getattr(self, name)
+            if arr.size and (arr.min() < 0 or arr.max() >= size):
+                raise ValueError(f"{name} has values out of range [0, {size}): "
+                                 f"{int(arr.min())} to {int(arr.max())}")
+        check_crowd_size(self.n_items, self.n_experts * self.n_targets, max(classes),
+                         lengths[0])
+        if self.label.size:
+            bound = np.asarray(classes, dtype=np.intp)[self.target]
+            bad = (self.label < 0) | (self.label >= bound)
+            if bad.any():
+                r = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"label out of range: class {int(self.label[r])} given for "
+                                 f"target {int(self.target[r])}, which has "
+                                 f"{classes[int(self.target[r])]} classes")
 
     @property
     def n_labels(self) -> int:
@@ -125,9 +166,19 @@ def from_quadruples(item, expert, target, label, *, n_items=None, n_experts=None
         raise ValueError(f"item, expert, target and label must have the same length, got "
                          f"{lengths}")
     item, expert, target, label = arrays
+    inferred = [name for name, given in (("n_items", n_items), ("n_experts", n_experts))
+                if given is None]
     n_items = _size(n_items, item, "n_items")
     n_experts = _size(n_experts, expert, "n_experts")
     n_targets = _size(n_targets, target, "n_targets")
+    check_crowd_size(n_items, n_experts, int(label.max()) + 1 if n_classes is None else 2,
+                     item.shape[0], inferred=inferred + (["n_classes"] if n_classes is None
+                                                          else []))
+    if n_experts * n_targets > get_size_limits().max_cells:
+        raise ValueError(f"n_experts={n_experts:,} x n_targets={n_targets:,} confusion "
+                         f"matrices are more than the limit of {get_size_limits().max_cells:,} "
+                         f"numbers; check the target indices (they must run over 0..M-1), or "
+                         f"raise the limit with crowdlearn.size_limits(max_cells=...)")
     check_int_array(item, "item", high=n_items, high_name=f"n_items={n_items}")
     check_int_array(expert, "expert", high=n_experts,
                     high_name=f"unknown expert: n_experts={n_experts}")
@@ -185,6 +236,9 @@ def as_multi_labels(data, *, n_classes=None) -> MultiCrowdLabels:
     ``-1`` for missing.
     """
     if isinstance(data, MultiCrowdLabels):
+        # checked again (a hand-made or tampered object is copied and validated)
+        data = MultiCrowdLabels(data.item, data.expert, data.target, data.label, data.n_items,
+                                data.n_experts, data.n_targets, data.n_classes)
         if n_classes is not None:
             return from_quadruples(data.item, data.expert, data.target, data.label,
                                    n_items=data.n_items, n_experts=data.n_experts,
@@ -519,7 +573,7 @@ class MultiLabelDawidSkene(BaseEstimator):
         """
         self._check_fitted()
         if labels is None:
-            return self.posterior_
+            return self.posterior_.copy()
         crowd = as_multi_labels(labels)
         if crowd.n_targets > self.n_targets_:
             raise ValueError(f"target {crowd.n_targets - 1} out of range: the model was fitted "

@@ -496,7 +496,7 @@ class SparseExpertsEM(BaseEstimator):
         if X is None:
             if labels is not None:
                 raise ValueError("labels of new items need their features X")
-            return self.posterior_
+            return self.posterior_.copy()
         X = _check_features(X, n_features=self.n_features_in_)
         if labels is None:
             a = X @ self.coef_ + self.intercept_
@@ -743,7 +743,7 @@ class MajorityVoteLogistic(BaseEstimator):
     --------
     >>> import numpy as np
     >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
-    >>> m = MajorityVoteLogistic(lam=0.1).fit([[0, 0, 1], [0, 1, 0], [1, 1, 0], [1, 1, 1]], X)
+    >>> m = MajorityVoteLogistic(lam=0.1).fit(np.array([[0, 0, 1], [0, 1, 0], [1, 1, 0], [1, 1, 1]]), X)
     >>> m.predict(X).tolist()
     [0, 0, 1, 1]
     """

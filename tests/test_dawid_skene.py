@@ -474,7 +474,7 @@ def test_bad_input_to_predict():
     with pytest.raises(ValueError, match="unknown expert"):
         ds.predict([[0, 1, 1, 0]])
     np.testing.assert_allclose(ds.predict_proba([[0, 1, 1, -1]]),
-                               ds.predict_proba([[0, 1, 1]]))    # an all-missing extra column
+                               ds.predict_proba(np.array([[0, 1, 1]])))  # an all-missing extra column
     with pytest.raises(ValueError, match="out of range"):
         ds.predict_proba([[0, 2, -1]])
     with pytest.raises(ValueError, match="fitted without features"):
@@ -487,7 +487,7 @@ def test_bad_input_to_predict():
     with pytest.raises(ValueError, match="binary"):
         dsx.predict_proba(X=[[0, 3]])
     with pytest.raises(ValueError, match="X has 2 rows but the labels describe 1 items"):
-        dsx.predict_proba([[0, 1, 1]], X=[[0, 1], [1, 1]])
+        dsx.predict_proba(np.array([[0, 1, 1]]), X=[[0, 1], [1, 1]])
     with pytest.raises(NotFittedError, match="not fitted"):
         DawidSkene().predict()
     with pytest.raises(ValueError, match="not fitted"):

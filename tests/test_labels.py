@@ -211,7 +211,7 @@ def test_as_crowd_labels_refuses_smaller_sizes(kwargs, match):
 @pytest.mark.parametrize("data, kwargs, match", [
     (None, {}, "labels is None"),
     (np.zeros((2, 2, 2)), {}, "2-D"),
-    ([0, 1, 1], {}, r"got shape \(3,\)"),
+    ([0, 1, 1], {}, r"shape \(3,\)"),
     (np.zeros((0, 3)), {}, "empty"),
     (DENSE, dict(n_items=5), "4 rows"),
     (DENSE, dict(n_experts=2), "3 columns"),
@@ -240,7 +240,7 @@ def test_as_crowd_labels_bad_input(data, kwargs, match):
     ([[0, 1]], dict(n_classes=2.5), "n_classes must be a positive integer"),
     ([["a", "b"]], {}, "must hold integers"),
     ([[0, "x"]], {}, "must hold integers"),
-    ([[0, 1], [1]], {}, "could not be read as an array|shape"),
+    ([[0, 1], [1]], {}, "could not be read as a 2-D array|shape"),
     ([[0, -1]], dict(missing=9), r"below 0.*-1"),
     ([[0, -2]], dict(missing=-5), r"negative values other than the missing marker -5"),
 ])
@@ -277,8 +277,8 @@ def test_from_triples_bad_input(triples, kwargs, match):
     ((["a", "b"], ["w", "w"], ["x", "x"]), {}, "at least 2 classes"),
     (([1.0, np.nan], ["w", "w"], ["x", "y"]), {}, "item contains NaN at position 1"),
     ((np.array(["a", None], dtype=object), ["w", "w"], ["x", "y"]), {}, "item contains None"),
-    ((np.array(["a", 1], dtype=object), ["w", "w"], ["x", "y"]), {}, "mutually comparable"),
-    (("a", "w", "x"), {}, "items must be 1-dimensional"),
+    ((np.array(["a", 1], dtype=object), ["w", "w"], ["x", "y"]), {}, "mix types"),
+    (("a", "w", "x"), {}, "items must be a sequence of identifiers"),
     (([["a"]], ["w"], ["x"]), {}, "items must be 1-dimensional"),
     ((["a"], ["w"], ["x"]), dict(item_ids=[]), "non-empty"),
     ((["a"], ["w"], ["x"]), dict(item_ids=["a", "a"], classes=["x", "y"]), "duplicates"),

@@ -42,7 +42,7 @@ def test_repeated_labels_count_as_votes():
 
 
 def test_n_classes_adds_unused_classes():
-    mv = MajorityVote().fit([[0, 1, 1]], n_classes=4)
+    mv = MajorityVote().fit(np.array([[0, 1, 1]]), n_classes=4)
     np.testing.assert_allclose(mv.posterior_, [[1 / 3, 2 / 3, 0, 0]])
 
 
@@ -136,8 +136,8 @@ def test_fit_predict_equals_fit_then_labels_and_predict_proba():
 
 def test_predict_on_new_labels_keeps_the_fitted_classes():
     mv = MajorityVote(tie_break="lowest").fit(TOY)
-    np.testing.assert_allclose(mv.predict_proba([[1, 1, 0]]), [[1 / 3, 2 / 3, 0]])
-    assert mv.predict([[1, 1, 0]]).tolist() == [1]
+    np.testing.assert_allclose(mv.predict_proba(np.array([[1, 1, 0]])), [[1 / 3, 2 / 3, 0]])
+    assert mv.predict(np.array([[1, 1, 0]])).tolist() == [1]
     with pytest.raises(ValueError, match="out of range"):
         mv.predict([[3, 0]])
 

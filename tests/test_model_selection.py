@@ -20,10 +20,10 @@ from crowdlearn.sparse_experts import MajorityVoteLogistic, SparseExpertsEM
 # -- S-hat and R-hat by hand ---------------------------------------------------------------------
 def test_surrogate_risk_hand_computed():
     # complete labels: (1/n') sum_i (1/d) sum_j 1{z_i != Y_ij}
-    labels = [[0, 0, 1],
-              [1, 0, 1],
-              [1, 1, 1],
-              [0, 1, 1]]
+    labels = np.array([[0, 0, 1],
+                       [1, 0, 1],
+                       [1, 1, 1],
+                       [0, 1, 1]])
     pred = [0, 1, 0, 1]
     # disagreements per item: 1/3, 1/3, 3/3, 1/3 -> mean 1/2
     assert surrogate_risk(pred, labels) == pytest.approx(0.5)

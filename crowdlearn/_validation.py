@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 
 __all__ = [
+    "as_float_array",
     "check_em_params",
     "check_finite_array",
     "check_int_array",
@@ -141,13 +142,40 @@ def check_int_array(values, name: str, *, ndim: int = 1, allow_empty: bool = Fal
     return arr
 
 
+def as_float_array(X, name: str) -> np.ndarray:
+    """``X`` as a new float array, refusing what a cast would misread.
+
+    Strings, complex numbers (whose imaginary part a cast drops), ``None`` and
+    other objects give a ``ValueError`` in our words, never numpy's, and
+    nothing emits a warning on the way.
+    """
+    if isinstance(X, (str, bytes, dict, set, frozenset)) or X is None:
+        raise ValueError(f"{name} must be a numeric array, got {type(X).__name__}")
+    if hasattr(X, "to_numpy") and not isinstance(X, np.ndarray):
+        X = X.to_numpy()  # pandas
+    try:
+        arr = np.array(X, copy=True)
+    except Exception:
+        raise ValueError(f"{name} could not be read as a numeric array (ragged rows or mixed "
+                         f"contents?)") from None
+    if arr.dtype == object:
+        bad = [v for v in arr.ravel().tolist()
+               if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real)]
+        if bad:
+            raise ValueError(f"{name} must hold real numbers, got {type(bad[0]).__name__} "
+                             f"values such as {bad[0]!r:.40}")
+        arr = arr.astype(float)
+    if arr.dtype.kind not in "biuf":
+        what = {"U": "strings", "S": "bytes", "c": "complex numbers"}.get(
+            arr.dtype.kind, f"values of type {arr.dtype.name}")
+        raise ValueError(f"{name} must hold real numbers, got {what}")
+    return arr.astype(float, copy=False)
+
+
 def check_binary_matrix(X, name: str = "X", *, n_rows: int | None = None,
                         n_cols: int | None = None) -> np.ndarray:
     """Return ``X`` as a 2-D float array of zeros and ones, or raise ``ValueError``."""
-    try:
-        arr = np.asarray(X, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric 2-D array: {exc}") from None
+    arr = as_float_array(X, name)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-dimensional (n_items, n_features), got shape {arr.shape}")
     if arr.shape[0] == 0:

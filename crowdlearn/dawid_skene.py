@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -12,6 +13,7 @@ from scipy.optimize import linear_sum_assignment
 from ._base import BaseEstimator, normalize_log
 from ._validation import check_binary_matrix, check_random_state, check_em_params, check_scalar
 from .em import fit_em
+from .exceptions import DegenerateFitWarning
 from .labels import CrowdLabels, as_crowd_labels
 from .naive_bayes import bernoulli_log_likelihood
 
@@ -536,7 +538,38 @@ class DawidSkene(BaseEstimator):
         self.n_features_in_ = 0 if X is None else X.shape[1]
         self.expert_ids_ = crowd.expert_ids
         self.class_ids_ = crowd.class_ids
+        self._warn_if_degenerate(crowd, posterior)
         return self
+
+    def _warn_if_degenerate(self, crowd: CrowdLabels, posterior: np.ndarray) -> None:
+        """Warn when the fit cannot tell the items apart although their votes differ.
+
+        This is what an unidentifiable fit looks like: e.g. with ``alpha=0`` and
+        experts who each gave one label, every expert's confusion row fits its
+        own label exactly, the labels then carry no evidence about the true
+        class, and every item gets the class prior as its posterior.
+        """
+        labelled = crowd.labels_per_item() > 0
+        if labelled.sum() < 2:
+            return
+        spread = float(np.ptp(posterior[labelled], axis=0).max())
+        votes = crowd.vote_counts()[labelled]
+        votes /= votes.sum(axis=1, keepdims=True)
+        if spread > 1e-6 or float(np.ptp(votes, axis=0).max()) == 0.0:
+            return
+        per_expert = crowd.labels_per_expert()
+        few = int((per_expert[per_expert > 0] <= 1).sum())
+        n_active = int((per_expert > 0).sum())
+        reason = (f" {few} of the {n_active} experts gave a single label, and with "
+                  f"alpha={self.alpha:g} each such expert's confusion row fits its label "
+                  f"exactly." if few else "")
+        warnings.warn(
+            f"{type(self).__name__}: degenerate fit -- every labelled item got the same "
+            f"posterior {np.round(posterior[labelled][0], 3).tolist()} although the votes "
+            f"differ: the confusion matrices explain the labels on their own, so the "
+            f"labels carry no evidence about the true classes.{reason} Use smoothing "
+            f"(alpha > 0, e.g. alpha=1), fewer parameters (OneCoinDawidSkene: one "
+            f"accuracy per expert), or MajorityVote.", DegenerateFitWarning, stacklevel=3)
 
     def predict_proba(self, labels=None, X=None) -> np.ndarray:
         """Posterior class probabilities, shape ``(n_items, n_classes)``.

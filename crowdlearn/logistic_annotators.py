@@ -15,7 +15,8 @@ from scipy.special import expit, log_expit
 
 from ._base import BaseEstimator, normalize_log
 from ._logistic import fit_weighted_logistic
-from ._validation import _describe_positions, check_random_state, check_em_params, check_scalar
+from ._validation import (_describe_positions, as_float_array, check_em_params,
+                          check_random_state, check_scalar)
 from .em import fit_em
 from .labels import CrowdLabels, as_crowd_labels
 
@@ -81,11 +82,14 @@ def _log_joint(data: _Data, params: LogisticAnnotatorsParams) -> np.ndarray:
     return out
 
 
+MAX_FEATURE_MAGNITUDE = 1e8
+"""Largest feature value (in absolute value) the logistic models accept: beyond it,
+scores ``w @ x`` overflow or lose all precision for any non-negligible weight, and
+EM would not move. Standardise such features first."""
+
+
 def _check_features(X, name: str = "X", n_features: int | None = None) -> np.ndarray:
-    try:
-        arr = np.asarray(X, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric 2-D array: {exc}") from None
+    arr = as_float_array(X, name)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-dimensional (n_items, n_features), got shape "
                          f"{arr.shape}")
@@ -97,6 +101,14 @@ def _check_features(X, name: str = "X", n_features: int | None = None) -> np.nda
     bad = ~np.isfinite(arr)
     if bad.any():
         raise ValueError(f"{name} contains inf at {_describe_positions(bad)}")
+    bad = np.abs(arr) > MAX_FEATURE_MAGNITUDE
+    if bad.any():
+        raise ValueError(f"{name} has values of magnitude up to {np.abs(arr).max():.3g} "
+                         f"(at {_describe_positions(bad)}); the logistic models accept at "
+                         f"most {MAX_FEATURE_MAGNITUDE:.0e}, beyond which w @ x loses "
+                         f"precision or overflows and EM cannot move. Standardise the "
+                         f"features (subtract each column's mean, divide by its standard "
+                         f"deviation)")
     if n_features is not None and arr.shape[1] != n_features:
         raise ValueError(f"{name} has {arr.shape[1]} features but the model was fitted "
                          f"with {n_features}")

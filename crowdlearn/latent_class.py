@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from ._base import BaseEstimator, normalize_log
 from ._validation import (check_em_params, check_int_array, check_probability_matrix,
                           check_random_state, check_scalar)
+from ._limits import get_size_limits
 from .em import fit_em
 
 __all__ = ["LatentClassModel"]
@@ -105,7 +106,26 @@ class LatentClassModel(BaseEstimator):
         if X.shape[1] == 0:
             raise ValueError(f"X has no observed children (shape {X.shape})")
         if fitting:
-            self.n_states_ = np.maximum(X.max(axis=0) + 1, 2)
+            n_states = np.maximum(X.max(axis=0) + 1, 2)
+            lim = get_size_limits()
+            big = int(np.argmax(n_states))
+            if n_states[big] > lim.max_classes:
+                raise ValueError(f"child {big} would have {int(n_states[big]):,} states "
+                                 f"(inferred from its largest value); at most "
+                                 f"{lim.max_classes:,} are accepted. States must be indices "
+                                 f"0..S-1 (-1 for unobserved); to go past the limit on purpose "
+                                 f"use crowdlearn.size_limits(max_classes=...)")
+            K = int(self.n_classes)
+            for what, cells in (("class", K), ("conditional-probability table",
+                                               K * int(n_states.sum())),
+                                ("posterior", K * X.shape[0])):
+                if K > lim.max_classes or cells > lim.max_cells:
+                    raise ValueError(f"n_classes={K:,} with {X.shape[0]:,} items and "
+                                     f"{int(n_states.sum()):,} child states is beyond the "
+                                     f"size limits (the {what} table would hold {cells:,} "
+                                     f"numbers); raise them on purpose with "
+                                     f"crowdlearn.size_limits(...)")
+            self.n_states_ = n_states
         else:
             if X.shape[1] != len(self.n_states_):
                 raise ValueError(f"X has {X.shape[1]} columns but the model was fitted with "

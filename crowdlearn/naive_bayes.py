@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from ._base import BaseEstimator, normalize_log
+from ._limits import check_crowd_size
 from ._validation import check_binary_matrix, check_int_array, check_scalar
 
 __all__ = ["BernoulliNaiveBayes", "bernoulli_log_likelihood"]
@@ -143,6 +144,8 @@ class BernoulliNaiveBayes(BaseEstimator):
         if y_arr.shape[0] != n_items:
             raise ValueError(f"y has {y_arr.shape[0]} entries but X has {n_items} rows")
         K = self.n_classes if self.n_classes is not None else max(int(y_arr.max()) + 1, 2)
+        check_crowd_size(n_items, 1, K, n_items,
+                         inferred=["n_classes"] if self.n_classes is None else [])
         check_int_array(y_arr, "y", high=K, high_name=f"n_classes={K}")
         W = np.zeros((n_items, K))
         W[np.arange(n_items), y_arr] = 1.0

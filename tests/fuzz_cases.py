@@ -292,14 +292,39 @@ def make_model_tests(derandomize: bool):
         item[:] = draw.draw(st.sampled_from([10 ** 7, -1, 2 ** 40]))  # aliasing: no effect
         field = draw.draw(st.sampled_from(["item", "expert", "label", "n_items", "n_experts",
                                            "n_classes"]))
-        value = draw.draw(st.one_of(st.sampled_from([10 ** 7, -5, 0, 1, 2 ** 62]),
+        value = draw.draw(st.one_of(st.sampled_from([50, -5, 0, 1, 2 ** 62]),
                                     st.just(np.array([0, 10 ** 7, 0, 0, 0]))))
         object.__setattr__(crowd, field, value)
         for model in (cl.MajorityVote(), cl.DawidSkene(max_iter=5),
                       cl.OneCoinDawidSkene(max_iter=5)):
             _fitted(model, crowd, where=f"{type(model).__name__} on a tampered crowd")
 
-    return [label_models, feature_models, predict_on_new_labels, multilabel, tampered]
+    @cfg
+    @given(st.data())
+    def other_entry_points(draw):
+        """Naive Bayes, the latent class model and the surrogate risk on hostile input."""
+        X = draw.draw(features(binary=True))
+        y = draw.draw(st.one_of(fc_int_1d(), garbage))
+        nb = check_call("BernoulliNaiveBayes.fit", cl.BernoulliNaiveBayes(alpha=1.0).fit, X, y)
+        if nb is not None:
+            check_probabilities(check_call("predict_proba", nb.predict_proba, X),
+                                "BernoulliNaiveBayes.predict_proba")
+        states = draw.draw(st.one_of(int_array(ndim=2), garbage))
+        lcm = check_call("LatentClassModel.fit", cl.LatentClassModel(max_iter=10).fit, states)
+        if lcm is not None:
+            check_probabilities(lcm.posterior_, "LatentClassModel.posterior_")
+        data = draw.draw(label_data())
+        pred = draw.draw(st.one_of(fc_int_1d(), garbage))
+        risk = check_call("surrogate_risk", cl.surrogate_risk, pred, data)
+        if risk is not None and not (0.0 <= risk <= 1.0):
+            raise ContractViolation(f"surrogate_risk returned {risk}")
+
+    return [label_models, feature_models, predict_on_new_labels, multilabel, tampered,
+            other_entry_points]
+
+
+def fc_int_1d():
+    return int_array(ndim=1)
 
 
 def main(argv) -> int:

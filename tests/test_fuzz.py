@@ -290,4 +290,4 @@ def test_fuzz_every_model_in_a_child_process():
     results = json.loads(proc.stdout.strip().splitlines()[-1])
     failed = {k: v for k, v in results.items() if v != "ok"}
     assert not failed, "\n\n".join(f"{k}:\n{v}" for k, v in failed.items())
-    assert len(results) == 5
+    assert len(results) == 6

@@ -563,13 +563,23 @@ class DawidSkene(BaseEstimator):
         reason = (f" {few} of the {n_active} experts gave a single label, and with "
                   f"alpha={self.alpha:g} each such expert's confusion row fits its label "
                   f"exactly." if few else "")
+        q0 = np.round(posterior[labelled][0], 3).tolist()
+        if max(q0) > 0.999:
+            why = (" EM collapsed onto one class: the class prior went to 1, after which no "
+                   "label can move any item (a degenerate local optimum).")
+            todo = ("Try restarts (n_init > 1), smoothing (alpha > 0, e.g. alpha=1), or "
+                    "MajorityVote.")
+        else:
+            why = (" The expert parameters explain the labels on their own, so the labels "
+                   "carry no evidence about the true classes." + reason)
+            todo = "Use smoothing (alpha > 0, e.g. alpha=1), "
+            todo += ("fewer parameters (OneCoinDawidSkene: one accuracy per expert), "
+                     if type(self).__name__ == "DawidSkene" else "")
+            todo += "or MajorityVote."
         warnings.warn(
             f"{type(self).__name__}: degenerate fit -- every labelled item got the same "
-            f"posterior {np.round(posterior[labelled][0], 3).tolist()} although the votes "
-            f"differ: the confusion matrices explain the labels on their own, so the "
-            f"labels carry no evidence about the true classes.{reason} Use smoothing "
-            f"(alpha > 0, e.g. alpha=1), fewer parameters (OneCoinDawidSkene: one "
-            f"accuracy per expert), or MajorityVote.", DegenerateFitWarning, stacklevel=3)
+            f"posterior {q0} although the votes differ.{why} {todo}",
+            DegenerateFitWarning, stacklevel=3)
 
     def predict_proba(self, labels=None, X=None) -> np.ndarray:
         """Posterior class probabilities, shape ``(n_items, n_classes)``.

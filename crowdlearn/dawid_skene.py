@@ -14,7 +14,7 @@ from ._base import BaseEstimator, normalize_log
 from ._validation import check_binary_matrix, check_random_state, check_em_params, check_scalar
 from .em import fit_em
 from .exceptions import DegenerateFitWarning
-from .labels import CrowdLabels, as_crowd_labels
+from .labels import CrowdLabels, _reindex_onto, as_crowd_labels
 from .naive_bayes import bernoulli_log_likelihood
 
 __all__ = ["DawidSkene"]
@@ -338,43 +338,8 @@ class DawidSkene(BaseEstimator):
         return crowd
 
     def _map_ids(self, crowd: CrowdLabels) -> CrowdLabels:
-        """Re-index new labels built from a table onto the identifiers seen in ``fit``.
-
-        A model fitted without identifiers (index-coded labels) reads integer
-        identifiers as those indices, and refuses any other identifier: it has
-        no way to know which of its experts (or classes) ``'w9'`` is.
-        """
-        expert, label = crowd.expert, crowd.label
-        n_experts, n_classes = crowd.n_experts, crowd.n_classes
-        for kind, new_ids, old_ids in (("expert", crowd.expert_ids, self.expert_ids_),
-                                       ("label", crowd.class_ids, self.class_ids_)):
-            if new_ids is None:
-                continue
-            if old_ids is None:
-                if new_ids.dtype.kind not in "iu" or (new_ids.size and new_ids.min() < 0):
-                    raise ValueError(
-                        f"these labels carry {kind} identifiers such as "
-                        f"{new_ids[:3].tolist()} (they were built from a table), but the "
-                        f"model was fitted on index-coded labels without identifiers, so "
-                        f"they cannot be matched to its {kind}s; fit on a table too, or "
-                        f"pass {kind} indices")
-                codes = new_ids.astype(np.intp)
-            else:
-                lookup = {v: i for i, v in enumerate(old_ids.tolist())}
-                codes = np.array([lookup.get(v, -1) for v in new_ids.tolist()], dtype=np.intp)
-                used = np.unique(expert if kind == "expert" else label)
-                unknown = used[codes[used] < 0]
-                if unknown.size:
-                    what = "unknown expert" if kind == "expert" else "unknown label"
-                    raise ValueError(f"{what}(s) {new_ids[unknown][:5].tolist()}: not among "
-                                     f"the {len(old_ids)} seen when fitting")
-            size = max(int(codes.max()) + 1 if codes.size else 0,
-                       len(old_ids) if old_ids is not None else 0)
-            if kind == "expert":
-                expert, n_experts = codes[expert], size
-            else:
-                label, n_classes = codes[label], max(size, 2)
-        return CrowdLabels(crowd.item, expert, label, crowd.n_items, n_experts, n_classes)
+        """Re-index new labels built from a table onto the identifiers seen in ``fit``."""
+        return _reindex_onto(crowd, self.expert_ids_, self.class_ids_)
 
     # -- EM pieces -------------------------------------------------------------------------
     def _log_joint(self, data: _Data, params: DawidSkeneParams) -> np.ndarray:

@@ -446,7 +446,9 @@ def from_table(items, workers, labels, *, classes=None, item_ids=None,
     eid, ecode = _encode(workers, "worker", expert_ids)
     cid, ccode = _encode(labels, "label", classes)
     if cid.size < 2:
-        raise ValueError(f"at least 2 classes are needed, got {cid.tolist()}")
+        raise ValueError(f"at least 2 classes are needed, got {cid.tolist()}; if the other "
+                         f"classes just do not occur in this table, list them all with "
+                         f"classes=[...] (e.g. a fitted model's class_ids_)")
     return CrowdLabels(icode, ecode, ccode, iid.size, eid.size, cid.size, iid, eid, cid)
 
 
@@ -461,6 +463,47 @@ def _could_be_indices(rows) -> bool:
                         and (arr == np.round(arr)).all())
     except Exception:
         return False
+
+
+def _reindex_onto(crowd: CrowdLabels, expert_ids, class_ids) -> CrowdLabels:
+    """New labels built from a table, re-indexed onto a fitted model's identifiers.
+
+    ``expert_ids`` and ``class_ids`` are what the model saw in ``fit`` (``None``
+    when it was fitted on index-coded labels). A model fitted without
+    identifiers reads integer identifiers as its indices and refuses any other
+    identifier: it cannot know which of its experts ``'w9'`` is. The result
+    carries no identifiers; its sizes cover the largest index it uses.
+    """
+    expert, label = crowd.expert, crowd.label
+    n_experts, n_classes = crowd.n_experts, crowd.n_classes
+    for kind, new_ids, old_ids in (("expert", crowd.expert_ids, expert_ids),
+                                   ("label", crowd.class_ids, class_ids)):
+        if new_ids is None:
+            continue
+        if old_ids is None:
+            if new_ids.dtype.kind not in "iu" or (new_ids.size and new_ids.min() < 0):
+                raise ValueError(
+                    f"these labels carry {kind} identifiers such as {new_ids[:3].tolist()} "
+                    f"(they were built from a table), but the model was fitted on "
+                    f"index-coded labels without identifiers, so they cannot be matched to "
+                    f"its {kind}s; fit on a table too, or pass {kind} indices")
+            codes = new_ids.astype(np.intp)
+        else:
+            lookup = {v: i for i, v in enumerate(old_ids.tolist())}
+            codes = np.array([lookup.get(v, -1) for v in new_ids.tolist()], dtype=np.intp)
+            used = np.unique(expert if kind == "expert" else label)
+            unknown = used[codes[used] < 0]
+            if unknown.size:
+                what = "unknown expert" if kind == "expert" else "unknown label"
+                raise ValueError(f"{what}(s) {new_ids[unknown][:5].tolist()}: not among the "
+                                 f"{len(old_ids)} seen when fitting")
+        size = max(int(codes.max()) + 1 if codes.size else 0,
+                   len(old_ids) if old_ids is not None else 0)
+        if kind == "expert":
+            expert, n_experts = codes[expert], size
+        else:
+            label, n_classes = codes[label], max(size, 2)
+    return CrowdLabels(crowd.item, expert, label, crowd.n_items, n_experts, n_classes)
 
 
 def _is_dataframe(data) -> bool:

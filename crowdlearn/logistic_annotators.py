@@ -18,7 +18,7 @@ from ._logistic import fit_weighted_logistic
 from ._validation import (_describe_positions, as_float_array, check_em_params,
                           check_random_state, check_scalar)
 from .em import fit_em
-from .labels import CrowdLabels, as_crowd_labels
+from .labels import CrowdLabels, _reindex_onto, as_crowd_labels
 
 __all__ = ["LogisticAnnotators", "LogisticAnnotatorsParams", "observed_log_likelihood"]
 
@@ -115,12 +115,16 @@ def _check_features(X, name: str = "X", n_features: int | None = None) -> np.nda
     return arr
 
 
-def _read_binary_labels(labels, X: np.ndarray, n_annotators: int | None = None) -> CrowdLabels:
-    """Labels as binary CrowdLabels whose items are the rows of ``X``."""
+def _read_binary_labels(labels, X: np.ndarray, n_annotators: int | None = None,
+                        ids=None) -> CrowdLabels:
+    """Labels as binary CrowdLabels whose items are the rows of ``X``; with ``ids``
+    (a fitted model's ``(expert_ids_, class_ids_)``) new table ids are mapped onto them."""
     if labels is None:
         raise ValueError("labels is None: pass a CrowdLabels, an (item, annotator, label) "
                          "tuple or an (n_items, n_annotators) matrix with -1 for missing")
     crowd = as_crowd_labels(labels, n_classes=None if isinstance(labels, CrowdLabels) else 2)
+    if ids is not None:
+        crowd = _reindex_onto(crowd, *ids)
     if crowd.n_labels == 0:
         raise ValueError("labels holds no label at all")
     if crowd.label.max() > 1:
@@ -425,6 +429,7 @@ class LogisticAnnotators(BaseEstimator):
         self._check_params()
         X = _check_features(X)
         crowd = _read_binary_labels(labels, X)
+        self.expert_ids_, self.class_ids_ = crowd.expert_ids, crowd.class_ids
         data = _make_data(crowd, X)
         n, d, T = crowd.n_items, X.shape[1], crowd.n_experts
         mu0 = self._start(crowd)
@@ -489,9 +494,13 @@ class LogisticAnnotators(BaseEstimator):
         if labels is None:
             a = X @ self.coef_ + self.intercept_
             return np.column_stack([expit(-a), expit(a)])
-        crowd = _read_binary_labels(labels, X, n_annotators=self.n_annotators_)
+        crowd = _read_binary_labels(labels, X, n_annotators=self.n_annotators_,
+                                    ids=self._fitted_ids())
         q, _ = normalize_log(_log_joint(_make_data(crowd, X), self._params))
         return q
+
+    def _fitted_ids(self):
+        return getattr(self, "expert_ids_", None), getattr(self, "class_ids_", None)
 
     def predict(self, X=None, labels=None) -> np.ndarray:
         """Most probable class (as in :meth:`predict_proba`)."""
@@ -502,7 +511,8 @@ class LogisticAnnotators(BaseEstimator):
         parameters (labels from the annotators seen in ``fit``)."""
         self._check_fitted()
         X = _check_features(X, n_features=self.n_features_in_)
-        crowd = _read_binary_labels(labels, X, n_annotators=self.n_annotators_)
+        crowd = _read_binary_labels(labels, X, n_annotators=self.n_annotators_,
+                                    ids=self._fitted_ids())
         _, log_evidence = normalize_log(_log_joint(_make_data(crowd, X), self._params))
         return float(log_evidence.sum())
 

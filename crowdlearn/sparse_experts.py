@@ -32,7 +32,7 @@ from ._progress import ProgressBar
 from ._validation import _describe_positions, check_random_state, check_em_params, check_scalar
 from .em import fit_em
 from .exceptions import ConvergenceWarning
-from .labels import CrowdLabels, as_crowd_labels
+from .labels import CrowdLabels, _reindex_onto, as_crowd_labels
 from .logistic_annotators import _check_features, _orient_by_vote, _soft_vote
 
 __all__ = ["SparseExpertsEM", "SparseExpertsParams", "SparseExpertsPath",
@@ -98,9 +98,12 @@ def _as_binary_labels(labels) -> CrowdLabels:
                        2, crowd.item_ids, crowd.expert_ids, crowd.class_ids)
 
 
-def _read_labels(labels, X: np.ndarray, n_experts: int | None = None) -> CrowdLabels:
-    """Binary CrowdLabels whose items are the rows of ``X``, with clear errors."""
+def _read_labels(labels, X: np.ndarray, n_experts: int | None = None, ids=None) -> CrowdLabels:
+    """Binary CrowdLabels whose items are the rows of ``X``, with clear errors; with ``ids``
+    (a fitted model's ``(expert_ids_, class_ids_)``) new table ids are mapped onto them."""
     crowd = _as_binary_labels(labels)
+    if ids is not None:
+        crowd = _reindex_onto(crowd, *ids)
     if n_experts is not None and crowd.expert.max() >= n_experts:
         raise ValueError(f"unknown expert {int(crowd.expert.max())}: the model was fitted on "
                          f"{n_experts} experts (indices 0 to {n_experts - 1})")
@@ -418,6 +421,7 @@ class SparseExpertsEM(BaseEstimator):
         self._check_params()
         X = _check_features(X)
         crowd = _read_labels(labels, X)
+        self.expert_ids_, self.class_ids_ = crowd.expert_ids, crowd.class_ids
         data = _Data(crowd, X, 2.0 * crowd.label - 1.0)
         n, d, K = crowd.n_items, X.shape[1], crowd.n_experts
         warm = self._start_params(crowd, d)
@@ -501,7 +505,9 @@ class SparseExpertsEM(BaseEstimator):
         if labels is None:
             a = X @ self.coef_ + self.intercept_
             return np.column_stack([expit(-a), expit(a)])
-        crowd = _read_labels(labels, X, n_experts=self.n_experts_)
+        crowd = _read_labels(labels, X, n_experts=self.n_experts_,
+                             ids=(getattr(self, "expert_ids_", None),
+                                  getattr(self, "class_ids_", None)))
         q, _ = normalize_log(_log_joint(_Data(crowd, X, 2.0 * crowd.label - 1.0), self._params))
         return q
 
@@ -514,7 +520,9 @@ class SparseExpertsEM(BaseEstimator):
         r""":math:`\ell(\hat\theta)` of ``labels`` given ``X`` at the fitted parameters."""
         self._check_fitted()
         X = _check_features(X, n_features=self.n_features_in_)
-        crowd = _read_labels(labels, X, n_experts=self.n_experts_)
+        crowd = _read_labels(labels, X, n_experts=self.n_experts_,
+                             ids=(getattr(self, "expert_ids_", None),
+                                  getattr(self, "class_ids_", None)))
         _, log_evidence = normalize_log(_log_joint(_Data(crowd, X, 2.0 * crowd.label - 1.0),
                                                    self._params))
         return float(log_evidence.sum())

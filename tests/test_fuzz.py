@@ -291,3 +291,27 @@ def test_fuzz_every_model_in_a_child_process():
     failed = {k: v for k, v in results.items() if v != "ok"}
     assert not failed, "\n\n".join(f"{k}:\n{v}" for k, v in failed.items())
     assert len(results) == 6
+
+
+def test_binary_feature_models_map_table_ids_at_predict_time():
+    rng = np.random.default_rng(0)
+    n = 60
+    X = rng.normal(size=(n, 2))
+    truth = (X[:, 0] > 0).astype(int)
+    items = np.repeat([f"t{i}" for i in range(n)], 3)
+    workers = np.tile(["a", "b", "c"], n)
+    labels = np.where(rng.random(3 * n) < 0.8, np.repeat(truth, 3), 1 - np.repeat(truth, 3))
+    crowd = cl.from_table(items, workers, labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cl.ConvergenceWarning)
+        for model in (cl.LogisticAnnotators(max_iter=20), cl.SparseExpertsEM(max_iter=20)):
+            model.fit(crowd, X)
+            # only workers b and c: their own codes in this table are 0 and 1
+            new = cl.from_table(["x", "x"], ["b", "c"], [1, 1], classes=model.class_ids_)
+            np.testing.assert_allclose(model.predict_proba(X[:1], new),
+                                       model.predict_proba(X[:1], ([0, 0], [1, 2], [1, 1])))
+            with pytest.raises(ValueError, match=r"unknown expert\(s\) \['zz'\]"):
+                model.predict_proba(X[:1], cl.from_table(["x", "x"], ["zz", "b"], [1, 0]))
+            index_coded = type(model)(max_iter=20).fit(crowd.to_dense(), X)
+            with pytest.raises(ValueError, match="without identifiers"):
+                index_coded.predict_proba(X[:1], cl.from_table(["x", "x"], ["c", "b"], [1, 0]))

@@ -1,29 +1,44 @@
 #!/usr/bin/env python3
-"""The two commands of the README.
+"""The two commands of the README, and the one that refreshes the pinned versions.
 
     python3 run.py book   build the book (installing what it needs); prints where to open it
     python3 run.py test   run the whole test suite, book build included
+    python3 run.py lock   re-resolve requirements.txt in a fresh temporary venv and
+                          rewrite requirements.lock (maintainers; commit the result)
 
-Both work on a fresh machine with only Python 3.11: unless already inside a
-virtual environment, they create ``.venv`` next to this file, install
-``requirements.txt`` and the ``crowdlearn`` package (editable) into it, and
-re-run themselves there. Installs are skipped when nothing they depend on
-changed since the last run.
+``book`` and ``test`` work on a fresh machine with only Python 3.11: unless already
+inside a virtual environment, they create ``.venv`` next to this file, install
+``requirements.txt`` constrained by ``requirements.lock`` (the exact versions of
+everything, for Python 3.11 on Linux x86_64) and the ``crowdlearn`` package (editable)
+into it, and re-run themselves there. Installs are skipped when nothing they depend on
+(requirements.txt, requirements.lock, pyproject.toml) changed since the last run. On a
+Python other than the lock's, the lock is not applied (a note says so).
+
+``test`` builds the book, which executes every chapter and assignment once; the notebook
+tests then check the executed notebooks the build wrote to ``_build/jupyter_execute``
+instead of executing them again (run alone, without a fresh build, they execute).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import platform
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
+REQUIREMENTS = ROOT / "requirements.txt"
+LOCK = ROOT / "requirements.lock"
+# never pinned: they come with the venv (ensurepip) or only build packages
+UNPINNED = {"pip", "setuptools", "wheel", "distribute"}
 BUILD_CMD = ["jupyter-book", "build", ".", "-W", "-n", "--keep-going"]
 
 
@@ -35,6 +50,12 @@ def _in_venv() -> bool:
     return sys.prefix != sys.base_prefix
 
 
+def _lock_python(lock: Path = LOCK) -> str | None:
+    """The Python version (``3.11``) the lock file was resolved for, from its header."""
+    match = re.search(r"^# python: (\d+\.\d+)", lock.read_text(encoding="utf-8"), re.M)
+    return match.group(1) if match else None
+
+
 def _ensure_environment() -> None:
     """Create .venv if needed and re-exec inside it; install what is missing."""
     if not _in_venv():
@@ -42,17 +63,90 @@ def _ensure_environment() -> None:
             print(f"[run.py] creating virtual environment {VENV}", flush=True)
             venv.EnvBuilder(with_pip=True).create(VENV)
         os.execv(str(_venv_python()), [str(_venv_python()), *sys.argv])
+    constraints: list[str] = []
+    if LOCK.exists():
+        here = "%d.%d" % sys.version_info[:2]
+        locked = _lock_python()
+        if locked in (None, here):
+            constraints = ["-c", str(LOCK)]
+        else:
+            print(f"[run.py] note: {LOCK.name} pins versions for Python {locked}, this is "
+                  f"Python {here}: installing requirements.txt without it", flush=True)
     digest = hashlib.sha256()
-    for name in ("requirements.txt", "pyproject.toml"):
-        digest.update((ROOT / name).read_bytes())
+    for path in (REQUIREMENTS, LOCK, ROOT / "pyproject.toml"):
+        digest.update(path.name.encode() + b"\0")
+        digest.update(path.read_bytes() if path.exists() else b"(missing)")
+    digest.update(" ".join(constraints).encode())
     stamp = Path(sys.prefix) / ".crowdlearn-install-stamp"
     if stamp.exists() and stamp.read_text() == digest.hexdigest():
         return
-    print("[run.py] installing requirements.txt and crowdlearn (editable)", flush=True)
+    what = "requirements.txt" + (f" (pinned by {LOCK.name})" if constraints else "")
+    print(f"[run.py] installing {what} and crowdlearn (editable)", flush=True)
     pip = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
-    subprocess.run(pip + ["-r", str(ROOT / "requirements.txt")], check=True)
-    subprocess.run(pip + ["-e", str(ROOT)], check=True)
+    subprocess.run(pip + ["-r", str(REQUIREMENTS), *constraints], check=True)
+    subprocess.run(pip + ["-e", str(ROOT), *constraints], check=True)
     stamp.write_text(digest.hexdigest())
+
+
+def _freeze_lines(freeze: str) -> list[str]:
+    """``pip freeze`` output without what must not be pinned: pip and the build tools,
+    editable installs, and anything installed from a local path or URL."""
+    keep = []
+    for line in freeze.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", "-e ", "--")) or " @ " in line:
+            continue
+        if _canonical(line) in UNPINNED:
+            continue
+        keep.append(line)
+    return sorted(keep, key=_canonical)
+
+
+def _canonical(requirement: str) -> str:
+    """The normalised project name of a requirement line (PEP 503)."""
+    name = re.split(r"[=<>!~ ;\[]", requirement, maxsplit=1)[0]
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _package_dependencies() -> list[str]:
+    import tomllib
+
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return list(tomllib.load(f)["project"].get("dependencies", []))
+
+
+def write_lock() -> int:
+    """Resolve requirements.txt in a fresh temporary venv and write requirements.lock."""
+    start = time.perf_counter()
+    here = "%d.%d" % sys.version_info[:2]
+    if here != "3.11":
+        print(f"[run.py] note: the lock is meant for Python 3.11; this is Python {here}")
+    with tempfile.TemporaryDirectory(prefix="crowdlearn-lock-") as tmp:
+        env_dir = Path(tmp) / "venv"
+        print(f"[run.py] resolving {REQUIREMENTS.name} in a fresh venv ({env_dir})", flush=True)
+        venv.EnvBuilder(with_pip=True).create(env_dir)
+        py = str(env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
+        pip = [py, "-m", "pip", "--disable-pip-version-check"]
+        # requirements.txt and the package's own dependencies (pyproject.toml), resolved
+        # together as `run.py` installs them (the package itself is not built here)
+        subprocess.run(pip + ["install", "-q", "-r", str(REQUIREMENTS), *_package_dependencies()],
+                       check=True)
+        freeze = subprocess.run(pip + ["freeze", "--exclude-editable"],
+                                check=True, capture_output=True, text=True).stdout
+    lines = _freeze_lines(freeze)
+    header = [
+        "# Exact versions of everything requirements.txt (and crowdlearn) installs, used by",
+        "# run.py as pip constraints: pip install -r requirements.txt -c requirements.lock",
+        "# Regenerate with `python3 run.py lock` (a fresh temporary venv, requirements.txt",
+        "# installed unconstrained, then pip freeze); pip and setuptools are not pinned.",
+        f"# python: {here}",
+        f"# resolved on: {platform.system()} {platform.machine()}, "
+        f"{time.strftime('%Y-%m-%d')}",
+    ]
+    LOCK.write_text("\n".join(header + lines) + "\n", encoding="utf-8")
+    print(f"[run.py] wrote {LOCK} ({len(lines)} packages) in "
+          f"{time.perf_counter() - start:.0f} s")
+    return 0
 
 
 def _bin(name: str) -> str:
@@ -87,9 +181,11 @@ def run_tests(extra: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("book", "test"):
+    if not argv or argv[0] not in ("book", "test", "lock"):
         print(__doc__)
         return 2
+    if argv[0] == "lock":
+        return write_lock()
     _ensure_environment()
     if argv[0] == "book":
         return build_book()

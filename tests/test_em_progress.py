@@ -71,8 +71,9 @@ def test_models_pass_progress_through_and_results_do_not_change(capsys, crowd, m
     err = capsys.readouterr().err
     assert err.startswith(f"\r{model.__name__} [") and err.endswith("\n")
     assert f"{3 * 201}/{3 * 201}" in err and "run 3/3" in err
-    np.testing.assert_array_equal(quiet.posterior_, loud.posterior_)
-    np.testing.assert_array_equal(quiet.log_likelihood_history_, loud.log_likelihood_history_)
+    np.testing.assert_allclose(quiet.posterior_, loud.posterior_, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(quiet.log_likelihood_history_, loud.log_likelihood_history_,
+                               rtol=1e-12)
 
 
 def test_redraws_are_throttled_but_every_run_end_is_drawn(capsys, monkeypatch):

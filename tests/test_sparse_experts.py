@@ -263,8 +263,9 @@ def test_lambda_max_and_path():
     assert path.coef.shape == (L, d) and path.reliability_coef.shape == (L, d)
     assert path.expert_intercept.shape == (L, 5) and path.objective.shape == (L,)
     assert len(path.models) == L and path.seconds > 0
-    # at lambda_max everything is zero; further down the path the true features enter first
-    assert np.all(path.coef[0] == 0) and np.all(path.reliability_coef[0] == 0)
+    # at lambda_max everything is zero (lambda_max is the boundary: a coefficient may be off
+    # zero by rounding); further down the path the true features enter first
+    assert np.abs(path.coef[0]).max() < 1e-10 and np.abs(path.reliability_coef[0]).max() < 1e-10
     assert np.count_nonzero(path.coef[-1]) > np.count_nonzero(path.coef[1])
     first = [np.flatnonzero(c) for c in path.coef if np.count_nonzero(c)][0]
     assert set(first) <= {0, 1, 2}
@@ -296,8 +297,8 @@ def test_probabilities_and_reproducibility():
                   sim.labels, sim.X)
     b = fit_quiet(SparseExpertsEM(lam=3.0, n_init=3, max_iter=40, random_state=1),
                   sim.labels, sim.X)
-    np.testing.assert_array_equal(a.coef_, b.coef_)
-    np.testing.assert_array_equal(a.posterior_, b.posterior_)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(a.posterior_, b.posterior_, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(a.posterior_.sum(axis=1), 1.0)
     P = a.predict_proba(sim.X[:7])
     np.testing.assert_allclose(P.sum(axis=1), 1.0)

@@ -53,8 +53,13 @@ descent on its Gram matrix -- each coordinate update is a soft-thresholding,
 (non-zero and unpenalised coordinates) and its signs; then the quadratic is
 maximised exactly on the active set with the signs fixed (one linear solve,
 stopping where a coordinate would cross zero), and the sweeps resume until the
-model's KKT conditions hold. Only the Gram columns of coordinates that move are
-ever computed. The move to the maximiser
+model's KKT conditions hold. The intercepts share no observation, so their
+block of the Hessian is diagonal: they are updated all at once, and eliminated
+from the linear solve (a Schur complement), which keeps thousands of intercepts
+cheap. Only the Gram columns of coordinates that move are computed, many at a
+time by one BLAS product (all of them by one ``syrk`` when most are needed), and
+the Cholesky factor of one round's solve is reused by the next (see
+:class:`_ActiveSolver`). The move to the maximiser
 :math:`v` of the model is then damped by a backtracking line search: the step
 :math:`t \in \{1, \frac12, \frac14, \dots\}` is accepted when
 :math:`F(\theta + t(v - \theta)) \ge F(\theta) + 10^{-4}\, t\, D` with
@@ -92,6 +97,10 @@ import numbers
 from typing import NamedTuple
 
 import numpy as np
+from scipy import sparse
+from scipy.linalg import cho_solve, solve_triangular
+from scipy.linalg.blas import daxpy as axpy
+from scipy.linalg.lapack import dpotrf as potrf
 from scipy.special import expit, log_expit
 
 from ._validation import check_scalar
@@ -256,57 +265,193 @@ def _violation(grad: np.ndarray, theta: np.ndarray, lam: np.ndarray) -> np.ndarr
 
 
 class _Curvature:
-    """Columns of ``H = -Hessian`` of the log-likelihood in ``theta = (b, beta)``, on demand.
+    r"""``H = -Hessian`` of the log-likelihood in ``theta = (b, beta)``, by blocks.
 
-    Forming the whole ``(G + d) x (G + d)`` Gram matrix costs ``O(n d^2)`` (and a
-    multi-threaded BLAS call that can be very slow on a busy machine); coordinate
-    descent on a sparse problem only ever needs the columns of the coordinates
-    that move, i.e. the non-zero ones. Each column costs one ``O(n d)`` product.
+    With :math:`w_o = s_o\sigma(u_o)\sigma(-u_o)` and the centred features
+    :math:`\tilde x`,
+
+    .. math::
+
+        H = \begin{pmatrix} \operatorname{diag}(D) & B^\top \\ B & C \end{pmatrix},\quad
+        D_g = \sum_{o:\,g(o) = g} w_o,\quad
+        B_{jg} = \sum_{o:\,g(o) = g} w_o \tilde x_{oj},\quad
+        C = \sum_o w_o \tilde x_o \tilde x_o^\top :
+
+    the intercept block is diagonal, since each observation has one intercept.
+    ``D`` and ``B`` (``Bt`` holds :math:`B^\top`, shape ``(G, d)``) are formed at
+    once -- one product of a sparse ``(G, n_rows)`` matrix of summed weights with
+    the features, ``O(n d)`` -- and the diagonal of ``C`` too. Columns of ``C``
+    are formed on demand, many at a time (:meth:`columns`): one BLAS product
+    ``Xc.T @ (w_rows * Xc[:, J])``, ``O(n d |J|)``, or, when most are needed,
+    the whole of ``C`` by one symmetric rank-k update (``syrk``). Coordinate
+    descent on a sparse problem needs only the columns of the coordinates that
+    move. A tiny ridge on the diagonal keeps empty columns and groups finite.
     """
 
     def __init__(self, prob: _Problem, Xc: np.ndarray, Xc_sq: np.ndarray, u: np.ndarray):
-        self.prob, self.Xc = prob, Xc
-        self.w = prob.weight * expit(u) * expit(-u)
-        self.w_rows = _row_sum(prob, self.w)
+        self.Xc = Xc
+        w = prob.weight * expit(u) * expit(-u)
+        self.w_rows = _row_sum(prob, w)
         G, d = prob.G, Xc.shape[1]
-        self.G = G
-        self.p = G + d
-        self.cols = np.zeros((self.p, self.p))
-        self.have = np.zeros(self.p, dtype=bool)
-        diag = np.empty(self.p)
+        self.G, self.d = G, d
+        diag = np.empty(G + d)
         diag[G:] = Xc_sq.T @ self.w_rows
-        if G == 1:
-            diag[0] = self.w.sum()
-        elif G > 1:
-            diag[:G] = np.bincount(prob.groups, weights=self.w, minlength=G)
-        # a tiny ridge keeps empty columns and groups finite
+        if G == 0:
+            self.Bt = np.zeros((0, d))
+        elif G == 1:
+            diag[0] = w.sum()
+            self.Bt = (Xc.T @ self.w_rows)[None]
+        else:
+            diag[:G] = np.bincount(prob.groups, weights=w, minlength=G)
+            rows = np.arange(w.shape[0]) if prob.rows is None else prob.rows
+            # (G, n_rows): the weight of each group on each feature row (duplicates summed)
+            M = sparse.csr_array((w, (prob.groups, rows)), shape=(G, Xc.shape[0]))
+            self.Bt = np.asarray(M @ Xc).reshape(G, d)
         diag += 1e-12 * max(float(diag.max(initial=0.0)), 1e-300) + 1e-300
         self.diag = diag
+        self.D = diag[:G]
+        # row j holds column j of C (C is symmetric); rows are filled as they are needed
+        self.C = np.empty((d, d))
+        self.rows = list(self.C)  # views of the rows, for the coordinate-descent loop
+        self.have = np.zeros(d, dtype=bool)
+
+    def columns(self, J: np.ndarray) -> None:
+        """Make sure the columns ``J`` (feature indices) of ``C`` are there."""
+        missing = J[~self.have[J]]
+        if missing.size == 0:
+            return
+        Xc, d = self.Xc, self.d
+        if 2 * missing.size >= d:  # most of C: one symmetric rank-k update for all of it
+            A = Xc * np.sqrt(self.w_rows)[:, None]
+            if missing.size == d:
+                np.matmul(A.T, A, out=self.C)
+                self.C.reshape(d * d)[::d + 1] = self.diag[self.G:]
+                self.have[:] = True
+                return
+            block = (A.T @ A)[missing]
+        else:
+            block = ((self.w_rows[:, None] * Xc[:, missing]).T @ Xc)
+        block[np.arange(missing.size), missing] = self.diag[self.G + missing]
+        self.C[missing] = block
+        self.have[missing] = True
 
     def column(self, j: int) -> np.ndarray:
-        if self.have[j]:
-            return self.cols[j]
-        prob, Xc, G = self.prob, self.Xc, self.G
-        col = np.empty(self.p)
-        if j >= G:  # a feature column
-            xj = Xc[:, j - G]
-            col[G:] = Xc.T @ (self.w_rows * xj)
-            if G == 1:
-                col[0] = self.w_rows @ xj
-            elif G > 1:
-                xo = xj if prob.rows is None else xj[prob.rows]
-                col[:G] = np.bincount(prob.groups, weights=self.w * xo, minlength=G)
-        else:  # an intercept column
-            if G == 1:
-                col[1:] = Xc.T @ self.w_rows
-            else:
-                wg = np.where(prob.groups == j, self.w, 0.0)
-                col[G:] = Xc.T @ _row_sum(prob, wg)
-            col[:G] = 0.0
-        col[j] = self.diag[j]
-        self.cols[j] = col
-        self.have[j] = True
-        return col
+        """Column ``j`` of ``C`` (a feature index)."""
+        if not self.have[j]:
+            col = self.Xc.T @ (self.w_rows * self.Xc[:, j])
+            col[j] = self.diag[self.G + j]
+            self.C[j] = col
+            self.have[j] = True
+        return self.C[j]
+
+
+class _ActiveSolver:
+    r"""Solves the active-set systems of one coordinate descent, reusing factorizations.
+
+    Eliminating the (diagonal) intercept block of :math:`H` leaves the Schur complement
+    :math:`S = C - B D^{-1} B^\top` on the features; a round of
+    :func:`_coordinate_descent` solves :math:`S_{AA} x = r` on its active features
+    :math:`A`. ``H`` does not change within one coordinate descent and the active set
+    changes by a few coordinates from one round to the next, so the Cholesky factor of
+    the previous round is kept, with its coordinates ordered by decreasing :math:`|v_j|`
+    (unpenalised ones first): the coordinates most likely to leave sit at the end. The
+    leading block of that factor whose coordinates are all still active is the factor
+    of the same block of the new :math:`S_{AA}`; only the rows of the other coordinates
+    are computed (one triangular solve and one Cholesky factorisation of their Schur
+    complement) -- the arithmetic of a blocked Cholesky factorisation, so the result is
+    the same up to rounding. When little would be reused, or a factorisation fails
+    (a matrix singular to rounding), the whole block is factorised (LU as a last resort).
+    The factors live in two buffers used in turn, so that no round allocates (and
+    page-faults in) a new matrix.
+    """
+
+    def __init__(self, H: _Curvature):
+        self.H = H
+        self.order = None  # feature indices, in the order of the rows of L
+        self.L = None      # lower Cholesky factor of S[order][:, order] (upper part unused)
+        self._buffers = [np.empty(0), np.empty(0)]
+        self._current = 0  # the buffer that holds L
+
+    def _block(self, rows: np.ndarray, cols: np.ndarray, out=None) -> np.ndarray:
+        """``S[rows][:, cols]``, into ``out`` (C-ordered) if given."""
+        H = self.H
+        out = np.take(H.C[rows], cols, axis=1, out=out, mode="clip")  # row j of H.C: column j
+        if H.G:
+            out -= (H.Bt[:, rows] / H.D[:, None]).T @ H.Bt[:, cols]
+        return out
+
+    def _spare(self, m: int) -> np.ndarray:
+        """An ``(m, m)`` Fortran-ordered array in the buffer that does not hold ``L``."""
+        k = 1 - self._current
+        if self._buffers[k].size < m * m:
+            self._buffers[k] = np.empty(m * m)
+        return self._buffers[k][:m * m].reshape((m, m), order="F")
+
+    def _extend(self, p0: int, tail: np.ndarray):
+        """The factor for ``order[:p0]`` followed by ``tail``, from the current one."""
+        L_old, m, t = self.L, p0 + tail.size, tail.size
+        prefix = self.order[:p0]
+        # rows of the new coordinates: L21 = S21 L11^-T; the first p0 rows of a forward
+        # substitution with the whole old factor involve L11 alone
+        rhs = np.zeros((L_old.shape[0], t), order="F")
+        rhs[:p0] = self._block(tail, prefix).T                # S is symmetric
+        L21t = solve_triangular(L_old, rhs, lower=True, overwrite_b=True,
+                                check_finite=False)[:p0]
+        S22 = self._block(tail, tail)
+        S22 -= L21t.T @ L21t
+        L22, info = potrf(S22, lower=1, clean=0)
+        if info != 0:
+            return None
+        L = self._spare(m)
+        L[p0:, p0:] = L22
+        L[:p0, :p0] = L_old[:p0, :p0]
+        L[p0:, :p0] = L21t.T
+        return L
+
+    def solve(self, act: np.ndarray, priority: np.ndarray, r: np.ndarray) -> np.ndarray | None:
+        """``x`` with ``S[act][:, act] x = r`` (``act`` sorted); ``None`` if that fails.
+
+        ``priority`` (one per active coordinate) orders a new factorisation: larger first.
+        """
+        m = act.size
+        if m == 0:
+            return np.zeros(0)
+        L = None
+        if self.order is not None:
+            in_act = np.zeros(self.H.d, dtype=bool)
+            in_act[act] = True
+            keep = in_act[self.order]
+            p0 = self.order.size if keep.all() else int(np.argmin(keep))
+            t, m_old = m - p0, self.order.size
+            # cost of extending (triangular solve with the old factor, new block) against
+            # factorising afresh
+            if p0 and m_old * m_old * t + p0 * t * t + t ** 3 / 3 < 0.5 * m ** 3 / 3:
+                in_act[self.order[:p0]] = False
+                rest = np.flatnonzero(in_act[act])
+                tail = act[rest[np.argsort(-priority[rest], kind="stable")]]
+                L = self._extend(p0, tail)
+                if L is not None:
+                    order = np.concatenate([self.order[:p0], tail])
+        if L is None:
+            order = act[np.argsort(-priority, kind="stable")]
+            L = self._spare(m)
+            self._block(order, order, out=L.T)  # S is symmetric: fill L with S^T = S
+            L, info = potrf(L, lower=1, overwrite_a=1, clean=0)
+            if info != 0:
+                self.order = self.L = None
+                pos = np.searchsorted(act, order)
+                try:
+                    x = np.linalg.solve(self._block(order, order), r[pos])
+                except np.linalg.LinAlgError:
+                    return None
+                out = np.empty(m)
+                out[pos] = x
+                return out
+        self.order, self.L, self._current = order, L, 1 - self._current
+        pos = np.searchsorted(act, order)  # where each row of L sits in act
+        out = np.empty(m)
+        out[pos] = cho_solve((L, True), r[pos], check_finite=False)
+        return out
 
 
 def _coordinate_descent(H: _Curvature, grad, theta, lam, tol, max_rounds=200, sweeps=3):
@@ -320,20 +465,43 @@ def _coordinate_descent(H: _Curvature, grad, theta, lam, tol, max_rounds=200, sw
     set. Stops when the model's KKT violation is at most ``tol``. The linear solve
     makes ill-conditioned problems (small penalties, correlated columns) as fast as
     well-conditioned ones; coordinate descent alone can need thousands of sweeps.
+
+    The intercepts come first in each sweep. They are unpenalised, and no two of
+    them share an observation (their block of ``H`` is diagonal), so updating them
+    one after the other is the same as updating them all at once: one vectorised
+    step. The linear solve eliminates them the same way (a Schur complement on the
+    active features), so neither costs more than linear time in the number of
+    intercepts. The columns of ``H`` that the sweeps will need (the non-zero,
+    unpenalised and KKT-violating coordinates) are formed at the start, by one
+    BLAS product.
     """
-    p = theta.shape[0]
+    G = H.G
     v = theta.copy()
     c = grad.copy()  # gradient of the quadratic model at v
-    diag = H.diag
-    lam_l = lam.tolist()
-    order_all = list(range(p))
+    vb, vf = v[:G], v[G:]  # views: intercepts, features
+    cb, cf = c[:G], c[G:]
+    D, Bt = H.D, H.Bt
+    lam_f = lam[G:]
+    d = lam_f.shape[0]
+    diag_arr = H.diag[G:]
+    diag_f = diag_arr.tolist()
+    lam_l = lam_f.tolist()
+    H.columns(np.flatnonzero((vf != 0.0) | (lam_f == 0.0) | (np.abs(cf) > lam_f)))
+    solver = _ActiveSolver(H)
 
-    def sweep(order):
-        for j in order:
-            hjj = diag[j]
-            vj = v[j]
-            z = hjj * vj + c[j]
-            lj = lam_l[j]
+    def sweep():
+        if G:
+            new = (D * vb + cb) / D
+            delta = new - vb
+            vb[:] = new
+            cb[:] -= delta * D
+            cf[:] -= delta @ Bt
+        have = H.have.tolist()
+        values = vf.tolist()
+        moved, moves = [], []
+        for j, (hjj, lj, row) in enumerate(zip(diag_f, lam_l, H.rows)):
+            vj = values[j]
+            z = hjj * vj + cf.item(j)
             if z > lj:
                 new = (z - lj) / hjj
             elif z < -lj:
@@ -342,37 +510,61 @@ def _coordinate_descent(H: _Curvature, grad, theta, lam, tol, max_rounds=200, sw
                 new = 0.0
             delta = new - vj
             if delta != 0.0:
-                v[j] = new
-                c[:] -= delta * H.column(j)
+                values[j] = new
+                if not have[j]:
+                    # form, in one product, the missing columns this sweep is likely
+                    # to need: the coordinates from j on that are non-zero or violate
+                    # their threshold now (j is one of them)
+                    z_rest = diag_arr[j:] * vf[j:] + cf[j:]
+                    likely = (vf[j:] != 0.0) | (np.abs(z_rest) > lam_f[j:])
+                    H.columns(j + np.flatnonzero(likely))
+                    have = H.have.tolist()
+                axpy(row, cf, d, -delta)  # cf -= delta * C[:, j], in place
+                moved.append(j)
+                moves.append(delta)
+        vf[:] = values
+        if G and moved:  # the features' effect on the intercepts' gradient, at once
+            cb[:] -= Bt[:, moved] @ np.array(moves)
 
     for _ in range(max_rounds):
         for _ in range(sweeps):
-            sweep(order_all)
+            sweep()
             if _violation(c, v, lam).max() <= tol:
                 return v
-        active = np.flatnonzero((v != 0.0) | (lam == 0.0))
-        if active.size == 0:
+        act_f = np.flatnonzero((vf != 0.0) | (lam_f == 0.0))
+        if G + act_f.size == 0:
             continue
-        cols = np.array([H.column(j) for j in active])       # (|A|, p): rows of H
-        H_AA = cols[:, active]
-        target = lam[active] * np.sign(v[active])             # c_A must become lam_A s_A
-        try:
-            delta = np.linalg.solve(H_AA, c[active] - target)
-        except np.linalg.LinAlgError:
+        H.columns(act_f)
+        B_A = Bt[:, act_f]                                    # (G, |A_f|)
+        # c_A must become lam_A sign(v_A): zero for the intercepts
+        r_b = cb.copy()
+        r_f = cf[act_f] - lam_f[act_f] * np.sign(vf[act_f])
+        # eliminate the (diagonal) intercept block: the Schur complement on the features
+        priority = np.where(lam_f[act_f] == 0.0, np.inf, np.abs(vf[act_f]))
+        delta_f = solver.solve(act_f, priority, r_f - B_A.T @ (r_b / D))
+        if delta_f is None:
             continue
-        new = v[active] + delta
-        pen = lam[active] > 0
-        crossing = pen & (np.sign(new) != np.sign(v[active]))
+        delta_b = (r_b - B_A @ delta_f) / D
+        new = vf[act_f] + delta_f
+        crossing = (lam_f[act_f] > 0) & (np.sign(new) != np.sign(vf[act_f]))
         t = 1.0
         if crossing.any():
-            ratios = v[active][crossing] / (v[active][crossing] - new[crossing])
+            old_c = vf[act_f][crossing]
+            ratios = old_c / (old_c - new[crossing])
             k = int(np.argmin(ratios))
             t = float(ratios[k])
-        step = t * delta
-        v[active] += step
+        step_b, step_f = t * delta_b, t * delta_f
+        vb += step_b
+        vf[act_f] += step_f
         if crossing.any():
-            v[active[np.flatnonzero(crossing)[k]]] = 0.0
-        c -= cols.T @ step
+            vf[act_f[np.flatnonzero(crossing)[k]]] = 0.0
+        cb -= D * step_b + B_A @ step_f
+        if H.have.all():  # all of C is there: no need to copy the active rows out
+            full = np.zeros(H.d)
+            full[act_f] = step_f
+            cf -= step_b @ Bt + full @ H.C
+        else:
+            cf -= step_b @ Bt + step_f @ H.C[act_f]
     return v
 
 

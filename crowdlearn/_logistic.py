@@ -35,8 +35,13 @@ step raises :math:`L`, and a step that does not is never taken.
 With ``groups``, rows belong to independent problems :math:`g = 0, \dots, G-1`
 with parameters :math:`(w_g, b_g)`; the objective is the sum of the
 per-group objectives, and the Newton steps, line searches and stopping rules
-run for all groups at once (vectorised with ``np.bincount``), each group
-stopping on its own.
+run for all groups at once, each group stopping on its own. The rows are
+sorted by group once per call, so that each group's Hessian
+:math:`\sum_r s_r\sigma(u_r)\sigma(-u_r)\,\tilde x_r\tilde x_r^\top` is one BLAS
+product on a contiguous block (groups with very few rows, such as annotators
+with one label each, are handled together by vectorised NumPy instead). An
+iteration therefore costs :math:`O(R p^2)` for :math:`R` rows and :math:`p`
+parameters per group, whatever the number of groups.
 
 Examples
 --------
@@ -118,28 +123,161 @@ def _design(X: np.ndarray) -> np.ndarray:
     return np.hstack([X, np.ones((X.shape[0], 1))])
 
 
-def _group_sum(g: np.ndarray, values: np.ndarray, G: int) -> np.ndarray:
-    """Sum the rows of ``values`` (shape ``(R,)`` or ``(R, k)``) within each group."""
-    if G == 1:
-        return values.sum(axis=0)[None]
-    if values.ndim == 1:
-        return np.bincount(g, weights=values, minlength=G)
-    return np.stack([np.bincount(g, weights=values[:, c], minlength=G)
-                     for c in range(values.shape[1])], axis=1).reshape(G, values.shape[1])
+# a group with n_rows * p * p <= _SMALL_GROUP_ENTRIES is "small": its rows are handled together
+# with those of the other small groups (outer products summed by segment) rather than by BLAS
+# calls of its own, whose fixed cost (a few microseconds) would then dominate
+_SMALL_GROUP_ENTRIES = 8192
+# at most about this many entries of outer products are formed at once for the small groups
+_OUTER_CHUNK_ENTRIES = 1 << 21
 
 
-def _group_gram(g: np.ndarray, Z: np.ndarray, curv: np.ndarray, G: int) -> np.ndarray:
-    """``sum_r curv_r z_r z_r^T`` within each group, shape ``(G, p, p)``."""
+class _GroupLayout:
+    """Where the rows of each group lie, for rows sorted by group.
+
+    With the rows of group ``j`` at positions ``starts[j]:starts[j + 1]``, every
+    per-group product is one BLAS call on a contiguous slice. Groups whose block
+    ``count * p * p`` has at most ``_SMALL_GROUP_ENTRIES`` entries (e.g. many
+    annotators with one label each) are handled together instead, by vectorised
+    NumPy over all of their rows, so that the cost stays linear in the number of
+    rows and of groups.
+
+    Parameters
+    ----------
+    g : ndarray of int, shape (R,)
+        Group of each row, non-decreasing.
+    G : int
+        Number of groups (some may have no row).
+    p : int
+        Number of columns of the design.
+    """
+
+    def __init__(self, g: np.ndarray, G: int, p: int):
+        counts = np.bincount(g, minlength=G)
+        self.g, self.G = g, G
+        self.starts = np.concatenate([[0], np.cumsum(counts)])
+        small = (counts > 0) & (counts * p * p <= _SMALL_GROUP_ENTRIES)
+        self.big = np.flatnonzero((counts > 0) & ~small)
+        self.small = np.flatnonzero(small)
+        self.small_rows = np.flatnonzero(small[g]) if self.small.size else np.zeros(0, np.intp)
+        # where each small group starts among the small rows
+        self.small_starts = np.concatenate([[0], np.cumsum(counts[self.small])])
+
+    def linear(self, Z: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        """``u_r = z_r^T theta_{g(r)}``, shape ``(R,)``."""
+        u = np.empty(Z.shape[0])
+        st = self.starts
+        for j in self.big.tolist():
+            u[st[j]:st[j + 1]] = Z[st[j]:st[j + 1]] @ theta[j]
+        if self.small.size:
+            rows = self.small_rows
+            u[rows] = np.einsum("rp,rp->r", Z[rows], theta[self.g[rows]])
+        return u
+
+    def sum(self, values: np.ndarray) -> np.ndarray:
+        """Sum a per-row vector within each group, shape ``(G,)``."""
+        return np.bincount(self.g, weights=values, minlength=self.G)
+
+    def weighted_sum(self, Z: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """``sum_r r_r z_r`` within each group, shape ``(G, p)``."""
+        out = np.zeros((self.G, Z.shape[1]))
+        st = self.starts
+        for j in self.big.tolist():
+            out[j] = r[st[j]:st[j + 1]] @ Z[st[j]:st[j + 1]]
+        if self.small.size:
+            rows = self.small_rows
+            out[self.small] = np.add.reduceat(r[rows, None] * Z[rows], self.small_starts[:-1],
+                                              axis=0)
+        return out
+
+    def gram(self, Z: np.ndarray, curv: np.ndarray, which: np.ndarray | None = None
+             ) -> np.ndarray:
+        """``sum_r curv_r z_r z_r^T`` within each group; ``curv >= 0``.
+
+        One symmetric rank-k update (``A.T @ A`` with ``A`` the group's rows scaled
+        by ``sqrt(curv)``, which NumPy hands to BLAS ``syrk``) per large group;
+        outer products summed by segment (``np.add.reduceat``), in chunks, for the
+        rows of the small groups. Groups without rows get zeros.
+
+        Returns shape ``(G, p, p)``, or with ``which`` (a boolean mask of shape
+        ``(G,)``) only the selected groups, shape ``(which.sum(), p, p)``.
+        """
+        p = Z.shape[1]
+        big, small, bounds, small_rows = self.big, self.small, self.small_starts, self.small_rows
+        if which is None:
+            out = np.zeros((self.G, p, p))
+            slot = np.arange(self.G)
+        else:
+            out = np.zeros((int(which.sum()), p, p))
+            slot = np.cumsum(which) - 1  # where group j goes in out, if selected
+            big = big[which[big]]
+            keep = which[small]
+            if not keep.all():
+                lengths = np.diff(bounds)[keep]
+                first = bounds[:-1][keep]
+                small = small[keep]
+                bounds = np.concatenate([[0], np.cumsum(lengths)])
+                small_rows = small_rows[np.repeat(first - bounds[:-1], lengths)
+                                        + np.arange(bounds[-1])]
+        st = self.starts
+        for j in big.tolist():
+            block = Z[st[j]:st[j + 1]] * np.sqrt(curv[st[j]:st[j + 1]])[:, None]
+            out[slot[j]] = block.T @ block
+        if small.size:
+            S = Z[small_rows] * np.sqrt(curv[small_rows])[:, None]
+            # whole groups per chunk, about _OUTER_CHUNK_ENTRIES entries of outer products each
+            per_chunk = max(1, _OUTER_CHUNK_ENTRIES // (p * p))
+            k = 0
+            while k < small.size:
+                stop = int(np.searchsorted(bounds, bounds[k] + per_chunk, side="right")) - 1
+                stop = min(max(stop, k + 1), small.size)
+                lo, hi = bounds[k], bounds[stop]
+                outer = S[lo:hi, :, None] * S[lo:hi, None, :]
+                if hi - lo > stop - k:  # some group has several rows: sum them
+                    outer = np.add.reduceat(outer, bounds[k:stop] - lo, axis=0)
+                out[slot[small[k:stop]]] = outer
+                k = stop
+        return out
+
+
+def _sort_by_group(g: np.ndarray, *arrays):
+    """``g`` and ``arrays`` with their rows sorted by group (a stable sort, so the rows of a
+    group keep their order); unchanged if already sorted."""
+    if g.size < 2 or bool((g[1:] >= g[:-1]).all()):
+        return (g,) + arrays
+    order = np.argsort(g, kind="stable")
+    return (g[order],) + tuple(a[order] for a in arrays)
+
+
+def _group_gram(g: np.ndarray, Z: np.ndarray, curv: np.ndarray, G: int,
+                layout: _GroupLayout | None = None) -> np.ndarray:
+    """``sum_r curv_r z_r z_r^T`` within each group, shape ``(G, p, p)``; ``curv >= 0``.
+
+    Parameters
+    ----------
+    g : ndarray of int, shape (R,)
+        Group of each row (any order unless ``layout`` is given).
+    Z : ndarray of shape (R, p)
+    curv : ndarray of shape (R,)
+        Non-negative row weights.
+    G : int
+        Number of groups.
+    layout : _GroupLayout, optional
+        The layout of ``g`` when the rows are already sorted by group.
+
+    Returns
+    -------
+    ndarray of shape (G, p, p)
+        Exactly symmetric; zero for groups without rows. One BLAS ``syrk`` per
+        group (see :meth:`_GroupLayout.gram`), so the cost is
+        :math:`O(R p^2)` whatever the number of groups.
+    """
     if G == 1:
-        return ((Z * curv[:, None]).T @ Z)[None]
-    p = Z.shape[1]
-    out = np.empty((G, p, p))
-    cz = Z * curv[:, None]
-    for j in range(p):
-        for k in range(j, p):
-            out[:, j, k] = out[:, k, j] = np.bincount(g, weights=cz[:, j] * Z[:, k],
-                                                      minlength=G)
-    return out
+        A = Z * np.sqrt(curv)[:, None]
+        return (A.T @ A)[None]
+    if layout is None:
+        g, Z, curv = _sort_by_group(g, Z, curv)
+        layout = _GroupLayout(g, G, Z.shape[1])
+    return layout.gram(Z, curv)
 
 
 def _loglik_rows(u, target):
@@ -147,26 +285,69 @@ def _loglik_rows(u, target):
     return target * u + log_expit(-u)
 
 
-def _objective(theta, Z, target, weight, g, G, pen):
-    """Per-group penalised objective, shape ``(G,)``; ``theta`` is ``(G, d + 1)``."""
-    u = np.einsum("rp,rp->r", Z, theta[g]) if G > 1 else Z @ theta[0]
-    data = _group_sum(g, weight * _loglik_rows(u, target), G)
+def _linear(theta, Z, layout):
+    return Z @ theta[0] if layout is None else layout.linear(Z, theta)
+
+
+def _objective(theta, Z, target, weight, layout, pen):
+    """Per-group penalised objective, shape ``(G,)``; ``theta`` is ``(G, d + 1)``.
+
+    ``layout`` is the :class:`_GroupLayout` of the rows (sorted by group), or
+    ``None`` for a single group.
+    """
+    rows = weight * _loglik_rows(_linear(theta, Z, layout), target)
+    data = rows.sum()[None] if layout is None else layout.sum(rows)
     return data - 0.5 * (pen * theta ** 2).sum(axis=1)
 
 
-def _newton_step(theta, Z, target, weight, g, G, pen):
-    """Newton direction and decrement per group, shapes ``(G, p)`` and ``(G,)``."""
-    p = Z.shape[1]
-    u = np.einsum("rp,rp->r", Z, theta[g]) if G > 1 else Z @ theta[0]
-    sig = expit(u)
-    grad = _group_sum(g, (weight * (target - sig))[:, None] * Z, G) - pen * theta
-    curv = weight * sig * expit(-u)
-    hess = _group_gram(g, Z, curv, G)
-    hess = hess + np.diag(pen)
-    eps = 1e-12 * np.maximum(np.max(np.diagonal(hess, axis1=1, axis2=2), axis=1), 1.0)
-    hess = hess + eps[:, None, None] * np.eye(p)
-    step = np.linalg.solve(hess, grad[..., None])[..., 0]
+def _gradient(theta, Z, target, weight, layout, pen):
+    """Per-group gradient, shape ``(G, p)``, and the linear predictor."""
+    u = _linear(theta, Z, layout)
+    resid = weight * (target - expit(u))
+    data = (resid @ Z)[None] if layout is None else layout.weighted_sum(Z, resid)
+    return data - pen * theta, u
+
+
+def _newton_step(theta, Z, target, weight, layout, pen, active):
+    """Newton direction and decrement per group, shapes ``(G, p)`` and ``(G,)``.
+
+    Only the groups in the boolean mask ``active`` are computed (the Hessian of
+    a group that has stopped is never formed); the others get zeros.
+    """
+    G, p = theta.shape
+    step = np.zeros((G, p))
+    if not active.any():
+        return step, np.zeros(G)
+    grad, u = _gradient(theta, Z, target, weight, layout, pen)
+    curv = weight * expit(u) * expit(-u)
+    if layout is None:
+        hess = _group_gram(None, Z, curv, 1)
+    else:
+        hess = layout.gram(Z, curv, which=active)
+    diag = hess.reshape(hess.shape[0], p * p)[:, ::p + 1]  # a view of the diagonals
+    diag += pen
+    diag += (1e-12 * np.maximum(diag.max(axis=1), 1.0))[:, None]
+    step[active] = np.linalg.solve(hess, grad[active][..., None])[..., 0]
     return step, np.einsum("gp,gp->g", grad, step)
+
+
+def _prepare(X, target, weight, g, G):
+    """The design with its intercept column, rows sorted by group, and their layout."""
+    if G == 1:
+        return _design(X), target, weight, None
+    R, d = X.shape
+    if R < 2 or bool((g[1:] >= g[:-1]).all()):
+        order = None
+    else:
+        order = np.argsort(g, kind="stable")
+        g, target, weight = g[order], target[order], weight[order]
+    Z = np.empty((R, d + 1))  # one copy of X, sorted straight into the design
+    if order is None:
+        Z[:, :d] = X
+    else:
+        np.take(X, order, axis=0, out=Z[:, :d], mode="clip")
+    Z[:, d] = 1.0
+    return Z, target, weight, _GroupLayout(g, G, d + 1)
 
 
 def weighted_logistic_objective(coef, intercept, X, target, weight=None, *, l2: float = 0.0,
@@ -189,11 +370,10 @@ def weighted_logistic_objective(coef, intercept, X, target, weight=None, *, l2: 
     X, target, weight, g, G = _check_inputs(X, target, weight, groups, n_groups)
     theta = np.column_stack([np.atleast_2d(np.asarray(coef, dtype=float)).reshape(G, -1),
                              np.asarray(intercept, dtype=float).reshape(G)])
-    Z = _design(X)
+    Z, target, weight, layout = _prepare(X, target, weight, g, G)
     pen = _penalty_vector(l2, X.shape[1], penalize_intercept)
-    value = _objective(theta, Z, target, weight, g, G, pen)
-    u = np.einsum("rp,rp->r", Z, theta[g])
-    grad = _group_sum(g, (weight * (target - expit(u)))[:, None] * Z, G) - pen * theta
+    value = _objective(theta, Z, target, weight, layout, pen)
+    grad, _ = _gradient(theta, Z, target, weight, layout, pen)
     if groups is None:
         return float(value[0]), grad[0, :-1], float(grad[0, -1])
     return value, grad[:, :-1], grad[:, -1]
@@ -274,19 +454,19 @@ def fit_weighted_logistic(X, target, weight=None, *, l2: float = 0.0,
         theta[:, d] = np.asarray(intercept_init, dtype=float).reshape(G)
     if not np.isfinite(theta).all():
         raise ValueError("the initial coefficients must be finite")
-    Z = _design(X)
+    Z, target, weight, layout = _prepare(X, target, weight, g, G)
     pen = _penalty_vector(l2, d, penalize_intercept)
-    obj = _objective(theta, Z, target, weight, g, G, pen)
+    obj = _objective(theta, Z, target, weight, layout, pen)
     active = np.ones(G, dtype=bool)
     n_iter = 0
     while True:
-        step, decrement = _newton_step(theta, Z, target, weight, g, G, pen)
+        step, decrement = _newton_step(theta, Z, target, weight, layout, pen, active)
         done = active & (0.5 * decrement <= tol)
         if done.any() and n_iter < max_iter:
             # polish: Newton converges quadratically, so one more full step from here
             # lands at the maximiser to rounding error; take it if it does not lose
             trial = theta + np.where(done, 1.0, 0.0)[:, None] * step
-            trial_obj = _objective(trial, Z, target, weight, g, G, pen)
+            trial_obj = _objective(trial, Z, target, weight, layout, pen)
             ok = done & (trial_obj >= obj)
             theta[ok], obj[ok] = trial[ok], trial_obj[ok]
         active &= ~done
@@ -299,7 +479,7 @@ def fit_weighted_logistic(X, target, weight=None, *, l2: float = 0.0,
         new_theta, new_obj = theta.copy(), obj.copy()
         for _ in range(41):
             trial = theta + t[:, None] * step
-            trial_obj = _objective(trial, Z, target, weight, g, G, pen)
+            trial_obj = _objective(trial, Z, target, weight, layout, pen)
             ok = pending & (trial_obj >= obj + 1e-4 * t * decrement)
             new_theta[ok], new_obj[ok] = trial[ok], trial_obj[ok]
             pending &= ~ok

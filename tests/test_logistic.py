@@ -203,6 +203,94 @@ def test_collinear_features_without_penalty():
     assert fit.coef[0] + fit.coef[2] == pytest.approx(base.coef[0], abs=1e-5)
 
 
+# -- the per-group Hessian (Gram) matrices, against a plain reference --------------------------
+def reference_gram(g, Z, curv, G):
+    """sum_r curv_r z_r z_r^T within each group, one group at a time, written out plainly."""
+    out = np.zeros((G, Z.shape[1], Z.shape[1]))
+    for j in range(G):
+        rows = g == j
+        out[j] = np.einsum("r,ri,rk->ik", curv[rows], Z[rows], Z[rows])
+    return out
+
+
+def group_structure(kind, rng):
+    """(groups, n_groups, p): groups in random row order, some of them empty."""
+    if kind == "one group":
+        return np.zeros(300, dtype=int), 1, 5
+    if kind == "few large groups, one empty":
+        g = rng.integers(0, 5, 3000)
+        g[g == 2] = 4
+        return g, 5, 30
+    if kind == "one row per group, many empty":
+        return rng.permutation(400)[:250], 400, 6
+    if kind == "mixed sizes":
+        sizes = np.r_[[600, 0, 1, 2, 3], rng.integers(0, 40, 60), [0, 0, 900]]
+        g = np.repeat(np.arange(sizes.size), sizes)
+        return rng.permutation(g), sizes.size, 12
+    if kind == "wide, few rows per group":
+        return rng.integers(0, 40, 70), 43, 101
+    raise ValueError(kind)
+
+
+GROUP_KINDS = ["one group", "few large groups, one empty", "one row per group, many empty",
+               "mixed sizes", "wide, few rows per group"]
+
+
+@pytest.mark.parametrize("kind", GROUP_KINDS)
+@pytest.mark.parametrize("chunk", [None, 50])
+def test_group_gram_equals_reference(kind, chunk, monkeypatch):
+    from crowdlearn import _logistic
+    if chunk is not None:   # tiny chunks: the small groups are summed in many pieces
+        monkeypatch.setattr(_logistic, "_OUTER_CHUNK_ENTRIES", chunk)
+    rng = np.random.default_rng(len(kind))
+    g, G, p = group_structure(kind, rng)
+    Z = rng.normal(size=(g.size, p)) * rng.uniform(0.1, 10.0, p)
+    curv = rng.uniform(0.0, 0.25, g.size)
+    curv[rng.random(g.size) < 0.3] = 0.0          # zero weights
+    if G > 1:
+        curv[g == g[0]] = 0.0                     # a group whose weights are all zero
+    got = _logistic._group_gram(g, Z, curv, G)
+    ref = reference_gram(g, Z, curv, G)
+    assert got.shape == (G, p, p)
+    np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
+    np.testing.assert_array_equal(got, got.transpose(0, 2, 1))   # exactly symmetric
+    np.testing.assert_array_equal(got[np.bincount(g, minlength=G) == 0], 0.0)
+    # the layout used by the solver: rows sorted by group; only some groups computed
+    if G > 1:
+        order = np.argsort(g, kind="stable")
+        layout = _logistic._GroupLayout(g[order], G, p)
+        which = rng.random(G) < 0.5
+        part = layout.gram(Z[order], curv[order], which=which)
+        np.testing.assert_allclose(part, ref[which], rtol=1e-10,
+                                   atol=1e-10 * np.abs(ref).max())
+        theta = rng.normal(size=(G, p))
+        np.testing.assert_allclose(layout.linear(Z[order], theta),
+                                   np.einsum("rp,rp->r", Z, theta[g])[order], rtol=1e-10,
+                                   atol=1e-10 * np.abs(Z).max())
+        r = rng.normal(size=g.size)
+        ref_sum = np.array([r[g == j] @ Z[g == j] for j in range(G)]).reshape(G, p)
+        np.testing.assert_allclose(layout.weighted_sum(Z[order], r[order]), ref_sum,
+                                   rtol=1e-10, atol=1e-10 * np.abs(ref_sum).max())
+
+
+def test_many_small_groups_equal_separate_fits():
+    """Groups of 0 to 3 rows next to large ones (two code paths in one fit)."""
+    rng = np.random.default_rng(11)
+    sizes = np.r_[[0, 1, 2, 3, 1, 0, 2], [400, 250]]
+    g = rng.permutation(np.repeat(np.arange(sizes.size), sizes))
+    X = rng.normal(size=(g.size, 3))
+    m = expit(X @ [1.0, -0.5, 0.2] + rng.normal(size=g.size))
+    s = rng.uniform(0.0, 2.0, g.size)
+    fit = fit_weighted_logistic(X, m, s, l2=0.5, groups=g, n_groups=sizes.size)
+    assert fit.converged
+    for k in range(sizes.size):
+        rows = g == k
+        one = fit_weighted_logistic(X[rows], m[rows], s[rows], l2=0.5)
+        np.testing.assert_allclose(theta_of(one), np.append(fit.coef[k], fit.intercept[k]),
+                                   atol=1e-8)
+        assert fit.objective[k] == pytest.approx(one.objective, rel=1e-10, abs=1e-12)
+
+
 # -- bad inputs ------------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs, match", [
     (dict(X=np.ones(3), target=[0.5] * 3), "2-dimensional"),

@@ -39,7 +39,7 @@ from ._validation import check_scalar
 from .experiments import CrowdComparison, Sweep, compare_on_simulated_crowd
 
 __all__ = ["DawidSkeneExplorer", "ExplorerResult", "dawid_skene_explorer", "draw_comparison",
-           "plot_sweep", "COLORS"]
+           "live_explorer_html", "plot_sweep", "COLORS"]
 
 #: Okabe--Ito colours used for each method in every figure of this module.
 COLORS = {"mv": "#E69F00", "em": "#0072B2", "oracle": "#7F7F7F", "truth": "#C8C8C8",
@@ -511,8 +511,26 @@ class DawidSkeneExplorer:
                 f"EM: {r.n_iter} iterations in {1000 * r.em_seconds:.0f} ms")
 
     # -- display ---------------------------------------------------------------------------
+    def live_html(self) -> str:
+        """The explorer as a self-contained HTML block that recomputes in the browser.
+
+        See :func:`live_explorer_html`; it starts from this explorer's current settings.
+        """
+        s = self.settings
+        return live_explorer_html(
+            n_experts=s["n_experts"], error_rates=[w.value for w in self.error_sliders],
+            missing=s["missing"], alpha=s["alpha"], seed=s["seed"], n_items=s["n_items"],
+            n_classes=s["n_classes"], max_iter=self.max_iter, tol=self.tol)
+
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        # a kernel front-end shows the widget; the rendered book prefers text/html (see
+        # nb_mime_priority_overrides in _config.yml): the same explorer in JavaScript
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, tuple):
+            bundle = bundle[0]
+        bundle = dict(bundle or {})
+        bundle["text/html"] = self.live_html()
+        return bundle
 
     def close(self):
         """Close every widget of the explorer (with their layouts and styles) and clear
@@ -527,6 +545,61 @@ class DawidSkeneExplorer:
             stack.extend(getattr(w, name, None) for name in ("layout", "style"))
             w.close()
         self.figure.clear()
+
+
+_STATIC = __import__("pathlib").Path(__file__).parent / "static"
+_LIVE_IDS = __import__("itertools").count()
+
+_LIVE_CSS = """
+.cl-explorer { font-size: 0.9rem; max-width: 100%; }
+.cl-explorer .cl-controls { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; }
+.cl-explorer fieldset { border: 1px solid #ddd; border-radius: 4px; padding: 0.3rem 0.6rem;
+  margin: 0; min-width: 0; flex: 1 1 260px; }
+.cl-explorer legend { font-weight: 600; font-size: 0.85rem; padding: 0 0.3rem; }
+.cl-explorer .cl-row { display: flex; align-items: center; gap: 0.4rem; margin: 0.15rem 0; }
+.cl-explorer .cl-row[hidden] { display: none; }
+.cl-explorer .cl-label { flex: 0 0 8.5em; }
+.cl-explorer input[type=range] { flex: 1 1 auto; min-width: 6rem; }
+.cl-explorer output { flex: 0 0 2.6em; text-align: right; font-variant-numeric: tabular-nums; }
+.cl-explorer .cl-summary { margin: 0.5rem 0; }
+.cl-explorer .cl-panels { display: flex; flex-wrap: wrap; gap: 0.5rem; }
+.cl-explorer .cl-panel { flex: 1 1 190px; max-width: min(100%, 380px); height: auto;
+  font-family: system-ui, sans-serif; font-size: 14px; }
+.cl-explorer .cl-panel .cl-title { font-size: 15px; font-weight: 600; }
+.cl-explorer .cl-panel .cl-small { font-size: 12.5px; }
+.cl-explorer .cl-axis { stroke: #555; }
+.cl-explorer .cl-grid { stroke: #e4e4e4; }
+.cl-explorer .cl-chance { stroke: #555; stroke-dasharray: 4 3; }
+"""
+
+
+def live_explorer_html(*, n_experts: int = 5, error_rates=None, missing: float = 0.0,
+                       alpha: float = 0.0, seed: int = 0, n_items: int = 500,
+                       n_classes: int = 3, max_iter: int = 200, tol: float = 1e-6) -> str:
+    """The Dawid--Skene explorer as HTML that recomputes in the browser, with no kernel.
+
+    The block holds its controls, a ``<style>`` and one inline ES module: the
+    simulation and EM of ``crowdlearn/static/crowd_em.js`` (the package's Dawid--Skene,
+    step for step; ``tests/test_js_engine.py`` checks it agrees with
+    :class:`~crowdlearn.DawidSkene` to 1e-9) and the SVG view of
+    ``crowdlearn/static/explorer_view.js``. Nothing is loaded from the network.
+    """
+    import json
+
+    rates = list(error_rates) if error_rates is not None else []
+    rates = rates + list(DEFAULT_ERROR_RATES)[len(rates):max(len(rates), n_experts, 8)]
+    init = {"nExperts": int(n_experts), "errorRates": [float(e) for e in rates],
+            "missing": float(missing), "alpha": float(alpha), "seed": int(seed),
+            "nItems": int(n_items), "nClasses": int(n_classes), "maxIter": int(max_iter),
+            "tol": float(tol)}
+    engine = (_STATIC / "crowd_em.js").read_text(encoding="utf-8")
+    view = (_STATIC / "explorer_view.js").read_text(encoding="utf-8")
+    element = f"crowdlearn-explorer-{next(_LIVE_IDS)}"
+    script = (f"{engine}\n{view}\nmountDawidSkeneExplorer(document.getElementById("
+              f"{json.dumps(element)}), {json.dumps(init)});")
+    return (f'<style>{_LIVE_CSS}</style><div id="{element}" class="cl-explorer">'
+            f"<p>The explorer runs in your browser and needs JavaScript.</p></div>"
+            f'<script type="module">{script}</script>')
 
 
 def dawid_skene_explorer(**kwargs) -> DawidSkeneExplorer:

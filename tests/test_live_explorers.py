@@ -1,0 +1,126 @@
+"""The explorers in the rendered book recompute in the page, offline, with the package's numbers.
+
+Opens the built chapter in headless Chromium (served from 127.0.0.1), moves every control of
+every live explorer, and asserts that the view changed consistently with the new value
+(the number of expert rows equals the experts slider, the error-rate panel follows each
+expert's slider, ...), that no request left 127.0.0.1, and -- for several settings -- that
+the crowd the page simulated, fitted by :class:`crowdlearn.DawidSkene`, gives the page's
+posteriors to 1e-9 with the same iteration count. Needs the built book and Chromium
+(skipped without them, except under CI).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+import warnings
+from urllib.parse import urlparse
+
+import numpy as np
+import pytest
+
+import crowdlearn as cl
+
+from conftest import HTML, ON_CI
+
+CHAPTERS = ["book/04_many_experts.html", "book/05_missing_labels.html", "book/06_smoothing.html"]
+
+READ_STATE = """(el) => {
+  const r = el.crowdlearn.result, s = el.crowdlearn.state;
+  return {state: s, updates: el.crowdlearn.updates, nExpertsShown:
+    el.querySelectorAll('.cl-expert').length,
+    visibleRows: [...el.querySelectorAll('input[data-key="errorRates"]')]
+      .filter((i) => !i.closest('.cl-row').hidden).length,
+    item: Array.from(r.crowd.item), expert: Array.from(r.crowd.expert),
+    label: Array.from(r.crowd.label), posterior: Array.from(r.em.posterior),
+    nIter: r.em.nIter, converged: r.em.converged,
+    trueErrorRates: Array.from(r.trueErrorRates), summary: el.querySelector('.cl-summary').textContent};
+}"""
+
+
+def _set(page, explorer, selector, value):
+    page.eval_on_selector(f"#{explorer} {selector}",
+                          "(i, v) => { i.value = v; i.dispatchEvent(new Event('input', "
+                          "{bubbles: true})); }", str(value))
+
+
+def _check_with_package(got):
+    s = got["state"]
+    n, K, J = s["nItems"], s["nClasses"], s["nExperts"]
+    if not got["item"]:
+        return
+    crowd = cl.from_triples(got["item"], got["expert"], got["label"], n_items=n,
+                            n_experts=J, n_classes=K)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cl.ConvergenceWarning)
+        warnings.simplefilter("ignore", cl.DegenerateFitWarning)
+        ds = cl.DawidSkene(n_classes=K, alpha=s["alpha"], max_iter=s["maxIter"],
+                           tol=s["tol"]).fit(crowd)
+    post = np.asarray(got["posterior"]).reshape(n, K)
+    assert np.abs(post - ds.posterior_).max() < 1e-9, s
+    assert got["nIter"] == ds.n_iter_ and got["converged"] == ds.converged_, s
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_control_of_every_live_explorer_recomputes(chapter):
+    from test_book_browser import CHROMIUM_ARGS, _QuietHandler, _chromium
+
+    if not (HTML / chapter).exists() or _chromium() is None:
+        message = "needs the built book (python3 run.py book) and Chromium"
+        if ON_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    playwright = pytest.importorskip("playwright.sync_api")
+    handler = functools.partial(_QuietHandler, directory=str(HTML))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    foreign, errors = [], []
+    try:
+        with playwright.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+            for width in (1280, 390):
+                page = browser.new_page(viewport={"width": width, "height": 900})
+                page.on("request", lambda r: foreign.append(r.url)
+                        if urlparse(r.url).hostname not in ("127.0.0.1", None) else None)
+                page.on("pageerror", lambda e: errors.append(str(e)))
+                page.goto(f"{base}/{chapter}", wait_until="load")
+                ids = page.eval_on_selector_all(".cl-explorer", "els => els.map(e => e.id)")
+                assert ids, f"no live explorer in {chapter}"
+                for ex in ids:
+                    el = page.query_selector(f"#{ex}")
+                    state = el.evaluate(READ_STATE)
+                    assert state["updates"] == 1 and state["nExpertsShown"] == \
+                        state["state"]["nExperts"]
+                    max_experts = len(state["state"]["errorRates"])
+                    _check_with_package(state)
+                    if width == 390:  # usable on a phone: nothing wider than the screen
+                        assert page.evaluate("() => document.documentElement.scrollWidth") \
+                            <= 390 + 1
+                        continue
+                    for n_experts in (1, max_experts, 3):
+                        _set(page, ex, 'input[data-key="nExperts"]', n_experts)
+                        got = el.evaluate(READ_STATE)
+                        assert got["nExpertsShown"] == n_experts == got["visibleRows"]
+                        _check_with_package(got)
+                    for j in range(3):
+                        _set(page, ex, f'input[data-key="errorRates"][data-index="{j}"]', 0.7)
+                        got = el.evaluate(READ_STATE)
+                        assert abs(got["trueErrorRates"][j] - 0.7) < 1e-12
+                        assert got["state"]["errorRates"][j] == 0.7
+                    before = got["summary"]
+                    for key, value in (("missing", 0.5), ("alpha", 1.5), ("seed", 7)):
+                        _set(page, ex, f'input[data-key="{key}"]', value)
+                        got = el.evaluate(READ_STATE)
+                        assert got["state"][key] == value and got["summary"] != before
+                        before = got["summary"]
+                    _check_with_package(got)
+                    assert got["updates"] == 1 + 3 + 3 + 3
+                page.close()
+            browser.close()
+    finally:
+        httpd.shutdown()
+    assert not errors, errors
+    assert not foreign, f"requests to other hosts: {foreign[:5]}"

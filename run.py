@@ -88,6 +88,16 @@ def _ensure_environment() -> None:
     stamp.write_text(digest.hexdigest())
 
 
+def _configure_jupyterlab() -> None:
+    """Make JupyterLab in .venv open the chapters (MyST .md) as notebooks on double-click:
+    binder/overrides.json (jupytext's default viewer) as the app-level settings override."""
+    source = ROOT / "binder" / "overrides.json"
+    target = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    if source.exists() and (not target.exists() or target.read_bytes() != source.read_bytes()):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(source.read_bytes())
+
+
 def _freeze_lines(freeze: str) -> list[str]:
     """``pip freeze`` output without what must not be pinned: pip and the build tools,
     editable installs, and anything installed from a local path or URL."""
@@ -187,6 +197,7 @@ def main(argv: list[str]) -> int:
     if argv[0] == "lock":
         return write_lock()
     _ensure_environment()
+    _configure_jupyterlab()
     if argv[0] == "book":
         return build_book()
     return run_tests(argv[1:])

@@ -1,0 +1,119 @@
+"""A student's JupyterLab: a chapter opened from the file browser is a notebook, and it runs.
+
+Starts JupyterLab from the repository's environment (``run.py`` installs
+``binder/overrides.json`` as its settings override, as ``binder/postBuild`` does on
+Binder) on 127.0.0.1, opens ``book/04_many_experts.md`` by double-clicking it in the file
+browser in headless Chromium, and asserts that it opens as a notebook (not as a text
+file), then runs one of its code cells in the kernel and reads the result. Needs Chromium
+(skipped without it, except under CI).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import ON_CI, ROOT
+
+OVERRIDES = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_repository_configures_jupytext_as_default_viewer():
+    wanted = json.loads((ROOT / "binder" / "overrides.json").read_text())
+    viewers = wanted["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]
+    assert viewers == {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}
+    post_build = (ROOT / "binder" / "postBuild").read_text()
+    assert "overrides.json" in post_build and os.access(ROOT / "binder" / "postBuild", os.X_OK)
+    if not OVERRIDES.exists():
+        pytest.skip("run through run.py, which installs the override into its environment")
+    assert json.loads(OVERRIDES.read_text()) == wanted
+
+
+@pytest.mark.browser
+def test_chapter_opens_as_a_notebook_and_runs_in_jupyterlab(tmp_path):
+    from test_book_browser import CHROMIUM_ARGS, _chromium
+
+    if _chromium() is None or not OVERRIDES.exists():
+        message = "needs Chromium and the environment run.py sets up"
+        if ON_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    playwright = pytest.importorskip("playwright.sync_api")
+    # a copy of the chapters: JupyterLab saves what it opens (jupytext rewrites the header)
+    work = tmp_path / "repo"
+    shutil.copytree(ROOT / "book", work / "book", ignore=shutil.ignore_patterns("_build"))
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+           "JUPYTER_DATA_DIR": str(tmp_path / "data"),
+           "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "user-settings"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces")}
+    jupyter = shutil.which("jupyter", path=str(Path(sys.executable).parent)) or "jupyter"
+    server = subprocess.Popen(
+        [jupyter, "lab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
+         f"--ServerApp.port={port}",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work}",
+         "--ServerApp.open_browser=False", "--LabApp.news_url=None",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None:
+                    pytest.fail(f"jupyter lab exited: {server.stderr.read()[-2000:]}")
+                time.sleep(0.5)
+        with playwright.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(f"{base}/lab/tree/book?token={token}", wait_until="domcontentloaded")
+            item = page.locator(".jp-DirListing-item", has_text="04_many_experts.md")
+            item.first.dblclick(timeout=60_000)
+            panel = page.locator(".jp-NotebookPanel").first
+            panel.wait_for(timeout=60_000)
+            # a notebook panel (not a text editor) holding the chapter's cells
+            panel.locator(".jp-MarkdownCell").first.wait_for(timeout=60_000)
+            first_code = panel.locator(".jp-CodeCell").first
+            first_code.wait_for(timeout=60_000)
+            assert page.locator(".jp-FileEditor").count() == 0
+            # once the kernel is idle, run the first code cell (the imports)
+            page.locator(".jp-StatusBar-Widget", has_text="Idle").first.wait_for(
+                timeout=120_000)
+            (ROOT / "test-artifacts").mkdir(exist_ok=True)
+            page.screenshot(path=str(ROOT / "test-artifacts" / "jupyterlab-chapter.png"))
+            first_code.locator(".jp-InputArea-editor").click()
+            page.keyboard.press("Shift+Enter")
+            page.wait_for_function(
+                """() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
+                         .some((p) => /\\[\\d+\\]/.test(p.textContent))""", timeout=120_000)
+            errors = panel.locator(".jp-OutputArea-output[data-mime-type="
+                                   "'application/vnd.jupyter.stderr']").count()
+            assert errors == 0
+            browser.close()
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, 15)
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, 9)
+                server.wait(timeout=15)

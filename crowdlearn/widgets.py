@@ -39,7 +39,7 @@ from ._validation import check_scalar
 from .experiments import CrowdComparison, Sweep, compare_on_simulated_crowd
 
 __all__ = ["DawidSkeneExplorer", "ExplorerResult", "dawid_skene_explorer", "draw_comparison",
-           "live_explorer_html", "plot_sweep", "COLORS"]
+           "live_explorer_html", "live_explorer_widget", "plot_sweep", "COLORS"]
 
 #: Okabe--Ito colours used for each method in every figure of this module.
 COLORS = {"mv": "#E69F00", "em": "#0072B2", "oracle": "#7F7F7F", "truth": "#C8C8C8",
@@ -479,6 +479,8 @@ class DawidSkeneExplorer:
         if self._hold_depth:
             return
         settings = self.settings
+        if getattr(self, "_live_widget", None) is not None:  # keep the front-end in step
+            self._live_widget.settings = _live_settings(**self._live_kwargs())
         try:
             comparison = compare_on_simulated_crowd(
                 settings["error_rates"], n_items=self.n_items, n_classes=self.n_classes,
@@ -511,21 +513,32 @@ class DawidSkeneExplorer:
                 f"EM: {r.n_iter} iterations in {1000 * r.em_seconds:.0f} ms")
 
     # -- display ---------------------------------------------------------------------------
+    def _live_kwargs(self) -> dict:
+        s = self.settings
+        return dict(n_experts=s["n_experts"], error_rates=[w.value for w in self.error_sliders],
+                    missing=s["missing"], alpha=s["alpha"], seed=s["seed"],
+                    n_items=s["n_items"], n_classes=s["n_classes"], max_iter=self.max_iter,
+                    tol=self.tol)
+
     def live_html(self) -> str:
         """The explorer as a self-contained HTML block that recomputes in the browser.
 
         See :func:`live_explorer_html`; it starts from this explorer's current settings.
         """
-        s = self.settings
-        return live_explorer_html(
-            n_experts=s["n_experts"], error_rates=[w.value for w in self.error_sliders],
-            missing=s["missing"], alpha=s["alpha"], seed=s["seed"], n_items=s["n_items"],
-            n_classes=s["n_classes"], max_iter=self.max_iter, tol=self.tol)
+        return live_explorer_html(**self._live_kwargs())
+
+    def live_widget(self):
+        """The explorer as an ``anywidget`` (see :func:`live_explorer_widget`), starting
+        from this explorer's current settings; made once, then reused."""
+        if getattr(self, "_live_widget", None) is None:
+            self._live_widget = live_explorer_widget(**self._live_kwargs())
+        return self._live_widget
 
     def _repr_mimebundle_(self, **kwargs):
-        # a kernel front-end shows the widget; the rendered book prefers text/html (see
-        # nb_mime_priority_overrides in _config.yml): the same explorer in JavaScript
-        bundle = self.widget._repr_mimebundle_(**kwargs)
+        # Jupyter shows the anywidget (the EM runs in the front-end, sliders answer at
+        # once); the rendered book prefers the text/html twin (nb_mime_priority_overrides
+        # in _config.yml), the same module inline, which needs no widget manager
+        bundle = self.live_widget()._repr_mimebundle_(**kwargs)
         if isinstance(bundle, tuple):
             bundle = bundle[0]
         bundle = dict(bundle or {})
@@ -544,6 +557,9 @@ class DawidSkeneExplorer:
             stack.extend(getattr(w, "children", ()))
             stack.extend(getattr(w, name, None) for name in ("layout", "style"))
             w.close()
+        if getattr(self, "_live_widget", None) is not None:
+            self._live_widget.close()
+            self._live_widget = None
         self.figure.clear()
 
 
@@ -573,9 +589,25 @@ _LIVE_CSS = """
 """
 
 
-def live_explorer_html(*, n_experts: int = 5, error_rates=None, missing: float = 0.0,
-                       alpha: float = 0.0, seed: int = 0, n_items: int = 500,
-                       n_classes: int = 3, max_iter: int = 200, tol: float = 1e-6) -> str:
+def _live_settings(*, n_experts: int = 5, error_rates=None, missing: float = 0.0,
+                   alpha: float = 0.0, seed: int = 0, n_items: int = 500, n_classes: int = 3,
+                   max_iter: int = 200, tol: float = 1e-6) -> dict:
+    rates = list(error_rates) if error_rates is not None else []
+    rates = rates + list(DEFAULT_ERROR_RATES)[len(rates):max(len(rates), n_experts, 8)]
+    return {"nExperts": int(n_experts), "errorRates": [float(e) for e in rates],
+            "missing": float(missing), "alpha": float(alpha), "seed": int(seed),
+            "nItems": int(n_items), "nClasses": int(n_classes), "maxIter": int(max_iter),
+            "tol": float(tol)}
+
+
+def _live_module() -> str:
+    """crowd_em.js and explorer_view.js as one ES module (no imports, nothing fetched)."""
+    engine = (_STATIC / "crowd_em.js").read_text(encoding="utf-8")
+    view = (_STATIC / "explorer_view.js").read_text(encoding="utf-8")
+    return f"{engine}\n{view}\n"
+
+
+def live_explorer_html(**settings) -> str:
     """The Dawid--Skene explorer as HTML that recomputes in the browser, with no kernel.
 
     The block holds its controls, a ``<style>`` and one inline ES module: the
@@ -583,23 +615,52 @@ def live_explorer_html(*, n_experts: int = 5, error_rates=None, missing: float =
     step for step; ``tests/test_js_engine.py`` checks it agrees with
     :class:`~crowdlearn.DawidSkene` to 1e-9) and the SVG view of
     ``crowdlearn/static/explorer_view.js``. Nothing is loaded from the network.
+    Keyword arguments: ``n_experts``, ``error_rates``, ``missing``, ``alpha``, ``seed``,
+    ``n_items``, ``n_classes``, ``max_iter``, ``tol``.
     """
     import json
 
-    rates = list(error_rates) if error_rates is not None else []
-    rates = rates + list(DEFAULT_ERROR_RATES)[len(rates):max(len(rates), n_experts, 8)]
-    init = {"nExperts": int(n_experts), "errorRates": [float(e) for e in rates],
-            "missing": float(missing), "alpha": float(alpha), "seed": int(seed),
-            "nItems": int(n_items), "nClasses": int(n_classes), "maxIter": int(max_iter),
-            "tol": float(tol)}
-    engine = (_STATIC / "crowd_em.js").read_text(encoding="utf-8")
-    view = (_STATIC / "explorer_view.js").read_text(encoding="utf-8")
+    init = _live_settings(**settings)
     element = f"crowdlearn-explorer-{next(_LIVE_IDS)}"
-    script = (f"{engine}\n{view}\nmountDawidSkeneExplorer(document.getElementById("
+    script = (f"{_live_module()}mountDawidSkeneExplorer(document.getElementById("
               f"{json.dumps(element)}), {json.dumps(init)});")
     return (f'<style>{_LIVE_CSS}</style><div id="{element}" class="cl-explorer">'
             f"<p>The explorer runs in your browser and needs JavaScript.</p></div>"
             f'<script type="module">{script}</script>')
+
+
+def live_explorer_widget(**settings):
+    """The same explorer as an ``anywidget`` widget, for JupyterLab, Notebook and VS Code.
+
+    It runs the same ES module in the front-end (sliders recompute there, with no round
+    trip to the kernel) and reports every view back to the kernel: ``widget.result``
+    holds the crowd the front-end simulated (``item``, ``expert``, ``label``,
+    ``truth``), its EM posterior, objective history, iteration count and the three
+    accuracies, so the package can check them (``tests/test_jupyterlab.py`` does).
+    Keyword arguments as for :func:`live_explorer_html`.
+    """
+    import anywidget
+    import traitlets
+
+    class LiveDawidSkeneExplorer(anywidget.AnyWidget):
+        _esm = _live_module() + """
+export default {
+  render({ model, el }) {
+    const style = document.createElement("style");
+    style.textContent = %s;
+    const root = document.createElement("div");
+    el.append(style, root);
+    const send = (payload) => { model.set("result", payload); model.save_changes(); };
+    const draw = () => mountDawidSkeneExplorer(root, model.get("settings"), send);
+    model.on("change:settings", draw);
+    draw();
+  },
+};
+""" % __import__("json").dumps(_LIVE_CSS)
+        settings = traitlets.Dict().tag(sync=True)
+        result = traitlets.Dict().tag(sync=True)
+
+    return LiveDawidSkeneExplorer(settings=_live_settings(**settings))
 
 
 def dawid_skene_explorer(**kwargs) -> DawidSkeneExplorer:

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -45,19 +46,10 @@ def test_repository_configures_jupytext_as_default_viewer():
     assert json.loads(OVERRIDES.read_text()) == wanted
 
 
-@pytest.mark.browser
-def test_chapter_opens_as_a_notebook_and_runs_in_jupyterlab(tmp_path):
-    from test_book_browser import CHROMIUM_ARGS, _chromium
-
-    if _chromium() is None or not OVERRIDES.exists():
-        message = "needs Chromium and the environment run.py sets up"
-        if ON_CI:
-            pytest.fail(message)
-        pytest.skip(message)
-    playwright = pytest.importorskip("playwright.sync_api")
-    # a copy of the chapters: JupyterLab saves what it opens (jupytext rewrites the header)
-    work = tmp_path / "repo"
-    shutil.copytree(ROOT / "book", work / "book", ignore=shutil.ignore_patterns("_build"))
+@contextmanager
+def _jupyterlab(tmp_path, root):
+    """JupyterLab on 127.0.0.1 serving ``root``, with throwaway user config; yields the
+    URL of its file browser (token included)."""
     port, token = _free_port(), secrets.token_hex(16)
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
            "JUPYTER_DATA_DIR": str(tmp_path / "data"),
@@ -66,9 +58,8 @@ def test_chapter_opens_as_a_notebook_and_runs_in_jupyterlab(tmp_path):
     jupyter = shutil.which("jupyter", path=str(Path(sys.executable).parent)) or "jupyter"
     server = subprocess.Popen(
         [jupyter, "lab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work}",
-         "--ServerApp.open_browser=False", "--LabApp.news_url=None",
+         f"--ServerApp.port={port}", f"--IdentityProvider.token={token}",
+         f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
          "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         start_new_session=True)
@@ -82,6 +73,31 @@ def test_chapter_opens_as_a_notebook_and_runs_in_jupyterlab(tmp_path):
                 if server.poll() is not None:
                     pytest.fail(f"jupyter lab exited: {server.stderr.read()[-2000:]}")
                 time.sleep(0.5)
+        yield base, token
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, 15)
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, 9)
+                server.wait(timeout=15)
+
+
+@pytest.mark.browser
+def test_chapter_opens_as_a_notebook_and_runs_in_jupyterlab(tmp_path):
+    from test_book_browser import CHROMIUM_ARGS, _chromium
+
+    if _chromium() is None or not OVERRIDES.exists():
+        message = "needs Chromium and the environment run.py sets up"
+        if ON_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    playwright = pytest.importorskip("playwright.sync_api")
+    # a copy of the chapters: JupyterLab saves what it opens (jupytext rewrites the header)
+    work = tmp_path / "repo"
+    shutil.copytree(ROOT / "book", work / "book", ignore=shutil.ignore_patterns("_build"))
+    with _jupyterlab(tmp_path, work) as (base, token):
         with playwright.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 900})
@@ -109,11 +125,81 @@ def test_chapter_opens_as_a_notebook_and_runs_in_jupyterlab(tmp_path):
                                    "'application/vnd.jupyter.stderr']").count()
             assert errors == 0
             browser.close()
-    finally:
-        if server.poll() is None:
-            os.killpg(server.pid, 15)
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, 9)
-                server.wait(timeout=15)
+
+
+CHECK_NOTEBOOK = '''---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+```{code-cell} ipython3
+from crowdlearn.widgets import DawidSkeneExplorer
+ex = DawidSkeneExplorer(n_experts=4, error_rates=[0.1, 0.3, 0.5, 0.6], seed=0)
+ex
+```
+
+```{code-cell} ipython3
+import numpy as np, warnings
+import crowdlearn as cl
+r = ex.live_widget().result
+s = r["settings"]
+crowd = cl.from_triples(r["item"], r["expert"], r["label"], n_items=s["nItems"],
+                        n_experts=s["nExperts"], n_classes=s["nClasses"])
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    ds = cl.DawidSkene(n_classes=s["nClasses"], alpha=s["alpha"], max_iter=s["maxIter"],
+                       tol=s["tol"]).fit(crowd)
+diff = np.abs(np.reshape(r["posterior"], ds.posterior_.shape) - ds.posterior_).max()
+same = diff < 1e-9 and r["nIter"] == ds.n_iter_
+print(f"RESULT experts={s['nExperts']} updates={r['updates']} agree={same}")
+```
+'''
+
+
+@pytest.mark.browser
+def test_explorer_widget_is_live_in_jupyterlab_and_reports_to_the_kernel(tmp_path):
+    """The anywidget explorer in JupyterLab: moving a slider recomputes in the front-end,
+    and the crowd and posteriors it reports to the kernel agree with DawidSkene."""
+    from test_book_browser import CHROMIUM_ARGS, _chromium
+
+    if _chromium() is None or not OVERRIDES.exists():
+        message = "needs Chromium and the environment run.py sets up"
+        if ON_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    playwright = pytest.importorskip("playwright.sync_api")
+    work = tmp_path / "repo"
+    (work / "check").mkdir(parents=True)
+    (work / "check" / "explorer_check.md").write_text(CHECK_NOTEBOOK)
+    with _jupyterlab(tmp_path, work) as (base, token):
+        with playwright.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{base}/lab/tree/check?token={token}", wait_until="domcontentloaded")
+            page.locator(".jp-DirListing-item", has_text="explorer_check.md").first.dblclick(
+                timeout=60_000)
+            panel = page.locator(".jp-NotebookPanel").first
+            panel.locator(".jp-CodeCell").first.wait_for(timeout=60_000)
+            page.locator(".jp-StatusBar-Widget", has_text="Idle").first.wait_for(
+                timeout=120_000)
+            panel.locator(".jp-CodeCell").first.locator(".jp-InputArea-editor").click()
+            page.keyboard.press("Shift+Enter")  # the explorer
+            explorer = panel.locator(".cl-explorer").first
+            explorer.locator(".cl-panel").first.wait_for(timeout=120_000)
+            assert explorer.locator(".cl-expert").count() == 4
+            explorer.locator('input[data-key="nExperts"]').evaluate(
+                "(i) => { i.value = 3; i.dispatchEvent(new Event('input', {bubbles: true})); }")
+            assert explorer.locator(".cl-expert").count() == 3  # redrawn in the front-end
+            page.wait_for_timeout(1500)  # let the result reach the kernel
+            page.keyboard.press("Shift+Enter")  # the check cell (now selected)
+            out = panel.locator(".jp-OutputArea-output", has_text="RESULT").first
+            out.wait_for(timeout=120_000)
+            text = out.inner_text()
+            browser.close()
+    assert "experts=3" in text and "agree=True" in text, text

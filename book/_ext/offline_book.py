@@ -10,10 +10,15 @@
   so its download menu gets an ``.ipynb`` entry next to the ``.md`` source.
 * Refuse any script or stylesheet that would be fetched from another host, so
   a CDN dependency fails the build instead of silently breaking offline reading.
+* Drop the ``anywidget`` models from the page's embedded widget state. The
+  explorers' outputs carry an anywidget (for Jupyter) and a ``text/html`` twin
+  that the page shows instead (``nb_mime_priority_overrides``); the widget
+  manager would otherwise try to fetch the ``anywidget`` front-end from a CDN.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -52,10 +57,32 @@ def _offer_notebook(app, pagename, templatename, context, doctree):
     context["ipynb_source"] = f"{pagename}.ipynb"
 
 
+_BROWSER_ONLY_MODULES = {"anywidget"}
+
+
+def _drop_browser_only_models(app, pagename, templatename, context, doctree):
+    files = context.get("script_files") or []
+    for index, f in enumerate(files):
+        attributes = getattr(f, "attributes", None) or {}
+        if attributes.get("type") != "application/vnd.jupyter.widget-state+json":
+            continue
+        state = json.loads(attributes["body"])
+        models = state.get("state", {})
+        kept = {k: m for k, m in models.items()
+                if m.get("model_module") not in _BROWSER_ONLY_MODULES}
+        if len(kept) == len(models):
+            continue
+        state["state"] = kept
+        body = json.dumps(state).replace("</", "<\\/")
+        files[index] = type(f)(f.filename, priority=f.priority, **{**attributes, "body": body})
+
+
 def setup(app):
     # before sphinx-book-theme builds its header buttons (priority 501)
     app.connect("html-page-context", _offer_notebook, priority=90)
     app.connect("html-page-context", _dedupe_and_check, priority=100)
+    # after myst-nb has added the page's widget state (default priority 500)
+    app.connect("html-page-context", _drop_browser_only_models, priority=900)
     # before the widget manager (myst-nb adds it at the default priority 500)
     app.add_js_file("widgets-mathjax3.js", priority=300)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

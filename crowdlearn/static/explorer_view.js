@@ -100,8 +100,10 @@ function drawObjective(r) {
   return panel("EM objective per iteration", body, "iteration", "objective");
 }
 
-/** Build the explorer inside `el` and draw it for `init` (the Python explorer's settings). */
-export function mountDawidSkeneExplorer(el, init) {
+/** Build the explorer inside `el` and draw it for `init` (the Python explorer's settings).
+ * `onUpdate(payload)`, if given, receives the crowd and the EM results after every redraw
+ * (the anywidget front-end sends them to the kernel). */
+export function mountDawidSkeneExplorer(el, init, onUpdate) {
   const state = {
     nExperts: init.nExperts, errorRates: init.errorRates.slice(), missing: init.missing,
     alpha: init.alpha, seed: init.seed, nItems: init.nItems, nClasses: init.nClasses,
@@ -141,6 +143,17 @@ export function mountDawidSkeneExplorer(el, init) {
     el.crowdlearn.result = r;
     el.crowdlearn.updates += 1;
     el.crowdlearn.lastMs = performance.now() - t0;
+    if (onUpdate) {
+      onUpdate({
+        settings: { ...state, errorRates: state.errorRates.slice() },
+        item: Array.from(r.crowd.item), expert: Array.from(r.crowd.expert),
+        label: Array.from(r.crowd.label), truth: Array.from(r.crowd.truth),
+        posterior: Array.from(r.em.posterior), history: r.em.history.slice(),
+        nIter: r.em.nIter, converged: r.em.converged, mvAccuracy: r.mvAccuracy,
+        emAccuracy: r.emAccuracy, oracleAccuracy: r.oracleAccuracy,
+        updates: el.crowdlearn.updates,
+      });
+    }
   }
 
   el.addEventListener("input", (event) => {

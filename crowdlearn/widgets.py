@@ -39,7 +39,8 @@ from ._validation import check_scalar
 from .experiments import CrowdComparison, Sweep, compare_on_simulated_crowd
 
 __all__ = ["DawidSkeneExplorer", "ExplorerResult", "dawid_skene_explorer", "draw_comparison",
-           "live_explorer_html", "live_explorer_widget", "plot_sweep", "COLORS"]
+           "live_explorer_html", "live_explorer_widget", "plot_sweep", "VoteExplorer",
+           "COLORS"]
 
 #: Okabe--Ito colours used for each method in every figure of this module.
 COLORS = {"mv": "#E69F00", "em": "#0072B2", "oracle": "#7F7F7F", "truth": "#C8C8C8",
@@ -586,6 +587,7 @@ _LIVE_CSS = """
 .cl-explorer .cl-axis { stroke: #555; }
 .cl-explorer .cl-grid { stroke: #e4e4e4; }
 .cl-explorer .cl-chance { stroke: #555; stroke-dasharray: 4 3; }
+.cl-explorer .cl-panel.cl-wide { flex: 1 1 300px; max-width: min(100%, 560px); }
 """
 
 
@@ -600,11 +602,55 @@ def _live_settings(*, n_experts: int = 5, error_rates=None, missing: float = 0.0
             "tol": float(tol)}
 
 
-def _live_module() -> str:
-    """crowd_em.js and explorer_view.js as one ES module (no imports, nothing fetched)."""
+def _live_module(view: str = "explorer_view.js") -> str:
+    """crowd_em.js and one view as a single ES module (no imports, nothing fetched)."""
     engine = (_STATIC / "crowd_em.js").read_text(encoding="utf-8")
-    view = (_STATIC / "explorer_view.js").read_text(encoding="utf-8")
-    return f"{engine}\n{view}\n"
+    return f"{engine}\n{(_STATIC / view).read_text(encoding='utf-8')}\n"
+
+
+def _live_html(view: str, mount: str, init: dict) -> str:
+    import json
+
+    element = f"crowdlearn-explorer-{next(_LIVE_IDS)}"
+    script = (f"{_live_module(view)}{mount}(document.getElementById({json.dumps(element)}), "
+              f"{json.dumps(init)});")
+    return (f'<style>{_LIVE_CSS}</style><div id="{element}" class="cl-explorer">'
+            f"<p>The explorer runs in your browser and needs JavaScript.</p></div>"
+            f'<script type="module">{script}</script>')
+
+
+_WIDGET_CLASSES: dict = {}
+
+
+def _live_widget(view: str, mount: str, init: dict):
+    """An ``anywidget`` running ``view`` in the front-end; ``result`` gets every view's data."""
+    import json
+
+    if view not in _WIDGET_CLASSES:
+        import anywidget
+        import traitlets
+
+        esm = _live_module(view) + """
+export default {
+  render({ model, el }) {
+    const style = document.createElement("style");
+    style.textContent = %s;
+    const root = document.createElement("div");
+    el.append(style, root);
+    const send = (payload) => { model.set("result", payload); model.save_changes(); };
+    const draw = () => %s(root, model.get("settings"), send);
+    model.on("change:settings", draw);
+    draw();
+  },
+};
+""" % (json.dumps(_LIVE_CSS), mount)
+        name = "Live" + mount.removeprefix("mount")
+        _WIDGET_CLASSES[view] = type(name, (anywidget.AnyWidget,), {
+            "_esm": esm, "settings": traitlets.Dict().tag(sync=True),
+            "result": traitlets.Dict().tag(sync=True),
+            "__module__": __name__,
+            "__doc__": f"The front-end explorer of ``crowdlearn/static/{view}``."})
+    return _WIDGET_CLASSES[view](settings=init)
 
 
 def live_explorer_html(**settings) -> str:
@@ -618,15 +664,7 @@ def live_explorer_html(**settings) -> str:
     Keyword arguments: ``n_experts``, ``error_rates``, ``missing``, ``alpha``, ``seed``,
     ``n_items``, ``n_classes``, ``max_iter``, ``tol``.
     """
-    import json
-
-    init = _live_settings(**settings)
-    element = f"crowdlearn-explorer-{next(_LIVE_IDS)}"
-    script = (f"{_live_module()}mountDawidSkeneExplorer(document.getElementById("
-              f"{json.dumps(element)}), {json.dumps(init)});")
-    return (f'<style>{_LIVE_CSS}</style><div id="{element}" class="cl-explorer">'
-            f"<p>The explorer runs in your browser and needs JavaScript.</p></div>"
-            f'<script type="module">{script}</script>')
+    return _live_html("explorer_view.js", "mountDawidSkeneExplorer", _live_settings(**settings))
 
 
 def live_explorer_widget(**settings):
@@ -639,28 +677,60 @@ def live_explorer_widget(**settings):
     accuracies, so the package can check them (``tests/test_jupyterlab.py`` does).
     Keyword arguments as for :func:`live_explorer_html`.
     """
-    import anywidget
-    import traitlets
+    return _live_widget("explorer_view.js", "mountDawidSkeneExplorer",
+                        _live_settings(**settings))
 
-    class LiveDawidSkeneExplorer(anywidget.AnyWidget):
-        _esm = _live_module() + """
-export default {
-  render({ model, el }) {
-    const style = document.createElement("style");
-    style.textContent = %s;
-    const root = document.createElement("div");
-    el.append(style, root);
-    const send = (payload) => { model.set("result", payload); model.save_changes(); };
-    const draw = () => mountDawidSkeneExplorer(root, model.get("settings"), send);
-    model.on("change:settings", draw);
-    draw();
-  },
-};
-""" % __import__("json").dumps(_LIVE_CSS)
-        settings = traitlets.Dict().tag(sync=True)
-        result = traitlets.Dict().tag(sync=True)
 
-    return LiveDawidSkeneExplorer(settings=_live_settings(**settings))
+class VoteExplorer:
+    """Chapter 1's explorer: three good experts (accuracy 0.9) and ``n_careless`` careless
+    ones on 2,000 binary items; majority vote against the Bayes rule with the true
+    accuracies and against the best single expert.
+
+    Displayed, it is an ``anywidget`` in Jupyter and a self-contained HTML block in the
+    rendered book (``crowdlearn/static/vote_view.js``: the simulation of
+    ``crowd_em.js``, the vote with ties to class 0, the Bayes rule), recomputing in the
+    browser either way. :meth:`compare` gives the same numbers from the package for any
+    crowd.
+    """
+
+    def __init__(self, *, n_careless: int = 6, careless_accuracy: float = 0.55,
+                 seed: int = 0, n_items: int = 2000):
+        check_scalar(n_careless, "n_careless", kind=numbers.Integral, low=0, high=30)
+        check_scalar(careless_accuracy, "careless_accuracy", low=0.5, high=0.9)
+        check_scalar(seed, "seed", kind=numbers.Integral, low=0, high=9)
+        check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
+        self.settings = {"nCareless": int(n_careless),
+                         "carelessAccuracy": float(careless_accuracy), "seed": int(seed),
+                         "nItems": int(n_items)}
+        self._widget = None
+
+    @staticmethod
+    def compare(crowd, truth, careless_accuracy: float) -> dict:
+        """The package's majority vote (ties to class 0) and Bayes-rule accuracies on
+        ``crowd`` (three experts of accuracy 0.9, then the careless ones)."""
+        from . import MajorityVote
+        from .experiments import oracle_posterior
+        from .simulate import one_coin_confusion
+
+        truth = np.asarray(truth)
+        acc = [0.9] * 3 + [careless_accuracy] * (crowd.n_experts - 3)
+        mv = MajorityVote(tie_break="lowest").fit(crowd, n_classes=2).labels_
+        post = oracle_posterior(crowd, one_coin_confusion(acc, 2), [0.5, 0.5])
+        best = np.argmax(post >= post.max(axis=1, keepdims=True) - 1e-9, axis=1)
+        return {"mvAccuracy": float(np.mean(mv == truth)),
+                "oracleAccuracy": float(np.mean(best == truth))}
+
+    def widget(self):
+        """The ``anywidget`` (made once)."""
+        if self._widget is None:
+            self._widget = _live_widget("vote_view.js", "mountVoteExplorer", self.settings)
+        return self._widget
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = self.widget()._repr_mimebundle_(**kwargs)
+        bundle = dict((bundle[0] if isinstance(bundle, tuple) else bundle) or {})
+        bundle["text/html"] = _live_html("vote_view.js", "mountVoteExplorer", self.settings)
+        return bundle
 
 
 def dawid_skene_explorer(**kwargs) -> DawidSkeneExplorer:

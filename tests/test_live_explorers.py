@@ -124,3 +124,55 @@ def test_every_control_of_every_live_explorer_recomputes(chapter):
         httpd.shutdown()
     assert not errors, errors
     assert not foreign, f"requests to other hosts: {foreign[:5]}"
+
+
+@pytest.mark.browser
+def test_chapter_one_vote_explorer_recomputes_with_the_package_numbers():
+    from test_book_browser import CHROMIUM_ARGS, _QuietHandler, _chromium
+
+    chapter = "book/01_introduction.html"
+    if not (HTML / chapter).exists() or _chromium() is None:
+        message = "needs the built book (python3 run.py book) and Chromium"
+        if ON_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    playwright = pytest.importorskip("playwright.sync_api")
+    handler = functools.partial(_QuietHandler, directory=str(HTML))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    read = """(el) => ({state: el.crowdlearn.state, updates: el.crowdlearn.updates,
+        mv: el.crowdlearn.result.mvAccuracy, oracle: el.crowdlearn.result.oracleAccuracy,
+        item: Array.from(el.crowdlearn.result.crowd.item),
+        expert: Array.from(el.crowdlearn.result.crowd.expert),
+        label: Array.from(el.crowdlearn.result.crowd.label),
+        truth: Array.from(el.crowdlearn.result.crowd.truth),
+        bars: [...el.querySelectorAll('rect[data-method]')].map((r) => Number(r.dataset.value))})"""
+    try:
+        with playwright.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(f"{base}/{chapter}", wait_until="load")
+            el = page.query_selector(".cl-vote-explorer")
+            assert el is not None, "no live explorer in chapter 1"
+            seen = []
+            for key, value in (("nCareless", 20), ("carelessAccuracy", 0.7), ("seed", 3),
+                               ("nCareless", 0)):
+                el.eval_on_selector(f'input[data-key="{key}"]',
+                                    "(i, v) => { i.value = v; i.dispatchEvent(new Event("
+                                    "'input', {bubbles: true})); }", str(value))
+                got = el.evaluate(read)
+                assert got["state"][key] == value
+                assert got["bars"] == [got["mv"], got["oracle"], 0.9]
+                s = got["state"]
+                n_experts = 3 + s["nCareless"]
+                crowd = cl.from_triples(got["item"], got["expert"], got["label"],
+                                        n_items=s["nItems"], n_experts=n_experts, n_classes=2)
+                want = cl.widgets.VoteExplorer.compare(crowd, got["truth"],
+                                                       s["carelessAccuracy"])
+                assert want == {"mvAccuracy": got["mv"], "oracleAccuracy": got["oracle"]}
+                seen.append((got["mv"], got["oracle"]))
+            assert len(set(seen)) == len(seen)  # every move changed the view
+            browser.close()
+    finally:
+        httpd.shutdown()

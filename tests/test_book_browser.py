@@ -15,6 +15,7 @@ import functools
 import http.server
 import shutil
 import threading
+import time
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -109,6 +110,10 @@ def test_page_renders_offline(page_path, server, browser, artifacts_dir):
             foreign.append(req.url)
     page.on("request", on_request)
     page.on("requestfailed", lambda r: failed.append(f"{r.url} ({r.failure})"))
+    inflight = set()  # requests not yet finished or failed
+    page.on("request", lambda r: inflight.add(id(r)))
+    page.on("requestfinished", lambda r: inflight.discard(id(r)))
+    page.on("requestfailed", lambda r: inflight.discard(id(r)))
     # Anything not on this machine is refused, so a CDN dependency cannot hide.
     page.route("**/*", lambda route: route.continue_()
                if urlparse(route.request.url).hostname in ("127.0.0.1", None)
@@ -121,7 +126,19 @@ def test_page_renders_offline(page_path, server, browser, artifacts_dir):
         page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
                                timeout=20000)
         page.evaluate("() => MathJax.startup.promise")
-    page.wait_for_load_state("networkidle")
+    # settled: no request in flight for half a second (Chromium's own "networkidle"
+    # lifecycle event is sometimes never reported for a page that is long idle)
+    quiet_since, deadline = None, time.monotonic() + 30
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+        if inflight:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= 0.5:
+            break
+    else:
+        pytest.fail(f"{page_path}: requests still in flight after 30 s")
     shot = artifacts_dir / "screenshots" / (page_path.replace("/", "__") + ".png")
     shot.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shot), full_page=True)

@@ -97,7 +97,7 @@ function drawObjective(r) {
   let body = s + `<polyline points="${pts}" fill="none" stroke="${COLORS.em}" stroke-width="2"/>`;
   body += `<text x="${M.l}" y="${H - M.b + 17}" text-anchor="middle">0</text>` +
     `<text x="${W - M.r}" y="${H - M.b + 17}" text-anchor="end">${h.length - 1}</text>`;
-  return panel("EM objective per iteration", body, "iteration", "objective");
+  return panel("EM objective per iteration", body, "iteration", "");
 }
 
 /** Build the explorer inside `el` and draw it for `init` (the Python explorer's settings).

@@ -85,16 +85,7 @@ repository root and run the script there:
 (or run this script with --no-crowdkit for the parts that need only crowdlearn)"""
 
 
-class Stopwatch:
-    """Wall time and this process's CPU time."""
-
-    def __enter__(self):
-        self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
-        return self
-
-    def __exit__(self, *exc):
-        self.wall = time.perf_counter() - self.wall0
-        self.cpu = time.process_time() - self.cpu0
+from _timing import Stopwatch  # noqa: E402
 
 
 def now():

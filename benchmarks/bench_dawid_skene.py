@@ -54,16 +54,7 @@ def both(wall: float, cpu: float) -> str:
     return f"{ms(wall)} wall, {ms(cpu)} CPU"
 
 
-class Stopwatch:
-    """Wall time and this process's CPU time (the latter barely moves with other load)."""
-
-    def __enter__(self):
-        self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
-        return self
-
-    def __exit__(self, *exc):
-        self.wall = time.perf_counter() - self.wall0
-        self.cpu = time.process_time() - self.cpu0
+from _timing import Stopwatch  # noqa: E402
 
 
 def bench_widget(n_changes: int = 10) -> None:

@@ -80,16 +80,7 @@ TARGET_MANY = 1.0       # s per EM iteration, 10,000 experts with one label each
 TARGET_MAJORITY = 10.0  # s for MajorityVoteLogistic at 2,000 features (136 s reported in issue 10; our bound)
 
 
-class Stopwatch:
-    """Wall time and this process's CPU time."""
-
-    def __enter__(self):
-        self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
-        return self
-
-    def __exit__(self, *exc):
-        self.wall = time.perf_counter() - self.wall0
-        self.cpu = time.process_time() - self.cpu0
+from _timing import Stopwatch  # noqa: E402
 
 
 def verdict(seconds: float, target: float) -> str:

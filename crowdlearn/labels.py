@@ -66,6 +66,44 @@ def _size_arg(value, name: str, low: int) -> int:
     return int(value)
 
 
+def _own_index_arrays(obj, fields) -> int:
+    """Check and own the index arrays of a frozen labels dataclass; return their length.
+
+    ``fields`` lists ``(array, size attribute, smallest size)``; the size attribute may
+    be a number instead (a bound checked but not stored). The sizes must be
+    integers, every array becomes a read-only ``intp`` copy (kept as is when it already
+    is one of ours), the arrays must have equal lengths, and every index must lie in
+    ``[0, size)``. Shared by :class:`CrowdLabels` and ``MultiCrowdLabels``.
+    """
+    sizes = {}
+    for name, size_attr, low in fields:
+        if isinstance(size_attr, str):
+            sizes[name] = _size_arg(getattr(obj, size_attr), size_attr, low)
+            object.__setattr__(obj, size_attr, sizes[name])
+        else:
+            sizes[name] = int(size_attr)
+        arr = getattr(obj, name)
+        if not _is_frozen(arr):
+            object.__setattr__(obj, name, _freeze(check_int_array(arr, name, allow_empty=True)))
+    names = [f[0] for f in fields]
+    lengths = [getattr(obj, name).shape[0] for name in names]
+    if len(set(lengths)) != 1:
+        raise ValueError(f"{', '.join(names[:-1])} and {names[-1]} must have the same length, "
+                         f"got {', '.join(map(str, lengths[:-1]))} and {lengths[-1]}")
+    for name, size_attr, _ in fields:
+        arr = getattr(obj, name)
+        if arr.size:
+            lo, hi = int(arr.min()), int(arr.max())
+            if lo < 0:
+                raise ValueError(f"{name} has negative values (e.g. {lo}); indices start at 0")
+            if hi >= sizes[name]:
+                unknown = " (unknown expert)" if name == "expert" else ""
+                bound = size_attr if isinstance(size_attr, str) else "the number of classes"
+                raise ValueError(f"{name} has values out of range: {hi}, but must be < "
+                                 f"{bound}={sizes[name]}{unknown}")
+    return lengths[0]
+
+
 _IDS_FOR = {"item_ids": ("n_items", "item"), "expert_ids": ("n_experts", "expert"),
             "class_ids": ("n_classes", "class")}
 
@@ -103,34 +141,8 @@ class CrowdLabels:
     class_ids: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self):
-        sizes = {"item": _size_arg(self.n_items, "n_items", 0),
-                 "expert": _size_arg(self.n_experts, "n_experts", 0),
-                 "label": _size_arg(self.n_classes, "n_classes", 2)}
-        for attr, name in (("n_items", "item"), ("n_experts", "expert"),
-                           ("n_classes", "label")):
-            object.__setattr__(self, attr, sizes[name])
-        for name in sizes:
-            arr = getattr(self, name)
-            if not _is_frozen(arr):
-                object.__setattr__(self, name,
-                                   _freeze(check_int_array(arr, name, allow_empty=True)))
-        length = self.item.shape[0]
-        if not (length == self.expert.shape[0] == self.label.shape[0]):
-            raise ValueError(f"item, expert and label must have the same length, got "
-                             f"{length}, {self.expert.shape[0]} and {self.label.shape[0]}")
-        for name, size in sizes.items():
-            arr = getattr(self, name)
-            if arr.size:
-                lo, hi = int(arr.min()), int(arr.max())
-                if lo < 0:
-                    raise ValueError(f"{name} has negative values (e.g. {lo}); indices start "
-                                     f"at 0")
-                if hi >= size:
-                    what = {"item": "n_items", "expert": "n_experts",
-                            "label": "n_classes"}[name]
-                    unknown = " (unknown expert)" if name == "expert" else ""
-                    raise ValueError(f"{name} has values out of range: {hi}, but must be < "
-                                     f"{what}={size}{unknown}")
+        length = _own_index_arrays(self, (("item", "n_items", 0), ("expert", "n_experts", 0),
+                                          ("label", "n_classes", 2)))
         check_crowd_size(self.n_items, self.n_experts, self.n_classes, length)
         for attr, (size_name, what) in _IDS_FOR.items():
             ids = getattr(self, attr)

@@ -30,7 +30,7 @@ from ._base import BaseEstimator, normalize_log
 from ._validation import check_int_array, check_random_state, check_em_params, check_scalar
 from .em import fit_em
 from ._limits import check_crowd_size, get_size_limits
-from .labels import CrowdLabels, _freeze, _is_frozen, _size_arg
+from .labels import CrowdLabels, _own_index_arrays, _size_arg
 
 __all__ = ["MultiCrowdLabels", "MultiLabelDawidSkene", "MultiLabelParams", "as_multi_labels",
            "from_quadruples", "from_dense_multi"]
@@ -65,35 +65,18 @@ class MultiCrowdLabels:
 
     def __post_init__(self):
         # the same guarantees as CrowdLabels: own read-only arrays, indices in range
-        sizes = {"item": _size_arg(self.n_items, "n_items", 0),
-                 "expert": _size_arg(self.n_experts, "n_experts", 0),
-                 "target": _size_arg(self.n_targets, "n_targets", 1)}
-        for attr, name in (("n_items", "item"), ("n_experts", "expert"),
-                           ("n_targets", "target")):
-            object.__setattr__(self, attr, sizes[name])
+        n_targets = _size_arg(self.n_targets, "n_targets", 1)
         classes = self.n_classes
         if isinstance(classes, (str, bytes)) or np.ndim(classes) != 1 \
-                or len(classes) != self.n_targets:
+                or len(classes) != n_targets:
             raise ValueError(f"n_classes must hold one number of classes per target "
-                             f"(n_targets={self.n_targets}), got {classes!r:.60}")
+                             f"(n_targets={n_targets}), got {classes!r:.60}")
         classes = tuple(_size_arg(k, "n_classes", 2) for k in classes)
         object.__setattr__(self, "n_classes", classes)
-        for name in ("item", "expert", "target", "label"):
-            arr = getattr(self, name)
-            if not _is_frozen(arr):
-                object.__setattr__(self, name,
-                                   _freeze(check_int_array(arr, name, allow_empty=True)))
-        lengths = [getattr(self, a).shape[0] for a in ("item", "expert", "target", "label")]
-        if len(set(lengths)) != 1:
-            raise ValueError(f"item, expert, target and label must have the same length, got "
-                             f"{lengths}")
-        for name, size in sizes.items():
-            arr = getattr(self, name)
-            if arr.size and (arr.min() < 0 or arr.max() >= size):
-                raise ValueError(f"{name} has values out of range [0, {size}): "
-                                 f"{int(arr.min())} to {int(arr.max())}")
-        check_crowd_size(self.n_items, self.n_experts * self.n_targets, max(classes),
-                         lengths[0])
+        length = _own_index_arrays(self, (("item", "n_items", 0), ("expert", "n_experts", 0),
+                                          ("target", "n_targets", 1),
+                                          ("label", max(classes), 2)))
+        check_crowd_size(self.n_items, self.n_experts * self.n_targets, max(classes), length)
         if self.label.size:
             bound = np.asarray(classes, dtype=np.intp)[self.target]
             bad = (self.label < 0) | (self.label >= bound)

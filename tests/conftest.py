@@ -1,4 +1,5 @@
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -24,3 +25,57 @@ try:  # CI runs the property tests with a fixed sequence of examples: the same r
         _hsettings.load_profile("ci")
 except ImportError:  # pragma: no cover - hypothesis is in requirements.txt
     pass
+
+
+# -- shared by the tests that open pages in headless Chromium ---------------------------------
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+def fail_or_skip(message: str):
+    """Skip a test for want of a tool, except under CI, where that is a failure."""
+    if ON_CI:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def chromium() -> str | None:
+    """Debian's Chromium, if installed."""
+    import shutil
+
+    for candidate in ("/usr/bin/chromium", shutil.which("chromium"),
+                      shutil.which("chromium-browser")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+def chromium_or_skip(*needed: Path, why: str = "") -> str:
+    """Chromium's path, or skip (fail under CI) when it or one of ``needed`` is missing."""
+    exe = chromium()
+    missing = [str(p) for p in needed if not Path(p).exists()]
+    if exe is None or missing:
+        fail_or_skip(f"needs Chromium (apt-get install chromium){why}"
+                     + (f"; missing {missing}" if missing else ""))
+    return exe
+
+
+@contextmanager
+def serve(directory: Path):
+    """Serve ``directory`` on 127.0.0.1 (a free port) in a thread; yields the base URL."""
+    import functools
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(directory))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()

@@ -11,21 +11,13 @@ a browser the test is skipped, except under CI (CI=true), where it fails.
 
 from __future__ import annotations
 
-import functools
-import http.server
-import shutil
-import threading
 import time
-from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
-from conftest import HTML, ON_CI
+from conftest import CHROMIUM_ARGS, HTML, chromium, fail_or_skip, serve
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 SKIP_DIRS = {"_static", "_sources", "_images", "reports", "_downloads"}
 
 
@@ -44,46 +36,23 @@ def _pages() -> list[str]:
 PAGES = _pages()
 
 
-def _fail_or_skip(message: str):
-    if ON_CI:
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-def _chromium() -> str | None:
-    for candidate in ("/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser")):
-        if candidate and Path(candidate).exists():
-            return candidate
-    return None
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def server():
     if not HTML.exists():
-        _fail_or_skip(f"{HTML} does not exist: build the book first (python3 run.py book)")
-    handler = functools.partial(_QuietHandler, directory=str(HTML))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+        fail_or_skip(f"{HTML} does not exist: build the book first (python3 run.py book)")
+    with serve(HTML) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
 def browser():
-    exe = _chromium()
+    exe = chromium()
     if exe is None:
-        _fail_or_skip("no Chromium found: install Debian's package (apt-get install chromium)")
+        fail_or_skip("no Chromium found: install Debian's package (apt-get install chromium)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _fail_or_skip("the playwright package is missing: pip install -r requirements.txt")
+        fail_or_skip("the playwright package is missing: pip install -r requirements.txt")
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS, headless=True)
         yield b
@@ -92,7 +61,7 @@ def browser():
 
 def test_book_was_built():
     if not PAGES:
-        _fail_or_skip(f"no pages under {HTML}: build the book first (python3 run.py book)")
+        fail_or_skip(f"no pages under {HTML}: build the book first (python3 run.py book)")
     assert any(p.startswith("book/") for p in PAGES)
 
 

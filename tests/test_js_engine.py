@@ -11,12 +11,9 @@ except under CI).
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import shutil
 import subprocess
-import threading
 import warnings
 from pathlib import Path
 
@@ -27,7 +24,7 @@ import crowdlearn as cl
 from crowdlearn.experiments import expert_error_rates, oracle_posterior
 from crowdlearn.simulate import one_coin_confusion
 
-from conftest import ON_CI
+from conftest import CHROMIUM_ARGS, ON_CI, chromium_or_skip, serve
 
 STATIC = Path(cl.__file__).parent / "static"
 ENGINE = STATIC / "crowd_em.js"
@@ -148,39 +145,20 @@ def test_js_simulation_follows_its_settings():
     assert again[0]["label"] == again[1]["label"] and again[0]["label"] != again[2]["label"]
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 def test_chromium_engine_agrees_with_the_package():
     """The same check with the engine running in headless Chromium, loaded as an ES
     module from 127.0.0.1."""
-    from test_book_browser import CHROMIUM_ARGS, _chromium
-
-    exe = _chromium()
-    if exe is None:
-        if ON_CI:
-            pytest.fail("Chromium is needed (apt-get install chromium)")
-        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    exe = chromium_or_skip()
     playwright = pytest.importorskip("playwright.sync_api")
-    handler = functools.partial(_QuietHandler, directory=str(STATIC))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{httpd.server_address[1]}"
     settings = SETTINGS[:8]
-    try:
-        with playwright.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-            page = browser.new_page()
-            page.goto(base + "/")
-            body = DRIVER % (json.dumps(base + "/crowd_em.js"),
-                             json.dumps(json.dumps(settings)))
-            body = body.replace("import * as em from", "const em = await import(")
-            body = body.replace(".js\";\n", ".js\");\n", 1)
-            results = page.evaluate(f"async () => {{ {body} return out; }}")
-            browser.close()
-    finally:
-        httpd.shutdown()
+    with serve(STATIC) as base, playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.goto(base + "/")
+        body = DRIVER % (json.dumps(base + "/crowd_em.js"), json.dumps(json.dumps(settings)))
+        body = body.replace("import * as em from", "const em = await import(")
+        body = body.replace(".js\";\n", ".js\");\n", 1)
+        results = page.evaluate(f"async () => {{ {body} return out; }}")
+        browser.close()
     for setting, got in zip(settings, results):
         _check_against_package(setting, got)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ON_CI, ROOT
+from conftest import CHROMIUM_ARGS, ROOT, chromium_or_skip
 
 OVERRIDES = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
 
@@ -86,20 +86,14 @@ def _jupyterlab(tmp_path, root):
 
 @pytest.mark.browser
 def test_chapter_opens_as_a_notebook_and_runs_in_jupyterlab(tmp_path):
-    from test_book_browser import CHROMIUM_ARGS, _chromium
-
-    if _chromium() is None or not OVERRIDES.exists():
-        message = "needs Chromium and the environment run.py sets up"
-        if ON_CI:
-            pytest.fail(message)
-        pytest.skip(message)
+    exe = chromium_or_skip(OVERRIDES, why=" and the environment run.py sets up")
     playwright = pytest.importorskip("playwright.sync_api")
     # a copy of the chapters: JupyterLab saves what it opens (jupytext rewrites the header)
     work = tmp_path / "repo"
     shutil.copytree(ROOT / "book", work / "book", ignore=shutil.ignore_patterns("_build"))
     with _jupyterlab(tmp_path, work) as (base, token):
         with playwright.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+            browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.goto(f"{base}/lab/tree/book?token={token}", wait_until="domcontentloaded")
             item = page.locator(".jp-DirListing-item", has_text="04_many_experts.md")
@@ -166,20 +160,14 @@ print(f"RESULT experts={s['nExperts']} updates={r['updates']} agree={same}")
 def test_explorer_widget_is_live_in_jupyterlab_and_reports_to_the_kernel(tmp_path):
     """The anywidget explorer in JupyterLab: moving a slider recomputes in the front-end,
     and the crowd and posteriors it reports to the kernel agree with DawidSkene."""
-    from test_book_browser import CHROMIUM_ARGS, _chromium
-
-    if _chromium() is None or not OVERRIDES.exists():
-        message = "needs Chromium and the environment run.py sets up"
-        if ON_CI:
-            pytest.fail(message)
-        pytest.skip(message)
+    exe = chromium_or_skip(OVERRIDES, why=" and the environment run.py sets up")
     playwright = pytest.importorskip("playwright.sync_api")
     work = tmp_path / "repo"
     (work / "check").mkdir(parents=True)
     (work / "check" / "explorer_check.md").write_text(CHECK_NOTEBOOK)
     with _jupyterlab(tmp_path, work) as (base, token):
         with playwright.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+            browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(f"{base}/lab/tree/check?token={token}", wait_until="domcontentloaded")
             page.locator(".jp-DirListing-item", has_text="explorer_check.md").first.dblclick(

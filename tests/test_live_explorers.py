@@ -11,9 +11,6 @@ posteriors to 1e-9 with the same iteration count. Needs the built book and Chrom
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 import warnings
 from urllib.parse import urlparse
 
@@ -22,7 +19,7 @@ import pytest
 
 import crowdlearn as cl
 
-from conftest import HTML, ON_CI
+from conftest import CHROMIUM_ARGS, HTML, chromium_or_skip, serve
 
 CHAPTERS = ["book/04_many_experts.html", "book/05_missing_labels.html", "book/06_smoothing.html"]
 
@@ -65,22 +62,12 @@ def _check_with_package(got):
 @pytest.mark.browser
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_every_control_of_every_live_explorer_recomputes(chapter):
-    from test_book_browser import CHROMIUM_ARGS, _QuietHandler, _chromium
-
-    if not (HTML / chapter).exists() or _chromium() is None:
-        message = "needs the built book (python3 run.py book) and Chromium"
-        if ON_CI:
-            pytest.fail(message)
-        pytest.skip(message)
+    exe = chromium_or_skip(HTML / chapter, why=" and the built book (python3 run.py book)")
     playwright = pytest.importorskip("playwright.sync_api")
-    handler = functools.partial(_QuietHandler, directory=str(HTML))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{httpd.server_address[1]}"
     foreign, errors = [], []
-    try:
+    with serve(HTML) as base:
         with playwright.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+            browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
             for width in (1280, 390):
                 page = browser.new_page(viewport={"width": width, "height": 900})
                 page.on("request", lambda r: foreign.append(r.url)
@@ -120,27 +107,15 @@ def test_every_control_of_every_live_explorer_recomputes(chapter):
                     assert got["updates"] == 1 + 3 + 3 + 3
                 page.close()
             browser.close()
-    finally:
-        httpd.shutdown()
     assert not errors, errors
     assert not foreign, f"requests to other hosts: {foreign[:5]}"
 
 
 @pytest.mark.browser
 def test_chapter_one_vote_explorer_recomputes_with_the_package_numbers():
-    from test_book_browser import CHROMIUM_ARGS, _QuietHandler, _chromium
-
     chapter = "book/01_introduction.html"
-    if not (HTML / chapter).exists() or _chromium() is None:
-        message = "needs the built book (python3 run.py book) and Chromium"
-        if ON_CI:
-            pytest.fail(message)
-        pytest.skip(message)
+    exe = chromium_or_skip(HTML / chapter, why=" and the built book (python3 run.py book)")
     playwright = pytest.importorskip("playwright.sync_api")
-    handler = functools.partial(_QuietHandler, directory=str(HTML))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{httpd.server_address[1]}"
     read = """(el) => ({state: el.crowdlearn.state, updates: el.crowdlearn.updates,
         mv: el.crowdlearn.result.mvAccuracy, oracle: el.crowdlearn.result.oracleAccuracy,
         item: Array.from(el.crowdlearn.result.crowd.item),
@@ -148,9 +123,9 @@ def test_chapter_one_vote_explorer_recomputes_with_the_package_numbers():
         label: Array.from(el.crowdlearn.result.crowd.label),
         truth: Array.from(el.crowdlearn.result.crowd.truth),
         bars: [...el.querySelectorAll('rect[data-method]')].map((r) => Number(r.dataset.value))})"""
-    try:
+    with serve(HTML) as base:
         with playwright.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+            browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(f"{base}/{chapter}", wait_until="load")
             el = page.query_selector(".cl-vote-explorer")
@@ -174,5 +149,3 @@ def test_chapter_one_vote_explorer_recomputes_with_the_package_numbers():
                 seen.append((got["mv"], got["oracle"]))
             assert len(set(seen)) == len(seen)  # every move changed the view
             browser.close()
-    finally:
-        httpd.shutdown()

@@ -588,6 +588,14 @@ _LIVE_CSS = """
 .cl-explorer .cl-grid { stroke: #e4e4e4; }
 .cl-explorer .cl-chance { stroke: #555; stroke-dasharray: 4 3; }
 .cl-explorer .cl-panel.cl-wide { flex: 1 1 300px; max-width: min(100%, 560px); }
+.cl-explorer .cl-legend { margin: 0.2rem 0; font-size: 0.85rem; }
+.cl-explorer .cl-legend svg { vertical-align: middle; margin: 0 0.15rem 0 0.6rem; }
+.cl-explorer .cl-curves { display: grid; gap: 0.4rem; margin-bottom: 0.5rem;
+  grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); }
+.cl-explorer .cl-curve { width: 100%; height: auto; font-family: system-ui, sans-serif;
+  font-size: 12.5px; }
+.cl-explorer .cl-curve .cl-title { font-size: 11.5px; font-weight: 600; }
+.cl-explorer .cl-curve .cl-small { font-size: 12px; }
 """
 
 
@@ -602,10 +610,15 @@ def _live_settings(*, n_experts: int = 5, error_rates=None, missing: float = 0.0
             "tol": float(tol)}
 
 
+# what each view needs besides crowd_em.js, in order
+_VIEW_NEEDS = {"annotators_view.js": ("annotators_em.js",)}
+
+
 def _live_module(view: str = "explorer_view.js") -> str:
-    """crowd_em.js and one view as a single ES module (no imports, nothing fetched)."""
-    engine = (_STATIC / "crowd_em.js").read_text(encoding="utf-8")
-    return f"{engine}\n{(_STATIC / view).read_text(encoding='utf-8')}\n"
+    """crowd_em.js, what the view needs, and the view as a single ES module (no imports,
+    nothing fetched)."""
+    files = ("crowd_em.js", *_VIEW_NEEDS.get(view, ()), view)
+    return "\n".join((_STATIC / f).read_text(encoding="utf-8") for f in files) + "\n"
 
 
 def _live_html(view: str, mount: str, init: dict) -> str:

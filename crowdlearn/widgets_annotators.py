@@ -11,7 +11,14 @@ labels and the seed. Every change draws a new crowd (seeded), fits
 estimated reliability curves of every annotator against :math:`x_1`, and the
 accuracy of each method against the truth.
 
-As in :mod:`crowdlearn.widgets`, the figure is a plain
+Displayed in Jupyter or in the rendered book, the explorer is live in the browser:
+:func:`live_annotators_widget` (an ``anywidget``) and :func:`live_annotators_html` run the
+same ES module (``crowdlearn/static/annotators_em.js``, the package's EM step for step, and
+``annotators_view.js``, an SVG view), with no kernel round trip and no network;
+:func:`fit_explorer_crowd` recomputes any of its views with the package.
+
+The Python explorer below computes the same views in the kernel. As in
+:mod:`crowdlearn.widgets`, its figure is a plain
 :class:`matplotlib.figure.Figure` (never registered with ``pyplot``) shown as a
 PNG in an :class:`ipywidgets.Image`; its artists are created once and updated in
 place, so an update opens no figure and accumulates nothing. ipywidgets
@@ -35,14 +42,15 @@ from scipy.special import expit
 
 from ._validation import check_scalar
 from .dawid_skene import DawidSkene
-from .exceptions import ConvergenceWarning
+from .exceptions import ConvergenceWarning, DegenerateFitWarning
 from .labels import CrowdLabels
 from .logistic_annotators import LogisticAnnotators
 from .majority_vote import MajorityVote
 from .simulate_annotators import simulate_logistic_annotators
 
 __all__ = ["AnnotatorsExplorerResult", "LogisticAnnotatorsExplorer", "COLORS",
-           "DEFAULT_SLOPES", "bayes_posterior"]
+           "DEFAULT_SLOPES", "bayes_posterior", "fit_explorer_crowd", "live_annotators_html",
+           "live_annotators_widget"]
 
 #: Okabe--Ito colours of the explorer's figure (distinct under common colour blindness).
 COLORS = {"mv": "#E69F00", "ds": "#0072B2", "la": "#009E73", "oracle": "#7F7F7F",
@@ -124,6 +132,12 @@ class AnnotatorsExplorerResult:
         Wall time of simulating and fitting, and of drawing and encoding the PNG.
     update : int
         Which update produced it (the explorer's ``n_updates`` then).
+    ds_posterior, la_posterior : ndarray of shape (n_items, 2)
+        The posteriors of Dawid--Skene and of LogisticAnnotators.
+    la_n_iter, ds_n_iter : int
+        Their numbers of EM iterations.
+    mv_labels : ndarray of shape (n_items,)
+        Majority vote's classes (ties and unlabelled items drawn at random).
     """
 
     settings: dict
@@ -152,6 +166,11 @@ class AnnotatorsExplorerResult:
     fit_seconds: float = 0.0
     draw_seconds: float = 0.0
     update: int = 0
+    ds_posterior: np.ndarray | None = None
+    la_posterior: np.ndarray | None = None
+    la_n_iter: int = 0
+    ds_n_iter: int = 0
+    mv_labels: np.ndarray | None = None
 
     @property
     def accuracies(self) -> dict:
@@ -175,19 +194,43 @@ def _simulate_and_fit(settings: dict, grid: np.ndarray, max_iter: int, tol: floa
     W = np.column_stack([slopes, np.zeros(T)])
     gamma = np.full(T, settings["gamma"])
     coef, intercept = np.asarray(settings["coef"], dtype=float), settings["intercept"]
-    seed = settings["seed"]
     sim = simulate_logistic_annotators(settings["n_items"], coef, intercept, W, gamma,
-                                       missing=settings["missing"], random_state=seed)
-    crowd = sim.labels
+                                       missing=settings["missing"],
+                                       random_state=settings["seed"])
+    result = fit_explorer_crowd(settings, sim.X, sim.labels, sim.truth, grid, max_iter, tol)
+    result.fit_seconds = time.perf_counter() - start
+    return result
+
+
+def fit_explorer_crowd(settings: dict, X, crowd: CrowdLabels, truth, grid=None,
+                       max_iter: int = 200, tol: float = 1e-6) -> AnnotatorsExplorerResult:
+    """Everything the explorer shows, computed by the package for a given crowd.
+
+    The kernel explorer calls it on the crowd it simulated; the tests call it on the
+    crowd the page's JavaScript simulated (``settings`` in the explorer's form:
+    ``slopes``, ``gamma``, ``missing``, ``seed``, ``n_items``, ``coef``, ``intercept``,
+    ``l2``) and compare with the page's numbers. Majority vote breaks ties with the
+    package's generator seeded by ``settings["seed"]``.
+    """
+    start = time.perf_counter()
+    X = np.asarray(X, dtype=float)
+    truth = np.asarray(truth)
+    grid = np.linspace(-3.0, 3.0, 121) if grid is None else np.asarray(grid, dtype=float)
+    slopes = np.asarray(settings["slopes"], dtype=float)
+    T = slopes.size
+    W = np.column_stack([slopes, np.zeros(T)])
+    gamma = np.full(T, settings["gamma"])
+    coef, intercept = np.asarray(settings["coef"], dtype=float), settings["intercept"]
+    seed = settings["seed"]
     if crowd.n_labels == 0:
         raise ValueError("no label at all was drawn: lower the missing fraction")
     mv = MajorityVote(unlabelled="uniform", random_state=seed).fit(crowd)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", DegenerateFitWarning)
         ds = DawidSkene(n_classes=2, max_iter=max_iter, tol=tol).fit(crowd)
-        la = LogisticAnnotators(l2=settings["l2"], max_iter=max_iter, tol=tol).fit(crowd, sim.X)
-    truth = sim.truth
-    oracle = bayes_posterior(sim.X, crowd, coef, intercept, W, gamma) > 0.5
+        la = LogisticAnnotators(l2=settings["l2"], max_iter=max_iter, tol=tol).fit(crowd, X)
+    oracle = bayes_posterior(X, crowd, coef, intercept, W, gamma) > 0.5
     G = np.column_stack([grid, np.zeros_like(grid)])
     correct = crowd.label == truth[crowd.item]
     n_per = np.bincount(crowd.expert, minlength=T)
@@ -195,7 +238,7 @@ def _simulate_and_fit(settings: dict, grid: np.ndarray, max_iter: int, tol: floa
         empirical = np.bincount(crowd.expert, weights=correct, minlength=T) / n_per
     empirical[n_per == 0] = np.nan
     return AnnotatorsExplorerResult(
-        settings=settings, X=sim.X, labels=crowd, truth=truth, grid=grid,
+        settings=settings, X=X, labels=crowd, truth=truth, grid=grid,
         true_eta=expit(G @ W.T - gamma).T, estimated_eta=la.reliability(G).T,
         ds_reliability=np.einsum("k,tkk->t", ds.class_prior_, ds.confusion_),
         empirical_reliability=empirical,
@@ -209,7 +252,9 @@ def _simulate_and_fit(settings: dict, grid: np.ndarray, max_iter: int, tol: floa
         la_objective_history=la.log_likelihood_history_, la_converged=la.converged_,
         ds_converged=ds.converged_, n_labels=crowd.n_labels,
         n_unlabelled=int(crowd.unlabelled_items().size),
-        fit_seconds=time.perf_counter() - start)
+        fit_seconds=time.perf_counter() - start, ds_posterior=ds.posterior_,
+        la_posterior=la.posterior_, la_n_iter=la.n_iter_, ds_n_iter=ds.n_iter_,
+        mv_labels=mv.labels_)
 
 
 class _Drawing:
@@ -536,8 +581,32 @@ class LogisticAnnotatorsExplorer:
                 f"{r.eta_error:.3f}; update {1000 * (r.fit_seconds + r.draw_seconds):.0f} ms")
 
     # -- display ----------------------------------------------------------------------------
+    def _live_kwargs(self) -> dict:
+        s = self.settings
+        return dict(n_annotators=self.n_annotators, slopes=s["slopes"], gamma=s["gamma"],
+                    missing=s["missing"], seed=s["seed"], n_items=self.n_items,
+                    coef=self.coef, intercept=self.intercept, l2=self.l2,
+                    max_iter=self.max_iter, tol=self.tol)
+
+    def live_html(self) -> str:
+        """The explorer as a self-contained HTML block that recomputes in the browser
+        (see :func:`live_annotators_html`), starting from this explorer's settings."""
+        return live_annotators_html(**self._live_kwargs())
+
+    def live_widget(self):
+        """The explorer as an ``anywidget`` (see :func:`live_annotators_widget`), starting
+        from this explorer's settings; made once, then reused."""
+        if getattr(self, "_live_widget", None) is None:
+            self._live_widget = live_annotators_widget(**self._live_kwargs())
+        return self._live_widget
+
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        # Jupyter shows the anywidget (EM runs in the front-end, the sliders answer at
+        # once); the rendered book prefers the text/html twin, the same module inline
+        bundle = self.live_widget()._repr_mimebundle_(**kwargs)
+        bundle = dict((bundle[0] if isinstance(bundle, tuple) else bundle) or {})
+        bundle["text/html"] = self.live_html()
+        return bundle
 
     def close(self):
         """Close every widget of the explorer (with their layouts and styles) and clear
@@ -551,4 +620,54 @@ class LogisticAnnotatorsExplorer:
             stack.extend(getattr(w, "children", ()))
             stack.extend(getattr(w, name, None) for name in ("layout", "style"))
             w.close()
+        if getattr(self, "_live_widget", None) is not None:
+            self._live_widget.close()
+            self._live_widget = None
         self.figure.clear()
+
+
+def _live_settings(*, n_annotators: int = 4, slopes=None, gamma: float = -0.5,
+                   missing: float = 0.0, seed: int = 0, n_items: int = 600,
+                   coef=(2.0, -1.0), intercept: float = 0.0, l2: float = 1.0,
+                   max_iter: int = 200, tol: float = 1e-6) -> dict:
+    given = [float(w) for w in (slopes if slopes is not None else [])]
+    check_scalar(n_annotators, "n_annotators", kind=numbers.Integral, low=2,
+                 high=len(DEFAULT_SLOPES))
+    if len(given) > len(DEFAULT_SLOPES) or not all(-5 <= w <= 5 for w in given):
+        raise ValueError(f"slopes must be at most {len(DEFAULT_SLOPES)} numbers in [-5, 5], "
+                         f"got {slopes!r}")
+    all_slopes = given + list(DEFAULT_SLOPES[len(given):])
+    return {"nAnnotators": int(n_annotators), "slopes": all_slopes, "gamma": float(gamma),
+            "missing": float(missing), "seed": int(seed), "nItems": int(n_items),
+            "coef": [float(c) for c in coef], "intercept": float(intercept),
+            "l2": float(l2), "maxIter": int(max_iter), "tol": float(tol)}
+
+
+def live_annotators_html(**settings) -> str:
+    """Chapter 8's explorer as HTML that recomputes in the browser, with no kernel.
+
+    One ``<style>``, the controls and one inline ES module: the simulation, majority
+    vote, Dawid--Skene and the logistic-annotator EM of ``crowdlearn/static/crowd_em.js``
+    and ``annotators_em.js`` (the package's algorithms step for step;
+    ``tests/test_js_engine.py`` checks agreement with :class:`~crowdlearn.LogisticAnnotators`
+    and :class:`~crowdlearn.DawidSkene` to 1e-9) and the SVG view of
+    ``annotators_view.js``. Nothing is loaded from the network. Keyword arguments:
+    ``n_annotators`` (2 to 6, a slider in the page), ``slopes``, ``gamma``, ``missing``,
+    ``seed``, ``n_items``, ``coef``, ``intercept``, ``l2``, ``max_iter``, ``tol``.
+    """
+    from .widgets import _live_html
+
+    return _live_html("annotators_view.js", "mountAnnotatorsExplorer",
+                      _live_settings(**settings))
+
+
+def live_annotators_widget(**settings):
+    """The same explorer as an ``anywidget`` for JupyterLab, Notebook and VS Code: the
+    same ES module runs in the front-end, and ``widget.result`` receives every view's
+    crowd (``item``, ``expert``, ``label``, ``X``, ``truth``) and results, which
+    :func:`fit_explorer_crowd` recomputes with the package. Keyword arguments as for
+    :func:`live_annotators_html`."""
+    from .widgets import _live_widget
+
+    return _live_widget("annotators_view.js", "mountAnnotatorsExplorer",
+                        _live_settings(**settings))

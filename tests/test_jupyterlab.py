@@ -153,6 +153,27 @@ diff = np.abs(np.reshape(r["posterior"], ds.posterior_.shape) - ds.posterior_).m
 same = diff < 1e-9 and r["nIter"] == ds.n_iter_
 print(f"RESULT experts={s['nExperts']} updates={r['updates']} agree={same}")
 ```
+
+```{code-cell} ipython3
+from crowdlearn.widgets_annotators import LogisticAnnotatorsExplorer
+la = LogisticAnnotatorsExplorer(n_annotators=4, seed=0)
+la
+```
+
+```{code-cell} ipython3
+from crowdlearn.widgets_annotators import fit_explorer_crowd
+r = la.live_widget().result
+s = r["settings"]
+T = s["nAnnotators"]
+crowd = cl.from_triples(r["item"], r["expert"], r["label"], n_items=s["nItems"],
+                        n_experts=T, n_classes=2)
+want = fit_explorer_crowd(dict(s, slopes=s["slopes"][:T], n_items=s["nItems"]),
+                          np.reshape(r["X"], (-1, 2)), crowd, r["truth"],
+                          max_iter=s["maxIter"], tol=s["tol"])
+diff = np.abs(np.reshape(r["posterior"], (-1, 2)) - want.la_posterior).max()
+same = diff < 1e-9 and r["nIter"] == want.la_n_iter and r["laAccuracy"] == want.la_accuracy
+print(f"RESULT annotators={T} updates={r['updates']} agree={same}")
+```
 '''
 
 
@@ -189,5 +210,19 @@ def test_explorer_widget_is_live_in_jupyterlab_and_reports_to_the_kernel(tmp_pat
             out = panel.locator(".jp-OutputArea-output", has_text="RESULT").first
             out.wait_for(timeout=120_000)
             text = out.inner_text()
+            # chapter 8's explorer: the same round trip
+            page.keyboard.press("Shift+Enter")  # the annotators explorer (now selected)
+            la = panel.locator(".cl-annotators-explorer").first
+            la.locator(".cl-curve").first.wait_for(timeout=120_000)
+            assert la.locator(".cl-curve").count() == 4
+            la.locator('input[data-key="nAnnotators"]').evaluate(
+                "(i) => { i.value = 5; i.dispatchEvent(new Event('input', {bubbles: true})); }")
+            assert la.locator(".cl-curve").count() == 5
+            page.wait_for_timeout(1500)
+            page.keyboard.press("Shift+Enter")  # its check cell
+            out = panel.locator(".jp-OutputArea-output", has_text="annotators=").first
+            out.wait_for(timeout=120_000)
+            la_text = out.inner_text()
             browser.close()
     assert "experts=3" in text and "agree=True" in text, text
+    assert "annotators=5" in la_text and "agree=True" in la_text, la_text

@@ -149,3 +149,91 @@ def test_chapter_one_vote_explorer_recomputes_with_the_package_numbers():
                 seen.append((got["mv"], got["oracle"]))
             assert len(set(seen)) == len(seen)  # every move changed the view
             browser.close()
+
+
+READ_ANNOTATORS = """(el) => {
+  const r = el.crowdlearn.result, s = el.crowdlearn.state;
+  return {state: s, updates: el.crowdlearn.updates,
+    panels: [...el.querySelectorAll('.cl-curve')].map((p) => p.querySelector('.cl-title').textContent),
+    visibleRows: [...el.querySelectorAll('input[data-key="slopes"]')]
+      .filter((i) => !i.closest('.cl-row').hidden).length,
+    bars: [...el.querySelectorAll('rect[data-method]')].map((b) => Number(b.dataset.value)),
+    item: Array.from(r.crowd.item), expert: Array.from(r.crowd.expert),
+    label: Array.from(r.crowd.label), truth: Array.from(r.crowd.truth), X: Array.from(r.crowd.X),
+    posterior: Array.from(r.la.posterior), history: r.la.history, nIter: r.la.nIter,
+    converged: r.la.converged, flipped: r.la.flipped, coef: r.la.coef,
+    reliabilityCoef: Array.from(r.la.reliabilityCoef),
+    reliabilityIntercept: Array.from(r.la.reliabilityIntercept),
+    dsPosterior: Array.from(r.ds.posterior), dsNIter: r.ds.nIter,
+    dsReliability: Array.from(r.dsReliability), estimatedEta: r.estimatedEta, trueEta: r.trueEta,
+    grid: r.grid, mvPrediction: Array.from(r.mv.pred), mvTied: Array.from(r.mv.tied),
+    mvAccuracy: r.mvAccuracy, dsAccuracy: r.dsAccuracy, laAccuracy: r.laAccuracy,
+    oracleAccuracy: r.oracleAccuracy, summary: el.querySelector('.cl-summary').textContent};
+}"""
+
+
+def _check_annotators_with_package(got):
+    from test_js_annotators import check_against_package
+
+    s = got["state"]
+    setting = dict(slopes=s["slopes"][:s["nAnnotators"]], gamma=s["gamma"],
+                   missing=s["missing"], seed=s["seed"], nItems=s["nItems"], coef=s["coef"],
+                   intercept=s["intercept"], l2=s["l2"], maxIter=s["maxIter"], tol=s["tol"])
+    check_against_package(setting, got)
+
+
+@pytest.mark.browser
+def test_chapter_eight_explorer_recomputes_with_the_package_numbers():
+    """Every control of chapter 8's explorer: the annotator count sets the number of panels
+    and slope rows, each slope moves its annotator's true curve, the crowd sliders redraw,
+    and the page's numbers are the package's on the page's crowd. Usable at 390 px."""
+    chapter = "book/08_logistic_annotators.html"
+    exe = chromium_or_skip(HTML / chapter, why=" and the built book (python3 run.py book)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    foreign, errors = [], []
+    with serve(HTML) as base:
+        with playwright.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 390, "height": 900})
+            page.on("request", lambda r: foreign.append(r.url)
+                    if urlparse(r.url).hostname not in ("127.0.0.1", None) else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(f"{base}/{chapter}", wait_until="load")
+            assert page.query_selector(".cl-annotators-explorer") is not None
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= 390 + 1
+            page.set_viewport_size({"width": 1280, "height": 900})
+            el = page.query_selector(".cl-annotators-explorer")
+            ex = el.get_attribute("id")
+            got = el.evaluate(READ_ANNOTATORS)
+            assert got["updates"] == 1
+            _check_annotators_with_package(got)
+            max_annotators = len(got["state"]["slopes"])
+            for n in (2, max_annotators, 3):
+                _set(page, ex, 'input[data-key="nAnnotators"]', n)
+                got = el.evaluate(READ_ANNOTATORS)
+                assert len(got["panels"]) == n == got["visibleRows"] == got["state"]["nAnnotators"]
+                assert len(got["trueEta"]) == n
+            _check_annotators_with_package(got)
+            for t, w in enumerate((-4.0, 0.0, 2.5)):
+                _set(page, ex, f'input[data-key="slopes"][data-index="{t}"]', w)
+                got = el.evaluate(READ_ANNOTATORS)
+                assert got["state"]["slopes"][t] == w
+                shown = got["panels"][t].replace("\u2212", "-")
+                assert shown.endswith(f"slope {w:+.2f}"), shown
+                grid = np.asarray(got["grid"])
+                want = 1 / (1 + np.exp(-(w * grid - got["state"]["gamma"])))
+                np.testing.assert_allclose(got["trueEta"][t], want, atol=1e-12)
+            _check_annotators_with_package(got)
+            before = got["summary"]
+            for key, value in (("gamma", 0.8), ("missing", 0.5), ("seed", 7)):
+                _set(page, ex, f'input[data-key="{key}"]', value)
+                got = el.evaluate(READ_ANNOTATORS)
+                assert got["state"][key] == value and got["summary"] != before
+                assert got["bars"] == [got["mvAccuracy"], got["dsAccuracy"],
+                                       got["laAccuracy"], got["oracleAccuracy"]]
+                before = got["summary"]
+                _check_annotators_with_package(got)
+            assert got["updates"] == 1 + 3 + 3 + 3
+            browser.close()
+    assert not errors, errors
+    assert not foreign, f"requests to other hosts: {foreign[:5]}"

@@ -1,0 +1,195 @@
+"""Chapter 8's browser-side EM (crowdlearn/static/annotators_em.js) gives the package's numbers.
+
+For many explorer settings the JavaScript simulates a crowd whose reliability depends on
+the item, and fits majority vote, Dawid--Skene and the logistic-annotator model; the
+package then fits :class:`crowdlearn.LogisticAnnotators` and :class:`crowdlearn.DawidSkene`
+on that same crowd (:func:`crowdlearn.widgets_annotators.fit_explorer_crowd`), and the
+posteriors must agree to 1e-9 with the same iteration counts, convergence flags, sign flip,
+objective history and accuracies. Run in Node (whenever ``node`` is installed) and in
+headless Chromium (skipped without it, except under CI).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import crowdlearn as cl
+from crowdlearn.widgets import _live_module
+from crowdlearn.widgets_annotators import fit_explorer_crowd
+
+from conftest import CHROMIUM_ARGS, ON_CI, chromium_or_skip, serve
+
+DEFAULT = [3.0, -3.0, 1.5, 0.0, -1.5, 2.0]
+SETTINGS = (
+    [dict(slopes=DEFAULT[:4], gamma=-0.5, missing=0.0, seed=0)]
+    + [dict(slopes=DEFAULT[:T], gamma=g, missing=m, seed=s)
+       for T, g, m, s in [(2, -0.5, 0.0, 1), (6, -0.5, 0.2, 2), (3, 0.8, 0.0, 3),
+                          (5, -2.0, 0.5, 4), (4, 1.5, 0.3, 5), (6, 0.0, 0.85, 6),
+                          (2, -3.0, 0.9, 7), (4, 3.0, 0.0, 8), (5, 0.0, 0.85, 3),
+                          (4, 0.0, 0.85, 7)]]
+    + [dict(slopes=[0.0] * 4, gamma=-1.0, missing=0.1, seed=9),
+       dict(slopes=[5.0, -5.0, 5.0], gamma=-0.2, missing=0.0, seed=10)]
+    + [dict(slopes=list(np.round(np.random.default_rng(s).uniform(-5, 5, 5), 2)),
+            gamma=float(np.round(np.random.default_rng(s).uniform(-3, 3), 1)),
+            missing=0.4, seed=20 + s) for s in range(6)]
+)
+
+DRIVER = """
+const settings = JSON.parse(%s);
+const out = settings.map((s) => {
+  const r = em.compareAnnotators(s);
+  return {
+    item: Array.from(r.crowd.item), expert: Array.from(r.crowd.expert),
+    label: Array.from(r.crowd.label), truth: Array.from(r.crowd.truth),
+    X: Array.from(r.crowd.X), posterior: Array.from(r.la.posterior), history: r.la.history,
+    nIter: r.la.nIter, converged: r.la.converged, flipped: r.la.flipped,
+    coef: r.la.coef, intercept: r.la.intercept,
+    reliabilityCoef: Array.from(r.la.reliabilityCoef),
+    reliabilityIntercept: Array.from(r.la.reliabilityIntercept),
+    dsPosterior: Array.from(r.ds.posterior), dsNIter: r.ds.nIter,
+    dsReliability: Array.from(r.dsReliability), estimatedEta: r.estimatedEta,
+    trueEta: r.trueEta, grid: r.grid,
+    mvPrediction: Array.from(r.mv.pred), mvTied: Array.from(r.mv.tied),
+    mvAccuracy: r.mvAccuracy, dsAccuracy: r.dsAccuracy, laAccuracy: r.laAccuracy,
+    oracleAccuracy: r.oracleAccuracy,
+  };
+});
+"""
+
+
+def _module() -> str:
+    """The engine as the page gets it (crowd_em.js + annotators_em.js), importable."""
+    return _live_module("annotators_view.js")
+
+
+def check_against_package(setting: dict, got: dict) -> None:
+    """Assert that the page's numbers for ``setting`` are the package's on the same crowd."""
+    n = setting.get("nItems", 600)
+    T = len(setting["slopes"])
+    where = f"setting {setting}"
+    if not got["item"]:
+        pytest.skip("the simulated crowd gave no label")
+    crowd = cl.from_triples(got["item"], got["expert"], got["label"], n_items=n,
+                            n_experts=T, n_classes=2)
+    X = np.asarray(got["X"]).reshape(n, 2)
+    truth = np.asarray(got["truth"])
+    settings = dict(slopes=setting["slopes"], gamma=setting["gamma"],
+                    missing=setting.get("missing", 0.0), seed=setting.get("seed", 0),
+                    n_items=n, coef=setting.get("coef", [2.0, -1.0]),
+                    intercept=setting.get("intercept", 0.0), l2=setting.get("l2", 1.0))
+    want = fit_explorer_crowd(settings, X, crowd, truth, np.asarray(got["grid"]),
+                              max_iter=setting.get("maxIter", 200),
+                              tol=setting.get("tol", 1e-6))
+    post = np.asarray(got["posterior"]).reshape(n, 2)
+    assert np.abs(post - want.la_posterior).max() < 1e-9, where
+    assert got["nIter"] == want.la_n_iter and got["converged"] == want.la_converged, where
+    assert got["flipped"] == want.la_flipped, where
+    np.testing.assert_allclose(got["history"], want.la_objective_history, rtol=1e-9,
+                               atol=1e-9, err_msg=where)
+    np.testing.assert_allclose(got["coef"], want.la_coef, atol=1e-7, err_msg=where)
+    np.testing.assert_allclose(got["reliabilityCoef"],
+                               want.la_reliability_coef.ravel(), atol=1e-7, err_msg=where)
+    np.testing.assert_allclose(got["reliabilityIntercept"], want.la_reliability_intercept,
+                               atol=1e-7, err_msg=where)
+    np.testing.assert_allclose(np.asarray(got["estimatedEta"]), want.estimated_eta,
+                               atol=1e-9, err_msg=where)
+    np.testing.assert_allclose(np.asarray(got["trueEta"]), want.true_eta, atol=1e-12)
+    ds_post = np.asarray(got["dsPosterior"]).reshape(n, 2)
+    assert np.abs(ds_post - want.ds_posterior).max() < 1e-9, where
+    assert got["dsNIter"] == want.ds_n_iter, where
+    np.testing.assert_allclose(got["dsReliability"], want.ds_reliability, atol=1e-9)
+    assert got["laAccuracy"] == want.la_accuracy, where
+    assert got["dsAccuracy"] == want.ds_accuracy, where
+    assert got["oracleAccuracy"] == want.oracle_accuracy, where
+    # majority vote: the same class wherever the vote is not tied; ties (and items
+    # without a label) are drawn by each side's own generator
+    tied = np.asarray(got["mvTied"], dtype=bool)
+    votes = np.zeros((n, 2))
+    np.add.at(votes, (crowd.item, crowd.label), 1)
+    assert np.array_equal(tied, votes[:, 0] == votes[:, 1]), where
+    mv = np.asarray(got["mvPrediction"])
+    assert np.array_equal(mv[~tied], want.mv_labels[~tied]), where
+    assert got["mvAccuracy"] == np.mean(mv == truth)
+
+
+def _run_node(settings) -> list[dict]:
+    node = shutil.which("node")
+    if node is None:
+        if ON_CI:
+            pytest.fail("node is needed for the JavaScript engine test")
+        pytest.skip("node is not installed")
+    script = (_module() + "const em = { compareAnnotators };\n"
+              + DRIVER % json.dumps(json.dumps(settings))
+              + "process.stdout.write(JSON.stringify(out));\n")
+    proc = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def node_results():
+    return _run_node(SETTINGS)
+
+
+@pytest.mark.parametrize("index", range(len(SETTINGS)))
+def test_node_annotators_engine_agrees_with_the_package(node_results, index):
+    check_against_package(SETTINGS[index], node_results[index])
+
+
+def test_node_results_cover_the_interesting_cases(node_results):
+    """The settings reach a flipped solution, a fit at the iteration cap or a long one, and
+    items without labels: the agreement above is not only checked on easy crowds."""
+    assert any(r["flipped"] for r in node_results)
+    assert max(r["nIter"] for r in node_results) >= 50
+    assert any(r["mvTied"] and sum(r["mvTied"]) for r in node_results)
+
+
+def test_js_annotator_simulation_follows_its_settings():
+    """Standard-normal features, the truth's logistic model, each annotator right with
+    probability sigma(slope * x1 - gamma), the missing fraction; same seed, same crowd."""
+    slopes, gamma = [2.0, -1.0, 0.0], -0.5
+    got = _run_node([dict(slopes=slopes, gamma=gamma, missing=0.3, seed=1, nItems=40_000,
+                          maxIter=1)])[0]
+    X = np.asarray(got["X"]).reshape(-1, 2)
+    assert np.abs(X.mean(axis=0)).max() < 0.02 and np.abs(X.std(axis=0) - 1).max() < 0.02
+    assert abs(np.corrcoef(X.T)[0, 1]) < 0.02
+    truth = np.asarray(got["truth"])
+    p1 = 1 / (1 + np.exp(-(2 * X[:, 0] - X[:, 1])))
+    assert abs(truth.mean() - p1.mean()) < 0.01
+    item, expert, label = (np.asarray(got[k]) for k in ("item", "expert", "label"))
+    assert abs(item.size / (40_000 * 3) - 0.7) < 0.01
+    for t, w in enumerate(slopes):
+        mine = expert == t
+        right = label[mine] == truth[item[mine]]
+        eta = 1 / (1 + np.exp(-(w * X[item[mine], 0] - gamma)))
+        assert abs(right.mean() - eta.mean()) < 0.01
+    again = _run_node([dict(slopes=slopes, gamma=gamma, seed=1, nItems=100, maxIter=1)] * 2
+                      + [dict(slopes=slopes, gamma=gamma, seed=2, nItems=100, maxIter=1)])
+    assert again[0]["X"] == again[1]["X"] and again[0]["X"] != again[2]["X"]
+
+
+def test_chromium_annotators_engine_agrees_with_the_package(tmp_path):
+    """The same check in headless Chromium, the module served from 127.0.0.1."""
+    exe = chromium_or_skip()
+    playwright = pytest.importorskip("playwright.sync_api")
+    (tmp_path / "engine.js").write_text(_module(),
+                                        encoding="utf-8")
+    (tmp_path / "index.html").write_text("<!doctype html><title>engine</title>")
+    settings = SETTINGS[:6]
+    with serve(tmp_path) as base, playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.goto(base + "/index.html")
+        body = (f"const em = await import({json.dumps(base + '/engine.js')});"
+                + DRIVER % json.dumps(json.dumps(settings)))
+        results = page.evaluate(f"async () => {{ {body} return out; }}")
+        browser.close()
+    for setting, got in zip(settings, results):
+        check_against_package(setting, got)

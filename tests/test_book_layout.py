@@ -1,0 +1,194 @@
+"""The rendered book's layout, measured in headless Chromium at 1280 px and at 390 px.
+
+For every page of the built book (served on 127.0.0.1), after MathJax has typeset:
+
+* **display equations**: at 1280 px none is wider than the text column; at 390 px every
+  equation wider than the column sits in a box of its own that scrolls sideways (never cut);
+* **code blocks**: at 1280 px none needs sideways scrolling;
+* **figures**: no image with text in it (every figure the book draws) is shown below 80 % of
+  its natural width at 1280 px, and every figure has alt text;
+* **assignments**: no solution (nbgrader's solution markers, or the instructor's code) in an
+  assignment page;
+* **tables** fit the column or scroll in their own box; the page never scrolls sideways.
+
+A screenshot of every page at both widths is saved in ``test-artifacts/layout/``. Run alone
+for a report: ``python tests/test_book_layout.py``. Needs the built book and Chromium
+(skipped without them, except under CI).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from conftest import ARTIFACTS, CHROMIUM_ARGS, HTML, chromium, fail_or_skip, serve  # noqa: E402
+
+SKIP_DIRS = {"_static", "_sources", "_images", "reports", "_downloads", "_modules"}
+
+MEASURE = r"""async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+  }
+  await new Promise((r) => setTimeout(r, 100));
+  const article = document.querySelector('article.bd-article') || document.querySelector('main');
+  const column = article.getBoundingClientRect();
+  const describe = (el) => {
+    const sec = el.closest('section[id]');
+    return (sec ? '#' + sec.id + ': ' : '') + (el.textContent || el.getAttribute('alt') || '')
+      .replace(/\s+/g, ' ').trim().slice(0, 70);
+  };
+  const scrollsItself = (el) => {
+    for (let a = el; a && a !== article; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      if ((s.overflowX === 'auto' || s.overflowX === 'scroll') && a.scrollWidth > a.clientWidth)
+        return a.getBoundingClientRect().right <= column.right + 1;
+    }
+    return false;
+  };
+  const equations = [];
+  for (const c of article.querySelectorAll('mjx-container[display="true"]')) {
+    const math = c.querySelector('mjx-math');
+    if (!math) continue;
+    const w = math.getBoundingClientRect().width;
+    if (w > column.width + 1) {
+      const label = c.closest('.math') ? (c.closest('.math').id || '') : '';
+      equations.push({ text: describe(c.closest('.math') || c), width: Math.round(w),
+                       column: Math.round(column.width), scrolls: scrollsItself(math),
+                       label });
+    }
+  }
+  const code = [];
+  for (const pre of article.querySelectorAll('div.highlight pre')) {
+    if (pre.scrollWidth > pre.clientWidth + 1) {
+      const lines = pre.textContent.split('\n');
+      code.push({ text: describe(pre), longest: Math.max(...lines.map((l) => l.length)) });
+    }
+  }
+  const images = [];
+  for (const img of article.querySelectorAll('img')) {
+    if (!img.naturalWidth || img.closest('.cl-explorer')) continue;
+    const shown = img.getBoundingClientRect().width;
+    images.push({ src: img.getAttribute('src').split('/').pop(), natural: img.naturalWidth,
+                  shown: Math.round(shown), ratio: shown / img.naturalWidth,
+                  alt: img.getAttribute('alt') || '', where: describe(img.closest('.cell') || img) });
+  }
+  const tables = [];
+  for (const t of article.querySelectorAll('table')) {
+    const r = t.getBoundingClientRect();
+    if (r.right > column.right + 1 && !scrollsItself(t)) tables.push(describe(t));
+  }
+  const text = article.innerText;
+  return { equations, code, images, tables, pageWidth: document.documentElement.scrollWidth,
+           viewport: window.innerWidth,
+           solutionMarkers: /BEGIN SOLUTION|END SOLUTION|BEGIN HIDDEN TESTS/.test(text),
+           favicon: !!document.querySelector('link[rel~="icon"]'),
+           tocText: [...document.querySelectorAll('.bd-sidebar a, .bd-toc a')].map((a) => a.textContent) };
+}"""
+
+
+def pages() -> list[str]:
+    if not HTML.exists():
+        return []
+    out = []
+    for p in sorted(HTML.rglob("*.html")):
+        rel = p.relative_to(HTML)
+        if rel.parts[0] in SKIP_DIRS or rel.name in ("genindex.html", "search.html"):
+            continue
+        if rel.name == "index.html" and len(rel.parts) == 1:
+            continue
+        out.append(rel.as_posix())
+    return out
+
+
+def measure(browser, base: str, page_path: str, width: int, shots: Path | None = None) -> dict:
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(f"{base}/{page_path}", wait_until="load")
+    result = page.evaluate(MEASURE)
+    if shots is not None:
+        shots.mkdir(parents=True, exist_ok=True)
+        name = page_path.replace("/", "_").removesuffix(".html")
+        page.screenshot(path=str(shots / f"{name}_{width}.png"), full_page=True)
+    page.close()
+    return result
+
+
+def problems(page_path: str, width: int, r: dict) -> list[str]:
+    out = []
+    if width >= 1280:
+        out += [f"equation {e['width']} px wide in a {e['column']} px column: {e['text']}"
+                for e in r["equations"]]
+        out += [f"code block needs sideways scrolling (longest line {c['longest']} "
+                f"characters): {c['text']}" for c in r["code"]]
+        out += [f"figure {i['src']} shown at {i['ratio']:.0%} of its width ({i['shown']} of "
+                f"{i['natural']} px): {i['where']}" for i in r["images"] if i["ratio"] < 0.8]
+    else:
+        out += [f"equation cut off (does not scroll in its own box): {e['text']}"
+                for e in r["equations"] if not e["scrolls"]]
+    out += [f"figure {i['src']} has no alt text: {i['where']}" for i in r["images"]
+            if not i["alt"].strip() or i["alt"].strip() in ("_images", "png")]
+    out += [f"table wider than the column and not scrollable: {t}" for t in r["tables"]]
+    if r["pageWidth"] > r["viewport"] + 1:
+        out.append(f"the page scrolls sideways ({r['pageWidth']} px at {r['viewport']} px)")
+    if "assignments/" in page_path and r["solutionMarkers"]:
+        out.append("solution markers in an assignment page")
+    if not r["favicon"]:
+        out.append("no favicon")
+    out += [f"raw bibliography key in a table of contents: {t!r}" for t in r["tocText"]
+            if t.strip().startswith("[") or "{cite" in t]
+    return out
+
+
+@pytest.fixture(scope="module")
+def layout_browser():
+    exe = chromium()
+    if exe is None or not HTML.exists():
+        fail_or_skip("needs Chromium and the built book (python3 run.py book)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    with serve(HTML) as base, playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        yield browser, base
+        browser.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("page_path", pages() or ["book/intro.html"])
+def test_page_layout(layout_browser, page_path, width):
+    browser, base = layout_browser
+    r = measure(browser, base, page_path, width, ARTIFACTS / "layout")
+    found = problems(page_path, width, r)
+    assert not found, f"{page_path} at {width} px:\n  " + "\n  ".join(found)
+
+
+def test_assignment_pages_hide_solutions_but_keep_the_checks():
+    """The rendered assignment pages show the student's cells and the visible checks, and
+    none of the instructor's solution code."""
+    if not HTML.exists():
+        fail_or_skip("the built book is missing (python3 run.py book)")
+    from crowdlearn.classroom import solution_lines
+
+    for source in sorted((HTML.parent.parent / "book" / "assignments").glob("a*.md")):
+        html = (HTML / "book" / "assignments" / f"{source.stem}.html").read_text("utf-8")
+        assert "YOUR CODE HERE" in html, source.name
+        for line in solution_lines(source):
+            assert line not in html, f"{source.name}: solution line shown: {line!r}"
+
+
+if __name__ == "__main__":  # a report for every page
+    from playwright.sync_api import sync_playwright
+
+    with serve(HTML) as base, sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
+        total = 0
+        for path in pages():
+            for width in (1280, 390):
+                found = problems(path, width, measure(b, base, path, width))
+                total += len(found)
+                for f in found:
+                    print(f"{path} @{width}: {f}")
+        b.close()
+    print(json.dumps({"problems": total}))

@@ -47,7 +47,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 __all__ = ["CheckResult", "find_assignments", "read_assignment", "grade_cells", "release",
-           "grade", "replace_solution", "solution_regions", "write_report", "main"]
+           "grade", "replace_solution", "solution_regions", "student_source", "write_report",
+           "main"]
 
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -155,6 +156,36 @@ def solution_regions(nb) -> dict:
         if meta.get("solution"):
             out[meta["grade_id"]] = [m.group(2) for m in _REGION.finditer(cell.source)]
     return out
+
+
+_HIDDEN_REGION = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS[ \t]*\n.*?^[ \t]*### END HIDDEN TESTS"
+                            r"[ \t]*(\n|\Z)", re.MULTILINE | re.DOTALL)
+STUDENT_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
+
+
+def student_source(source: str) -> str:
+    r"""The student's view of a cell's code, as nbgrader releases it: every solution region
+    replaced by ``# YOUR CODE HERE`` / ``raise NotImplementedError()`` (indented like its
+    markers) and every hidden-test region removed.
+
+    Examples
+    --------
+    >>> print(student_source("def f(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n"
+    ...                      "    ### END SOLUTION\n"))
+    def f(x):
+        # YOUR CODE HERE
+        raise NotImplementedError()
+    <BLANKLINE>
+    >>> student_source("assert f(1) == 2\n### BEGIN HIDDEN TESTS\nassert f(2) == 4\n"
+    ...                "### END HIDDEN TESTS\n")
+    'assert f(1) == 2\n'
+    """
+    import textwrap
+
+    def stub(m):
+        return textwrap.indent(STUDENT_STUB, m.group(1))
+
+    return _HIDDEN_REGION.sub("", _REGION.sub(stub, source))
 
 
 def replace_solution(nb, grade_id: str, code: str, *, region: int = 0):

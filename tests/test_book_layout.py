@@ -86,7 +86,8 @@ MEASURE = r"""async () => {
            viewport: window.innerWidth,
            solutionMarkers: /BEGIN SOLUTION|END SOLUTION|BEGIN HIDDEN TESTS/.test(text),
            favicon: !!document.querySelector('link[rel~="icon"]'),
-           tocText: [...document.querySelectorAll('.bd-sidebar a, .bd-toc a')].map((a) => a.textContent) };
+           tocCitations: [...document.querySelectorAll('nav a .cite, .bd-sidebar a .cite, .bd-toc a .cite')]
+             .map((c) => c.closest('a').textContent.trim()) };
 }"""
 
 
@@ -128,8 +129,9 @@ def problems(page_path: str, width: int, r: dict) -> list[str]:
     else:
         out += [f"equation cut off (does not scroll in its own box): {e['text']}"
                 for e in r["equations"] if not e["scrolls"]]
-    out += [f"figure {i['src']} has no alt text: {i['where']}" for i in r["images"]
-            if not i["alt"].strip() or i["alt"].strip() in ("_images", "png")]
+    out += [f"figure {i['src']} has no alt text (only its file name): {i['where']}"
+            for i in r["images"]
+            if not i["alt"].strip() or "_images/" in i["alt"] or i["alt"].endswith(".png")]
     out += [f"table wider than the column and not scrollable: {t}" for t in r["tables"]]
     if r["pageWidth"] > r["viewport"] + 1:
         out.append(f"the page scrolls sideways ({r['pageWidth']} px at {r['viewport']} px)")
@@ -137,8 +139,7 @@ def problems(page_path: str, width: int, r: dict) -> list[str]:
         out.append("solution markers in an assignment page")
     if not r["favicon"]:
         out.append("no favicon")
-    out += [f"raw bibliography key in a table of contents: {t!r}" for t in r["tocText"]
-            if t.strip().startswith("[") or "{cite" in t]
+    out += [f"raw bibliography key in a table of contents: {t!r}" for t in r["tocCitations"]]
     return out
 
 
@@ -164,18 +165,52 @@ def test_page_layout(layout_browser, page_path, width):
     assert not found, f"{page_path} at {width} px:\n  " + "\n  ".join(found)
 
 
-def test_assignment_pages_hide_solutions_but_keep_the_checks():
-    """The rendered assignment pages show the student's cells and the visible checks, and
-    none of the instructor's solution code."""
+def _page_text(path: Path) -> str:
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", path.read_text("utf-8")))
+
+
+def _secret_lines(source: str) -> set:
+    """Lines of the solutions and hidden tests of an instructor's notebook that appear
+    nowhere else in it (so finding one in a page means a secret leaked)."""
+    import re
+
+    regions = re.findall(r"### BEGIN (SOLUTION|HIDDEN TESTS)\n(.*?)### END \1", source, re.S)
+    outside = re.sub(r"### BEGIN (SOLUTION|HIDDEN TESTS)\n.*?### END \1", "", source,
+                     flags=re.S)
+    lines = {line.strip() for _, body in regions for line in body.splitlines()}
+    return {line for line in lines if len(line) >= 16 and not line.startswith("#")
+            and line not in outside}
+
+
+def test_assignment_pages_hide_solutions_and_hidden_tests():
+    """The rendered assignment pages and their downloadable .md and .ipynb show the
+    student's cells (``# YOUR CODE HERE``) and the visible checks, and none of the
+    instructor's solution code or hidden tests (which the build still executes)."""
     if not HTML.exists():
         fail_or_skip("the built book is missing (python3 run.py book)")
-    from crowdlearn.classroom import solution_lines
-
-    for source in sorted((HTML.parent.parent / "book" / "assignments").glob("a*.md")):
-        html = (HTML / "book" / "assignments" / f"{source.stem}.html").read_text("utf-8")
-        assert "YOUR CODE HERE" in html, source.name
-        for line in solution_lines(source):
-            assert line not in html, f"{source.name}: solution line shown: {line!r}"
+    root = HTML.parent.parent
+    for source in sorted((root / "book" / "assignments").glob("a*.md")):
+        secrets = _secret_lines(source.read_text("utf-8"))
+        assert secrets, f"{source.name}: no solution found to look for"
+        page = HTML / "book" / "assignments" / f"{source.stem}.html"
+        downloads = [HTML / "_sources" / "book" / "assignments" / f"{source.stem}{ext}"
+                     for ext in (".md", ".ipynb")]
+        for shown in [page, *downloads]:
+            if shown.suffix == ".html":
+                text = _page_text(shown)
+            elif shown.suffix == ".ipynb":
+                cells = json.loads(shown.read_text("utf-8"))["cells"]
+                text = "\n".join("".join(c["source"]) + json.dumps(c.get("outputs", []))
+                                  for c in cells)
+            else:
+                text = shown.read_text("utf-8")
+            assert "YOUR CODE HERE" in text, f"{shown.name}: no cell for the student to fill"
+            leaked = sorted(s for s in secrets if s in text)
+            assert not leaked, f"{shown.name} shows the instructor's code: {leaked[:3]}"
+            assert "BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text, shown.name
 
 
 if __name__ == "__main__":  # a report for every page

@@ -10,6 +10,9 @@
   so its download menu gets an ``.ipynb`` entry next to the ``.md`` source.
 * Refuse any script or stylesheet that would be fetched from another host, so
   a CDN dependency fails the build instead of silently breaking offline reading.
+* Assignment pages show the student's view (solutions replaced by nbgrader's stub,
+  their outputs and the hidden tests removed), in the page and in the downloadable
+  ``.md`` and ``.ipynb``; the book still executes the instructor's version.
 * Drop the ``anywidget`` models from the page's embedded widget state. The
   explorers' outputs carry an anywidget (for Jupyter) and a ``text/html`` twin
   that the page shows instead (``nb_mime_priority_overrides``); the widget
@@ -47,14 +50,69 @@ def _dedupe_and_check(app, pagename, templatename, context, doctree):
         files[:] = kept
 
 
+def _is_assignment(pagename: str) -> bool:
+    return pagename.startswith("book/assignments/a")
+
+
 def _offer_notebook(app, pagename, templatename, context, doctree):
     executed = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
     if not executed.is_file():
         return
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(executed, target)
+    if _is_assignment(pagename):
+        # the student's notebook: solutions stubbed, hidden tests removed, no outputs
+        import nbformat
+        from crowdlearn.classroom import student_source
+
+        nb = nbformat.read(executed, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.source = student_source(cell.source)
+                cell.outputs, cell.execution_count = [], None
+        nbformat.write(nb, target)
+    else:
+        shutil.copyfile(executed, target)
     context["ipynb_source"] = f"{pagename}.ipynb"
+
+
+def _student_view(app, doctree):
+    """Assignment pages show the student's view: the book executes the instructor's
+    version (so a broken check fails the build), but a solution cell's code is shown as
+    nbgrader releases it (``# YOUR CODE HERE``), without its output, and hidden tests
+    are not shown at all."""
+    from docutils import nodes
+    from crowdlearn.classroom import BEGIN_HIDDEN, BEGIN_SOLUTION, student_source
+
+    if not _is_assignment(app.env.docname):
+        return
+    for cell in list(doctree.findall(nodes.container)):
+        if cell.get("nb_element") != "cell_code":
+            continue
+        meta = (cell.get("cell_metadata") or {}).get("nbgrader") or {}
+        for part in list(cell.children):
+            element = part.get("nb_element")
+            if element == "cell_code_source":
+                for block in list(part.findall(nodes.literal_block)):
+                    text = block.astext()
+                    if BEGIN_SOLUTION in text or BEGIN_HIDDEN in text:
+                        new = student_source(text).rstrip("\n")
+                        block.parent.replace(block, nodes.literal_block(
+                            new, new, language=block.get("language", "ipython3"),
+                            classes=block.get("classes", [])))
+            elif element == "cell_code_output" and meta.get("solution"):
+                cell.remove(part)
+
+
+def _student_sources(app, exception):
+    """The downloadable ``.md`` of an assignment is the student's version too."""
+    if exception is not None or app.builder.format != "html":
+        return
+    from crowdlearn.classroom import student_source
+
+    folder = Path(app.outdir) / "_sources" / "book" / "assignments"
+    for path in folder.glob("a*.md"):
+        path.write_text(student_source(path.read_text("utf-8")), "utf-8")
 
 
 _BROWSER_ONLY_MODULES = {"anywidget"}
@@ -78,6 +136,8 @@ def _drop_browser_only_models(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
+    app.connect("doctree-read", _student_view)
+    app.connect("build-finished", _student_sources)
     # before sphinx-book-theme builds its header buttons (priority 501)
     app.connect("html-page-context", _offer_notebook, priority=90)
     app.connect("html-page-context", _dedupe_and_check, priority=100)
@@ -85,4 +145,6 @@ def setup(app):
     app.connect("html-page-context", _drop_browser_only_models, priority=900)
     # before the widget manager (myst-nb adds it at the default priority 500)
     app.add_js_file("widgets-mathjax3.js", priority=300)
+    app.add_js_file("figure-zoom.js")
+    app.add_css_file("crowdlearn.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -10,10 +10,11 @@ weights :math:`s_o \ge 0`, fixed offsets :math:`\omega_o`, features
 
 .. math::
 
-    \max_{b, \beta}\; F(b, \beta) = \ell(b, \beta) - \lambda \sum_{j \in P} |\beta_j|,
-    \qquad
-    \ell = \sum_o s_o \big[ m_o \log\sigma(u_o) + (1 - m_o) \log\sigma(-u_o) \big],
-    \qquad u_o = \omega_o + b_{g(o)} + x_o^\top\beta,
+    \begin{aligned}
+    &\max_{b, \beta}\; F(b, \beta) = \ell(b, \beta) - \lambda \sum_{j \in P} |\beta_j|, \\
+    &\ell = \sum_o s_o \big[ m_o \log\sigma(u_o) + (1 - m_o) \log\sigma(-u_o) \big], \\
+    &u_o = \omega_o + b_{g(o)} + x_o^\top\beta,
+    \end{aligned}
 
 where :math:`P` is the set of penalised columns and the intercepts
 :math:`b_0, \dots, b_{G-1}` are never penalised (one intercept by default;
@@ -23,11 +24,11 @@ same as one-hot indicator columns left unpenalised). Since
 
 .. math::
 
-    \frac{\partial \ell}{\partial \beta_j} = \sum_o s_o (m_o - \sigma(u_o))\, x_{oj},
-    \qquad
-    \frac{\partial \ell}{\partial b_g} = \sum_{o:\, g(o) = g} s_o (m_o - \sigma(u_o)),
-    \qquad
-    -\nabla^2 \ell = \sum_o s_o \sigma(u_o)\sigma(-u_o)\, \tilde x_o \tilde x_o^\top .
+    \begin{aligned}
+    \frac{\partial \ell}{\partial \beta_j} &= \sum_o s_o (m_o - \sigma(u_o))\, x_{oj}, \\
+    \frac{\partial \ell}{\partial b_g} &= \sum_{o:\, g(o) = g} s_o (m_o - \sigma(u_o)), \\
+    -\nabla^2 \ell &= \sum_o s_o \sigma(u_o)\sigma(-u_o)\, \tilde x_o \tilde x_o^\top .
+    \end{aligned}
 
 :math:`F` is concave, so :math:`(b, \beta)` maximises it iff the KKT
 (subgradient) conditions hold: :math:`\partial\ell/\partial b_g = 0`,

@@ -13,19 +13,23 @@ maximises the penalised weighted log-likelihood
 
 .. math::
 
-    L(w, b) = \sum_r s_r \big[ m_r \log\sigma(u_r) + (1 - m_r)\log\sigma(-u_r) \big]
-              - \frac{\lambda}{2}\big(\lVert w\rVert^2 + \rho\, b^2\big),
+    \begin{aligned}
+    L(w, b) &= \sum_r s_r \big[ m_r \log\sigma(u_r) + (1 - m_r)\log\sigma(-u_r) \big] \\
+    &\quad - \frac{\lambda}{2}\big(\lVert w\rVert^2 + \rho\, b^2\big),
     \qquad u_r = w^\top x_r + b,
+    \end{aligned}
 
 with :math:`\rho = 1` when the intercept is penalised, :math:`0` otherwise.
 Its gradient and Hessian are
 
 .. math::
 
-    \nabla_w L = \sum_r s_r (m_r - \sigma(u_r))\, x_r - \lambda w, \quad
-    \frac{\partial L}{\partial b} = \sum_r s_r (m_r - \sigma(u_r)) - \lambda\rho b, \quad
-    \nabla^2 L = -\sum_r s_r \sigma(u_r)\sigma(-u_r)\, \tilde x_r \tilde x_r^\top
-                 - \lambda\,\mathrm{diag}(1, \dots, 1, \rho),
+    \begin{aligned}
+    \nabla_w L &= \sum_r s_r (m_r - \sigma(u_r))\, x_r - \lambda w, \\
+    \frac{\partial L}{\partial b} &= \sum_r s_r (m_r - \sigma(u_r)) - \lambda\rho b, \\
+    \nabla^2 L &= -\sum_r s_r \sigma(u_r)\sigma(-u_r)\, \tilde x_r \tilde x_r^\top
+    - \lambda\,\mathrm{diag}(1, \dots, 1, \rho),
+    \end{aligned}
 
 with :math:`\tilde x_r = (x_r, 1)`. :math:`L` is concave (strictly so when
 :math:`\lambda > 0` and :math:`\rho = 1`), so Newton's method with a

@@ -32,9 +32,13 @@ class LatentClassModel(BaseEstimator):
     **M-step.** Expected counts replace the indicator counts of ordinary
     maximum likelihood (the Lagrange-multiplier solution):
 
-    .. math:: p(X_c = s \\mid H = h) = \\frac{\\sum_n 1[x^n_c = s]\\, q^n(h) + \\alpha}
-              {\\sum_n 1[x^n_c \\text{ observed}]\\, q^n(h) + S_c\\alpha},
-       \\qquad p(H = h) = \\frac{\\sum_n q^n(h) + \\alpha}{N + K\\alpha}.
+    .. math::
+
+        \\begin{aligned}
+        p(X_c = s \\mid H = h) &= \\frac{\\sum_n 1[x^n_c = s]\\, q^n(h) + \\alpha}
+        {\\sum_n 1[x^n_c \\text{ observed}]\\, q^n(h) + S_c\\alpha}, \\\\
+        p(H = h) &= \\frac{\\sum_n q^n(h) + \\alpha}{N + K\\alpha}.
+        \\end{aligned}
 
     With ``alpha > 0`` this is MAP-EM under symmetric Dirichlet(:math:`\\alpha+1`)
     priors and the objective tracked is the log-posterior (up to a constant).
@@ -263,10 +267,14 @@ class LatentClassModel(BaseEstimator):
 
         For any distributions :math:`q^n` over the hidden class,
 
-        .. math:: F(q, \theta) = \sum_n \sum_h q^n(h)
-                  \big[\log p(h, x^n \mid \theta) - \log q^n(h)\big]
-                  = \log p(X \mid \theta) - \sum_n \mathrm{KL}\big(q^n \,\|\,
-                  p(h \mid x^n, \theta)\big),
+        .. math::
+
+            \begin{aligned}
+            F(q, \theta) &= \sum_n \sum_h q^n(h)
+            \big[\log p(h, x^n \mid \theta) - \log q^n(h)\big] \\
+            &= \log p(X \mid \theta) - \sum_n \mathrm{KL}\big(q^n \,\|\,
+            p(h \mid x^n, \theta)\big),
+            \end{aligned}
 
         so it is a lower bound on :meth:`log_likelihood`, equal to it exactly when
         ``resp`` is the posterior. The E-step maximises it over :math:`q`, the

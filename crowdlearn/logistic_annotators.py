@@ -275,10 +275,12 @@ class LogisticAnnotators(BaseEstimator):
 
     .. math::
 
-        \log \tilde p_i(1) = \log\sigma(a_i) + \sum_{t \in R_i} \log\sigma(s_{it} b_{it})
-        - \log A_i, \qquad
-        \log \tilde p_i(0) = \log\sigma(-a_i) + \sum_{t \in R_i} \log\sigma(-s_{it} b_{it})
+        \begin{aligned}
+        \log \tilde p_i(1) &= \log\sigma(a_i) + \sum_{t \in R_i} \log\sigma(s_{it} b_{it})
+        - \log A_i, \\
+        \log \tilde p_i(0) &= \log\sigma(-a_i) + \sum_{t \in R_i} \log\sigma(-s_{it} b_{it})
         - \log A_i,
+        \end{aligned}
 
     with :math:`\log A_i` the log-sum-exp of the two (and
     :math:`\ell = \sum_i \log A_i`); write :math:`\mu_i = \tilde p_i(1)`. Since
@@ -289,10 +291,12 @@ class LogisticAnnotators(BaseEstimator):
 
     .. math::
 
-        Q(\theta) = \underbrace{\sum_i \big[\mu_i \log\sigma(a_i)
-        + (1 - \mu_i)\log\sigma(-a_i)\big]}_{\text{classifier}}
-        + \sum_t \underbrace{\sum_{i \in I_t} \big[c_{it} \log\sigma(b_{it})
+        \begin{aligned}
+        Q(\theta) &= \underbrace{\sum_i \big[\mu_i \log\sigma(a_i)
+        + (1 - \mu_i)\log\sigma(-a_i)\big]}_{\text{classifier}} \\
+        &\quad + \sum_t \underbrace{\sum_{i \in I_t} \big[c_{it} \log\sigma(b_{it})
         + (1 - c_{it})\log\sigma(-b_{it})\big]}_{\text{annotator } t},
+        \end{aligned}
 
     where :math:`I_t` are the items annotator :math:`t` labelled and
     :math:`c_{it} = \tilde p_i(z_i = y_{it})`, i.e. :math:`\mu_i` if
@@ -304,10 +308,12 @@ class LogisticAnnotators(BaseEstimator):
 
     .. math::
 
-        \nabla_\alpha Q = \sum_i (\mu_i - \sigma(a_i))\, x_i, \quad
-        \frac{\partial Q}{\partial\beta} = \sum_i (\mu_i - \sigma(a_i)), \quad
-        \nabla_{w_t} Q = \sum_{i \in I_t} (c_{it} - \eta_t(x_i))\, x_i, \quad
-        \frac{\partial Q}{\partial\gamma_t} = -\sum_{i \in I_t} (c_{it} - \eta_t(x_i)),
+        \begin{aligned}
+        \nabla_\alpha Q &= \sum_i (\mu_i - \sigma(a_i))\, x_i, &
+        \frac{\partial Q}{\partial\beta} &= \sum_i (\mu_i - \sigma(a_i)), \\
+        \nabla_{w_t} Q &= \sum_{i \in I_t} (c_{it} - \eta_t(x_i))\, x_i, &
+        \frac{\partial Q}{\partial\gamma_t} &= -\sum_{i \in I_t} (c_{it} - \eta_t(x_i)),
+        \end{aligned}
 
     minus :math:`\lambda` times the parameter for the penalty. Each penalised
     problem is concave and is solved by Newton's method from the current

@@ -19,9 +19,11 @@ in the paper; items without any label are left out of :math:`\hat S`, and
 
 .. math::
 
-    \hat S = \frac{1}{n'}\sum_i (1 - 2\bar e_i)\, W_i + \frac{1}{n'}\sum_i \bar e_i,
-    \qquad W_i = 1\{z_i \ne Z_i\},\quad
+    \begin{aligned}
+    \hat S &= \frac{1}{n'}\sum_i (1 - 2\bar e_i)\, W_i + \frac{1}{n'}\sum_i \bar e_i, \\
+    W_i &= 1\{z_i \ne Z_i\},\quad
     \bar e_i = \frac{1}{|A_i|}\sum_{j \in A_i} 1\{Z_i \ne Y_{ij}\}
+    \end{aligned}
 
 (:func:`surrogate_decomposition`).
 

@@ -114,10 +114,12 @@ class OneCoinDawidSkene(DawidSkene):
 
     .. math::
 
-        \sum_{t:\, r_t = r} \sum_k Q_{i_t}(k)\Big[1\{l_t = k\}\log p_r
-        + 1\{l_t \ne k\}\log\frac{1 - p_r}{K - 1}\Big] + \alpha\big[\log p_r
-        + \log(1 - p_r)\big]
-        = (C_r + \alpha)\log p_r + (n_r - C_r + \alpha)\log(1 - p_r) + \text{const},
+        \begin{aligned}
+        &\sum_{t:\, r_t = r} \sum_k Q_{i_t}(k)\Big[1\{l_t = k\}\log p_r
+        + 1\{l_t \ne k\}\log\frac{1 - p_r}{K - 1}\Big] \\
+        &\quad + \alpha\big[\log p_r + \log(1 - p_r)\big] \\
+        &= (C_r + \alpha)\log p_r + (n_r - C_r + \alpha)\log(1 - p_r) + \text{const},
+        \end{aligned}
 
     with :math:`C_r = \sum_{t:\, r_t = r} Q_{i_t}(l_t)`, the expected number of
     correct labels of expert :math:`r` (using :math:`\sum_k Q_i(k) = 1`). This is

@@ -147,9 +147,12 @@ class SparseExpertsEM(BaseEstimator):
 
     .. math::
 
-        P(z_i = 1 \mid x_i) = \sigma(\beta_0 + \beta^\top x_i), \qquad
-        P(y_{ik} \ne z_i \mid z_i, x_i) = \frac{1}{1 + e^{\alpha_k + \gamma^\top x_i}}
-        = \sigma(-\eta_{ik}), \quad \eta_{ik} = \alpha_k + \gamma^\top x_i,
+        \begin{aligned}
+        P(z_i = 1 \mid x_i) &= \sigma(\beta_0 + \beta^\top x_i), \\
+        P(y_{ik} \ne z_i \mid z_i, x_i) &= \frac{1}{1 + e^{\alpha_k + \gamma^\top x_i}}
+        = \sigma(-\eta_{ik}), \\
+        \eta_{ik} &= \alpha_k + \gamma^\top x_i,
+        \end{aligned}
 
     labels independent given :math:`(z_i, x_i)`. The intercept :math:`\alpha_k`
     is the expert's own (higher is better); :math:`\gamma` says how each feature

@@ -60,19 +60,7 @@ def _offer_notebook(app, pagename, templatename, context, doctree):
         return
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
-    if _is_assignment(pagename):
-        # the student's notebook: solutions stubbed, hidden tests removed, no outputs
-        import nbformat
-        from crowdlearn.classroom import student_source
-
-        nb = nbformat.read(executed, as_version=4)
-        for cell in nb.cells:
-            if cell.cell_type == "code":
-                cell.source = student_source(cell.source)
-                cell.outputs, cell.execution_count = [], None
-        nbformat.write(nb, target)
-    else:
-        shutil.copyfile(executed, target)
+    shutil.copyfile(executed, target)  # an assignment's is rewritten at build-finished
     context["ipynb_source"] = f"{pagename}.ipynb"
 
 
@@ -105,14 +93,23 @@ def _student_view(app, doctree):
 
 
 def _student_sources(app, exception):
-    """The downloadable ``.md`` of an assignment is the student's version too."""
+    """The downloadable ``.md`` and ``.ipynb`` of an assignment are the student's version
+    too (solutions stubbed, hidden tests removed; the notebook without outputs)."""
     if exception is not None or app.builder.format != "html":
         return
+    import nbformat
     from crowdlearn.classroom import student_source
 
     folder = Path(app.outdir) / "_sources" / "book" / "assignments"
     for path in folder.glob("a*.md"):
         path.write_text(student_source(path.read_text("utf-8")), "utf-8")
+    for path in folder.glob("a*.ipynb"):
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.source = student_source(cell.source)
+                cell.outputs, cell.execution_count = [], None
+        nbformat.write(nb, path)
 
 
 _BROWSER_ONLY_MODULES = {"anywidget"}

@@ -79,3 +79,33 @@ def serve(directory: Path):
         yield f"http://127.0.0.1:{httpd.server_address[1]}"
     finally:
         httpd.shutdown()
+
+
+def run_node_module(script: str, timeout: int = 300):
+    """Run ``script`` as an ES module in Node and return what it wrote to stdout, parsed as
+    JSON (skipped without Node, failed under CI)."""
+    import json
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        fail_or_skip("node is needed for the JavaScript engine tests")
+    proc = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True,
+                          text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def book_pages(skip_dirs=frozenset({"_static", "_sources", "_images", "reports",
+                                    "_downloads"})) -> list[str]:
+    """The built book's pages (relative paths), without the root redirect."""
+    if not HTML.exists():
+        return []
+    pages = []
+    for p in sorted(HTML.rglob("*.html")):
+        rel = p.relative_to(HTML)
+        if rel.parts[0] in skip_dirs or rel.name == "index.html" and len(rel.parts) == 1:
+            continue
+        pages.append(rel.as_posix())
+    return pages

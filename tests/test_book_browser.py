@@ -16,24 +16,9 @@ from urllib.parse import urlparse
 
 import pytest
 
-from conftest import CHROMIUM_ARGS, HTML, chromium, fail_or_skip, serve
+from conftest import CHROMIUM_ARGS, HTML, book_pages, chromium, fail_or_skip, serve
 
-SKIP_DIRS = {"_static", "_sources", "_images", "reports", "_downloads"}
-
-
-def _pages() -> list[str]:
-    if not HTML.exists():
-        return []
-    pages = []
-    for p in sorted(HTML.rglob("*.html")):
-        rel = p.relative_to(HTML)
-        if rel.parts[0] in SKIP_DIRS or rel.name == "index.html" and len(rel.parts) == 1:
-            continue
-        pages.append(rel.as_posix())
-    return pages
-
-
-PAGES = _pages()
+PAGES = book_pages()
 
 
 @pytest.fixture(scope="module")

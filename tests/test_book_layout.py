@@ -25,9 +25,11 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import ARTIFACTS, CHROMIUM_ARGS, HTML, chromium, fail_or_skip, serve  # noqa: E402
+from conftest import (ARTIFACTS, CHROMIUM_ARGS, HTML, book_pages, chromium,  # noqa: E402
+                      fail_or_skip, serve)
 
-SKIP_DIRS = {"_static", "_sources", "_images", "reports", "_downloads", "_modules"}
+SKIP_DIRS = frozenset({"_static", "_sources", "_images", "reports", "_downloads",
+                       "_modules"})
 
 MEASURE = r"""async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
@@ -92,17 +94,8 @@ MEASURE = r"""async () => {
 
 
 def pages() -> list[str]:
-    if not HTML.exists():
-        return []
-    out = []
-    for p in sorted(HTML.rglob("*.html")):
-        rel = p.relative_to(HTML)
-        if rel.parts[0] in SKIP_DIRS or rel.name in ("genindex.html", "search.html"):
-            continue
-        if rel.name == "index.html" and len(rel.parts) == 1:
-            continue
-        out.append(rel.as_posix())
-    return out
+    return [p for p in book_pages(SKIP_DIRS)
+            if not p.endswith(("genindex.html", "search.html"))]
 
 
 def measure(browser, base: str, page_path: str, width: int, shots: Path | None = None) -> dict:

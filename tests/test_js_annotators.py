@@ -12,8 +12,6 @@ headless Chromium (skipped without it, except under CI).
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +21,7 @@ import crowdlearn as cl
 from crowdlearn.widgets import _live_module
 from crowdlearn.widgets_annotators import fit_explorer_crowd
 
-from conftest import CHROMIUM_ARGS, ON_CI, chromium_or_skip, serve
+from conftest import CHROMIUM_ARGS, chromium_or_skip, run_node_module, serve
 
 DEFAULT = [3.0, -3.0, 1.5, 0.0, -1.5, 2.0]
 SETTINGS = (
@@ -119,18 +117,9 @@ def check_against_package(setting: dict, got: dict) -> None:
 
 
 def _run_node(settings) -> list[dict]:
-    node = shutil.which("node")
-    if node is None:
-        if ON_CI:
-            pytest.fail("node is needed for the JavaScript engine test")
-        pytest.skip("node is not installed")
-    script = (_module() + "const em = { compareAnnotators };\n"
-              + DRIVER % json.dumps(json.dumps(settings))
-              + "process.stdout.write(JSON.stringify(out));\n")
-    proc = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    return run_node_module(_module() + "const em = { compareAnnotators };\n"
+                           + DRIVER % json.dumps(json.dumps(settings))
+                           + "process.stdout.write(JSON.stringify(out));\n")
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,6 @@ except under CI).
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import warnings
 from pathlib import Path
 
@@ -24,7 +22,7 @@ import crowdlearn as cl
 from crowdlearn.experiments import expert_error_rates, oracle_posterior
 from crowdlearn.simulate import one_coin_confusion
 
-from conftest import CHROMIUM_ARGS, ON_CI, chromium_or_skip, serve
+from conftest import CHROMIUM_ARGS, chromium_or_skip, run_node_module, serve
 
 STATIC = Path(cl.__file__).parent / "static"
 ENGINE = STATIC / "crowd_em.js"
@@ -98,17 +96,8 @@ def _check_against_package(setting: dict, got: dict) -> None:
 
 
 def _run_node(settings) -> list[dict]:
-    node = shutil.which("node")
-    if node is None:
-        if ON_CI:
-            pytest.fail("node is needed for the JavaScript engine test")
-        pytest.skip("node is not installed")
     script = DRIVER % (json.dumps(ENGINE.as_uri()), json.dumps(json.dumps(settings)))
-    script += "process.stdout.write(JSON.stringify(out));\n"
-    proc = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    return run_node_module(script + "process.stdout.write(JSON.stringify(out));\n")
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,8 @@
 // annotators_em.js -- chapter 8's computations in the browser: annotators whose reliability
 // depends on the item (crowdlearn.LogisticAnnotators), step for step.
 //
-// Concatenated after crowd_em.js into one ES module (it uses makeRng and fitDawidSkene from
-// there). The EM is the package's: the soft majority-vote start fed to an M-step from
+// Concatenated after crowd_em.js into one ES module (it uses makeRng, runEm and fitDawidSkene
+// from there). The EM is the package's: the soft majority-vote start fed to an M-step from
 // all-zero parameters; E-step in log space (labels summed per item in the package's order,
 // then the classifier's log prior added); the objective F = log-likelihood minus
 // (l2 / 2) * |theta|^2; the stopping rule of crowdlearn.em.run_em; each M-step a set of
@@ -238,23 +238,13 @@ export function fitLogisticAnnotators(crowd, X, d, { l2 = 1, maxIter = 200, tol 
   const { v, total } = softVote(crowd);
   const zero = { coef: new Array(d).fill(0), intercept: 0, reliabilityCoef: new Float64Array(T * d),
                  reliabilityIntercept: new Float64Array(T) };
-  let params = mStep(v, zero);
-  const history = [];
-  let converged = false, nIter = 0, q;
   const mu = new Float64Array(n);
-  for (;;) {
-    const e = eStep(params);
-    q = e.q;
-    history.push(e.objective);
-    if (history.length > 1) {
-      const change = history[history.length - 1] - history[history.length - 2];
-      if (change <= tol * Math.max(1, Math.abs(e.objective))) converged = true;
-    }
-    if (converged || nIter >= maxIter) break;
-    for (let i = 0; i < n; i++) mu[i] = q[2 * i + 1];
-    params = mStep(mu, params);
-    nIter++;
-  }
+  const run = runEm(mStep(v, zero), eStep, (post, pr) => {
+    for (let i = 0; i < n; i++) mu[i] = post[2 * i + 1];
+    return mStep(mu, pr);
+  }, { maxIter, tol });
+  let params = run.params;
+  const { q, history, nIter, converged } = run;
   // the sign flip: agree with the vote on at least half of the labelled items
   let agreement = 0, labelled = 0;
   for (let i = 0; i < n; i++) {

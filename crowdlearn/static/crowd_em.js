@@ -223,11 +223,25 @@ function alignWithVote(d, params, q) {
  * the number of M-steps and whether the tolerance was met. */
 export function fitDawidSkene(crowd, { alpha = 0, maxIter = 200, tol = 1e-6 } = {}) {
   const d = groupByItem(crowd);
-  let params = mStep(d, majorityStart(d), alpha);
+  const run = runEm(mStep(d, majorityStart(d), alpha), (p) => eStep(d, p, alpha),
+                    (q) => mStep(d, q, alpha), { maxIter, tol });
+  const aligned = alignWithVote(d, run.params, run.q);
+  return {
+    posterior: aligned.q, classPrior: aligned.params.prior, confusion: aligned.params.conf,
+    history: run.history, nIter: run.nIter, converged: run.converged,
+  };
+}
+
+/** The loop of crowdlearn.em.run_em: E-step (`eStep(params)` gives `{q, objective}`), stop
+ * when the objective rises by at most tol * max(1, |objective|) or after maxIter M-steps,
+ * else M-step (`mStep(q, params)`, the parameters the posterior came from passed along for
+ * warm starts). Returns the last parameters, their posterior, the objective history, the
+ * number of M-steps and whether the tolerance was met. */
+export function runEm(params, eStep, mStep, { maxIter, tol }) {
   const history = [];
   let converged = false, nIter = 0, q;
   for (;;) {
-    const e = eStep(d, params, alpha);
+    const e = eStep(params);
     q = e.q;
     history.push(e.objective);
     if (history.length > 1) {
@@ -235,14 +249,10 @@ export function fitDawidSkene(crowd, { alpha = 0, maxIter = 200, tol = 1e-6 } = 
       if (change <= tol * Math.max(1, Math.abs(e.objective))) converged = true;
     }
     if (converged || nIter >= maxIter) break;
-    params = mStep(d, q, alpha);
+    params = mStep(q, params);
     nIter++;
   }
-  const aligned = alignWithVote(d, params, q);
-  return {
-    posterior: aligned.q, classPrior: aligned.params.prior, confusion: aligned.params.conf,
-    history, nIter, converged,
-  };
+  return { params, q, history, nIter, converged };
 }
 
 /** Hard majority vote with ties to the lowest class; unlabelled items get class 0

@@ -74,8 +74,8 @@ class EMResult:
 
 def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
            max_iter: int = 100, callback: Callable | None = None,
-           restart: int = 0, warm_start: bool = False) -> EMResult:
-    """Run EM from ``params`` until the objective stops rising or ``max_iter`` M-steps.
+           restart: int = 0, warm_start: bool = False, accelerate=None) -> EMResult:
+    r"""Run EM from ``params`` until the objective stops rising or ``max_iter`` M-steps.
 
     Parameters
     ----------
@@ -99,6 +99,19 @@ def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
         Index of this run among restarts, passed to the callback.
     warm_start : bool, default False
         Pass the current parameters to ``m_step`` as a second argument.
+    accelerate : ``(flatten, unflatten)`` pair of callables, optional
+        Run SQUAREM (Varadhan and Roland 2008, scheme S3) instead of plain EM:
+        ``flatten(params)`` gives a 1-D float array, ``unflatten(array)`` the params
+        back. Each cycle takes two EM steps :math:`\theta_1, \theta_2` from
+        :math:`\theta_0`, extrapolates along :math:`r = \theta_1 - \theta_0`,
+        :math:`v = \theta_2 - 2\theta_1 + \theta_0` to :math:`\theta_0 - 2sr + s^2v`
+        with :math:`s = -\lVert r\rVert/\lVert v\rVert`, and takes one more EM step
+        from there. The monotonicity safeguard: an extrapolated point is used only if its
+        objective is at least that of :math:`\theta_2`, otherwise the step length is
+        halved towards :math:`s = -1` (which *is* :math:`\theta_2`) -- so the history
+        never decreases and the fixed points are EM's. ``n_iter`` still counts M-steps
+        (about three per cycle), and the history holds the objective at each cycle's
+        end (plus the start), so it is shorter than ``n_iter + 1``.
 
     Returns
     -------
@@ -111,6 +124,10 @@ def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
     """
     check_scalar(tol, "tol", low=0.0)
     check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0)
+    if accelerate is not None:
+        return _run_squarem(params, e_step, m_step, tol=tol, max_iter=max_iter,
+                            callback=callback, restart=restart, warm_start=warm_start,
+                            flatten=accelerate[0], unflatten=accelerate[1])
     history = []
     converged = False
     n_iter = 0
@@ -134,10 +151,70 @@ def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
                     stopped=stop and not converged)
 
 
+def _run_squarem(params, e_step, m_step, *, tol, max_iter, callback, restart, warm_start,
+                 flatten, unflatten) -> EMResult:
+    """SQUAREM with a monotonicity safeguard (see :func:`run_em`'s ``accelerate``)."""
+
+    def evaluate(theta):
+        posterior, objective = e_step(theta)
+        objective = float(objective)
+        if math.isnan(objective):
+            raise FloatingPointError("the EM objective became NaN; this is a bug, please report it")
+        return posterior, objective
+
+    def step(posterior, theta):
+        return m_step(posterior, theta) if warm_start else m_step(posterior)
+
+    posterior, objective = evaluate(params)
+    history = [objective]
+    n_iter = 0
+    converged = stop = False
+    while True:
+        stop = bool(callback(EMState(restart, n_iter, objective, params, posterior))) \
+            if callback is not None else False
+        if converged or stop or n_iter >= max_iter:
+            break
+        theta1 = step(posterior, params)
+        post1, obj1 = evaluate(theta1)
+        n_iter += 1
+        best = (theta1, post1, obj1)
+        if n_iter < max_iter:
+            theta2 = step(post1, theta1)
+            post2, obj2 = evaluate(theta2)
+            n_iter += 1
+            best = (theta2, post2, obj2)
+            x0 = np.asarray(flatten(params), dtype=float)
+            r = np.asarray(flatten(theta1), dtype=float) - x0
+            v = np.asarray(flatten(theta2), dtype=float) - x0 - 2.0 * r
+            norm_v = float(np.linalg.norm(v))
+            s = -float(np.linalg.norm(r)) / norm_v if norm_v > 0 else -1.0
+            # the safeguard: halve the extrapolation towards s = -1 (theta2 itself) until
+            # the objective is at least theta2's; then one EM step from the new point
+            while s < -1.0 and n_iter < max_iter:
+                x = x0 - 2.0 * s * r + s * s * v
+                if np.isfinite(x).all():
+                    theta_x = unflatten(x)
+                    post_x, obj_x = evaluate(theta_x)
+                    if obj_x >= obj2:
+                        theta3 = step(post_x, theta_x)
+                        post3, obj3 = evaluate(theta3)
+                        n_iter += 1
+                        best = (theta3, post3, obj3) if obj3 >= obj_x else \
+                            (theta_x, post_x, obj_x)
+                        break
+                s = (s - 1.0) / 2.0 if s < -1.5 else -1.0
+        params, posterior, objective = best
+        history.append(objective)
+        if history[-1] - history[-2] <= tol * max(1.0, abs(objective)):
+            converged = True
+    return EMResult(params, posterior, np.asarray(history), n_iter, converged, restart,
+                    stopped=stop and not converged)
+
+
 def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 1,
            tol: float = 1e-6, max_iter: int = 100, callback: Callable | None = None,
            warn: bool = True, estimator_name: str = "EM", progress=False,
-           warm_start: bool = False) -> EMResult:
+           warm_start: bool = False, accelerate=None) -> EMResult:
     """Run EM from ``n_init`` starts and keep the run with the highest final objective.
 
     Parameters
@@ -145,7 +222,7 @@ def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 
     init : callable ``restart -> params``
         Initial parameters for restart ``0, 1, ..., n_init - 1`` (restart 0 is the
         model's deterministic start, the others its random ones).
-    e_step, m_step, tol, max_iter, callback, warm_start
+    e_step, m_step, tol, max_iter, callback, warm_start, accelerate
         As in :func:`run_em`.
     n_init : int
         Number of runs.
@@ -196,7 +273,8 @@ def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 
     try:
         for r in range(n_init):
             result = run_em(init(r), e_step, m_step, tol=tol, max_iter=max_iter,
-                            callback=run_callback, restart=r, warm_start=warm_start)
+                            callback=run_callback, restart=r, warm_start=warm_start,
+                            accelerate=accelerate)
             finals.append(result.objective)
             if best is None or result.objective > best.objective:
                 best = result

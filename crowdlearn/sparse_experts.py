@@ -58,16 +58,24 @@ class SparseExpertsParams(NamedTuple):
         return SparseExpertsParams(-self.coef, -self.intercept, -self.expert_intercept,
                                    -self.reliability_coef)
 
-    def penalty(self, lam: float, lam_reliability: float) -> float:
-        r""":math:`\lambda\lVert\beta\rVert_1 + \lambda_\gamma\lVert\gamma\rVert_1`."""
-        return float(lam * np.abs(self.coef).sum()
-                     + lam_reliability * np.abs(self.reliability_coef).sum())
+    def penalty(self, lam: float, lam_reliability: float, expert_prior: float = 0.0) -> float:
+        r""":math:`\lambda\lVert\beta\rVert_1 + \lambda_\gamma\lVert\gamma\rVert_1`,
+        minus :math:`c\sum_k[\log\sigma(\alpha_k) + \log\sigma(-\alpha_k)]` (the log of a
+        Beta(c, c) prior on each expert's accuracy :math:`\sigma(\alpha_k)`, up to a
+        constant) when ``expert_prior`` :math:`c > 0`."""
+        out = float(lam * np.abs(self.coef).sum()
+                    + lam_reliability * np.abs(self.reliability_coef).sum())
+        if expert_prior:
+            alpha = np.asarray(self.expert_intercept, dtype=float)
+            out -= float(expert_prior * (log_expit(alpha) + log_expit(-alpha)).sum())
+        return out
 
 
 class _Data(NamedTuple):
     crowd: CrowdLabels
     X: np.ndarray     # (n_items, d)
     sign: np.ndarray  # (n_labels,): +1 for label 1, -1 for label 0
+
 
 
 def _as_binary_labels(labels) -> CrowdLabels:
@@ -134,6 +142,44 @@ def _log_joint(data: _Data, p: SparseExpertsParams) -> np.ndarray:
     return out
 
 
+def _flat_params(d: int, K: int):
+    """``(flatten, unflatten)`` of SparseExpertsParams as one vector, for SQUAREM."""
+
+    def flatten(p: SparseExpertsParams) -> np.ndarray:
+        return np.concatenate([p.coef, [p.intercept], p.expert_intercept, p.reliability_coef])
+
+    def unflatten(v: np.ndarray) -> SparseExpertsParams:
+        return SparseExpertsParams(v[:d].copy(), float(v[d]), v[d + 1:d + 1 + K].copy(),
+                                   v[d + 1 + K:].copy())
+
+    return flatten, unflatten
+
+
+def _limit_objective(model, data: _Data, params: SparseExpertsParams, k: int) -> float:
+    """F with expert k's intercept sent to +inf (or -inf if it is negative), all else held;
+    -inf with an expert prior."""
+    lam, lam_rel, prior = model._lams
+    if prior > 0:
+        return float("-inf")
+    alpha = params.expert_intercept.copy()
+    alpha[k] = np.inf if alpha[k] >= 0 else -np.inf
+    with np.errstate(invalid="ignore", divide="ignore"):
+        joint = _log_joint(data, params._replace(expert_intercept=alpha))
+        top = joint.max(axis=1)
+        if not np.isfinite(top).all():
+            return float("-inf")
+        log_ev = top + np.log(np.exp(joint - top[:, None]).sum(axis=1))
+    return float(log_ev.sum()) - params.penalty(lam, lam_rel)
+
+
+def _diverging_experts(model, data: _Data, params: SparseExpertsParams, objective: float,
+                       slack: float) -> np.ndarray:
+    """Experts along whose intercept F rises (or stays level) all the way to infinity."""
+    return np.asarray([k for k in range(params.expert_intercept.shape[0])
+                       if _limit_objective(model, data, params, k) >= objective - slack],
+                      dtype=np.intp)
+
+
 def _right_targets(crowd: CrowdLabels, mu: np.ndarray) -> np.ndarray:
     """c_ik = P(expert k was right | labels): mu_i if y_ik = 1, 1 - mu_i if y_ik = 0."""
     return np.where(crowd.label == 1, mu[crowd.item], 1.0 - mu[crowd.item])
@@ -178,6 +224,16 @@ class SparseExpertsEM(BaseEstimator):
     lam_reliability : float, optional
         A separate penalty :math:`\lambda_\gamma` on :math:`\gamma` (the paper uses
         one penalty for both and suggests two as an improvement).
+    expert_prior : float, default 0.0
+        :math:`c \ge 0`: a Beta(c, c) prior on each expert's baseline accuracy
+        :math:`\sigma(\alpha_k)`, which adds :math:`c[\log\sigma(\alpha_k) +
+        \log\sigma(-\alpha_k)]` to :math:`F` (the density of :math:`\alpha_k` when
+        :math:`\sigma(\alpha_k) \sim \mathrm{Beta}(c, c)`): as if every expert had
+        also labelled :math:`c` featureless items right and :math:`c` wrong. With
+        ``c = 0`` (the paper's model) a strong penalty can make :math:`F` rise without
+        bound as one expert's :math:`\alpha_k \to \infty` (that expert is then taken
+        as infallible and the posterior copies its labels); any ``c > 0`` keeps every
+        :math:`\alpha_k` finite. ``c = 1`` is the uniform prior on the accuracy.
     init : "vote", array-like of shape (n_items,) or SparseExpertsParams, default "vote"
         Start of run 0: an M-step on the soft majority vote :math:`P(z_i = 1)`
         (items without labels at 0.5), on given starting probabilities, or the
@@ -199,6 +255,11 @@ class SparseExpertsEM(BaseEstimator):
         total weight, see :func:`crowdlearn._l1_logistic.fit_l1_logistic`).
     m_step_max_iter : int, default 50
         Proximal Newton iterations per M-step problem.
+    accelerate : bool, default False
+        Run SQUAREM (see :func:`crowdlearn.run_em`) instead of plain EM: the same
+        fixed points and the same never-decreasing objective, reached in several times
+        fewer M-steps when EM is slow (weak experts, strong penalties). The history then
+        holds one entry per SQUAREM cycle.
     random_state : None, int or numpy Generator
         Seed for the random restarts.
     callback : callable, optional
@@ -231,6 +292,19 @@ class SparseExpertsEM(BaseEstimator):
         Final :math:`F` of every run.
     n_iter_ : int
     converged_ : bool
+        Whether the stopping rule was met. Check ``diverging_experts_`` too: a run
+        whose :math:`F` creeps towards a supremum at infinity also stops, once its
+        gains fall below ``tol``.
+    diverging_experts_ : ndarray of int
+        The experts :math:`k` for which :math:`F` at the fit is no higher (within ``tol``)
+        than its limit as :math:`\alpha_k \to \pm\infty` (sign of :math:`\alpha_k`)
+        with every other parameter held: the fit is heading to the boundary where that
+        expert is infallible (or always wrong) and :math:`F` has no maximum there -- the
+        run stopped only because its gains became small. The limit is finite (the
+        posterior then copies the expert's labels), so it is computed exactly. Never
+        flagged with ``expert_prior > 0``, whose limit is :math:`-\infty`. Non-empty
+        also raises a :class:`~crowdlearn.ConvergenceWarning` that suggests
+        ``expert_prior``.
     flipped_ : bool
         Whether the best run ended in the mirror image and was flipped (see Notes).
     params_ : SparseExpertsParams
@@ -316,15 +390,18 @@ class SparseExpertsEM(BaseEstimator):
     (2, 2)
     """
 
-    _param_names = ("lam", "lam_reliability", "init", "n_init", "init_scale", "max_iter",
-                    "tol", "m_step_tol", "m_step_max_iter", "random_state", "callback")
+    _param_names = ("lam", "lam_reliability", "expert_prior", "init", "n_init", "init_scale",
+                    "max_iter", "tol", "m_step_tol", "m_step_max_iter", "accelerate",
+                    "random_state", "callback")
 
-    def __init__(self, *, lam: float = 1.0, lam_reliability: float | None = None, init="vote",
-                 n_init: int = 1, init_scale: float = 1.0, max_iter: int = 200,
-                 tol: float = 1e-7, m_step_tol: float = 1e-9, m_step_max_iter: int = 50,
-                 random_state=None, callback=None):
+    def __init__(self, *, lam: float = 1.0, lam_reliability: float | None = None,
+                 expert_prior: float = 0.0, init="vote", n_init: int = 1,
+                 init_scale: float = 1.0, max_iter: int = 200, tol: float = 1e-7,
+                 m_step_tol: float = 1e-9, m_step_max_iter: int = 50,
+                 accelerate: bool = False, random_state=None, callback=None):
         self.lam = lam
         self.lam_reliability = lam_reliability
+        self.expert_prior = expert_prior
         self.init = init
         self.n_init = n_init
         self.init_scale = init_scale
@@ -332,6 +409,7 @@ class SparseExpertsEM(BaseEstimator):
         self.tol = tol
         self.m_step_tol = m_step_tol
         self.m_step_max_iter = m_step_max_iter
+        self.accelerate = accelerate
         self.random_state = random_state
         self.callback = callback
 
@@ -340,10 +418,13 @@ class SparseExpertsEM(BaseEstimator):
         check_scalar(self.lam, "lam", low=0.0)
         if self.lam_reliability is not None:
             check_scalar(self.lam_reliability, "lam_reliability", low=0.0)
+        check_scalar(self.expert_prior, "expert_prior", low=0.0)
         check_em_params(self)
         check_scalar(self.init_scale, "init_scale", low=0.0)
         check_scalar(self.m_step_tol, "m_step_tol", low=0.0)
         check_scalar(self.m_step_max_iter, "m_step_max_iter", kind=numbers.Integral, low=1)
+        if not isinstance(self.accelerate, (bool, np.bool_)):
+            raise ValueError(f"accelerate must be True or False, got {self.accelerate!r}")
         if isinstance(self.init, str) and self.init != "vote":
             raise ValueError(f"init must be 'vote', an array of starting probabilities or "
                              f"SparseExpertsParams, got {self.init!r}")
@@ -351,7 +432,8 @@ class SparseExpertsEM(BaseEstimator):
     @property
     def _lams(self):
         lam = float(self.lam)
-        return lam, (lam if self.lam_reliability is None else float(self.lam_reliability))
+        return (lam, (lam if self.lam_reliability is None else float(self.lam_reliability)),
+                float(self.expert_prior))
 
     def _start_params(self, crowd: CrowdLabels, d: int):
         """SparseExpertsParams for a warm start, or None."""
@@ -389,13 +471,24 @@ class SparseExpertsEM(BaseEstimator):
     def _m_step(self, data: _Data, q: np.ndarray, start: SparseExpertsParams,
                 return_fits: bool = False):
         crowd = data.crowd
-        lam, lam_rel = self._lams
+        lam, lam_rel, prior = self._lams
         mu = q[:, 1]
         clf = fit_l1_logistic(data.X, mu, lam=lam, coef_init=start.coef,
                               intercept_init=start.intercept, tol=self.m_step_tol,
                               max_iter=self.m_step_max_iter)
-        rel = fit_l1_logistic(data.X, _right_targets(crowd, mu), lam=lam_rel, rows=crowd.item,
-                              intercept_groups=crowd.expert, n_intercepts=crowd.n_experts,
+        target, X_rel, rows, groups, weight = _right_targets(crowd, mu), data.X, crowd.item, \
+            crowd.expert, None
+        if prior > 0:
+            # the Beta(c, c) prior as pseudo-labels: per expert, weight 2c on a featureless
+            # item (an extra all-zero row of X) with target 1/2, i.e. c right and c wrong
+            K = crowd.n_experts
+            X_rel = np.vstack([data.X, np.zeros((1, data.X.shape[1]))])
+            rows = np.concatenate([crowd.item, np.full(K, crowd.n_items)])
+            groups = np.concatenate([crowd.expert, np.arange(K)])
+            target = np.concatenate([target, np.full(K, 0.5)])
+            weight = np.concatenate([np.ones(crowd.n_labels), np.full(K, 2.0 * prior)])
+        rel = fit_l1_logistic(X_rel, target, weight, lam=lam_rel, rows=rows,
+                              intercept_groups=groups, n_intercepts=crowd.n_experts,
                               coef_init=start.reliability_coef,
                               intercept_init=start.expert_intercept, tol=self.m_step_tol,
                               max_iter=self.m_step_max_iter)
@@ -452,7 +545,8 @@ class SparseExpertsEM(BaseEstimator):
                         lambda q, params: self._m_step(data, q, params),
                         n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
                         callback=self.callback, estimator_name=type(self).__name__,
-                        warm_start=True)
+                        warm_start=True,
+                        accelerate=_flat_params(d, K) if self.accelerate else None)
         params, posterior, self.flipped_ = _orient_by_vote(crowd, result.params,
                                                            result.posterior)
         self._params = params
@@ -465,6 +559,19 @@ class SparseExpertsEM(BaseEstimator):
         self.log_likelihood_history_ = result.history
         self.objective_ = result.objective
         self.log_likelihood_ = result.objective + params.penalty(*self._lams)
+        alpha = params.expert_intercept
+        self.diverging_experts_ = _diverging_experts(
+            self, data, params, result.objective, self.tol * max(1.0, abs(result.objective)))
+        if self.diverging_experts_.size:
+            k = int(self.diverging_experts_[0])
+            warnings.warn(
+                f"{type(self).__name__}: the intercept of expert {k} ran off to "
+                f"alpha={alpha[k]:.3g} (accuracy {expit(alpha[k]):.6f} at x = 0): the fit "
+                f"treats it as {'infallible' if alpha[k] > 0 else 'always wrong'} and the "
+                "penalised likelihood has no maximum in that direction (a supremum at "
+                "infinity). Unless that expert really never errs, pass expert_prior=1.0 "
+                "(a uniform prior on each expert's accuracy) or a smaller lam.",
+                ConvergenceWarning, stacklevel=2)
         self.all_objectives_ = result.all_objectives
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
@@ -534,6 +641,26 @@ class SparseExpertsEM(BaseEstimator):
         r""":math:`F(\hat\theta) = \ell(\hat\theta) - \lambda\lVert\hat\beta\rVert_1
         - \lambda_\gamma\lVert\hat\gamma\rVert_1`."""
         return self.observed_log_likelihood(labels, X) - self._params.penalty(*self._lams)
+
+    def limit_objective(self, labels, X, expert: int) -> float:
+        r""":math:`F` in the limit :math:`\alpha_k \to \pm\infty` (the sign of the fitted
+        :math:`\alpha_k`) for ``expert`` :math:`k`, every other parameter as fitted.
+
+        The limit is finite: the expert becomes infallible (or always wrong) and the
+        posterior of every item it labelled copies its label. If it is at least
+        ``objective(labels, X)``, the fit is not a maximum in that direction (see
+        ``diverging_experts_``). With ``expert_prior > 0`` it is :math:`-\infty`.
+        """
+        self._check_fitted()
+        X = _check_features(X, n_features=self.n_features_in_)
+        crowd = _read_labels(labels, X, n_experts=self.n_experts_,
+                             ids=(getattr(self, "expert_ids_", None),
+                                  getattr(self, "class_ids_", None)))
+        k = int(expert)
+        if not 0 <= k < self.n_experts_:
+            raise ValueError(f"expert must be in [0, {self.n_experts_}), got {expert!r}")
+        return _limit_objective(self, _Data(crowd, X, 2.0 * crowd.label - 1.0), self._params,
+                                k)
 
     def m_step(self, labels, X, posterior, start: SparseExpertsParams | None = None):
         """One M-step from ``posterior`` (shape ``(n_items, 2)``), for teaching and tests.

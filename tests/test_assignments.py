@@ -37,6 +37,7 @@ pytestmark = pytest.mark.notebook
 
 SOURCE = BOOK / "assignments"
 STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
+TEXT_STUB = "YOUR ANSWER HERE"   # what nbgrader leaves of a manually graded answer cell
 NBGRADER_KEYS = {"grade", "grade_id", "locked", "schema_version", "solution", "task"}
 
 
@@ -158,6 +159,46 @@ MISTAKES = [
         scores = np.array([s_hat(model.predict(X_train), Y_train) for model in models])
         best_lam = lam_grid[np.argmin(scores)]
         """, frozenset({"check_scores"}), "S-hat on the training items"),
+    Mistake("a5_no_flip", "a5_choosing_penalty", "expectation", """
+        return risk + eps_bar
+        """, frozenset({"check_expectation"}), "a classifier mistake agrees with it"),
+    Mistake("a6_transposed", "a6_multilabel_em", "e_step", """
+        with np.errstate(divide="ignore"):
+            log_joint = np.tile(np.log(class_prior), (n, 1, 1))
+            log_label = np.log(confusion[crowd.expert, crowd.target, crowd.label, :])
+        np.add.at(log_joint, (crowd.item, crowd.target), log_label)
+        top = log_joint.max(axis=2, keepdims=True)
+        log_z = top + np.log(np.exp(log_joint - top).sum(axis=2, keepdims=True))
+        q = np.exp(log_joint - log_z)
+        log_likelihood = float(log_z.sum())
+        """, frozenset({"check_e_step_posterior", "check_e_step_likelihood", "check_em"}),
+        "your E-step reads confusion[j, m, d, k]"),
+    Mistake("a6_probability_space", "a6_multilabel_em", "e_step", """
+        joint = np.tile(class_prior, (n, 1, 1))
+        probs = confusion[crowd.expert, crowd.target, :, crowd.label]
+        np.multiply.at(joint, (crowd.item, crowd.target), probs)
+        z = joint.sum(axis=2, keepdims=True)
+        q = joint / z
+        log_likelihood = float(np.log(z).sum())
+        """, frozenset({"check_e_step_stable"}), "underflows to 0"),
+    Mistake("a6_all_items_denominator", "a6_multilabel_em", "m_step", """
+        class_prior = (q.sum(axis=0) + alpha) / (n + K * alpha)
+        counts = np.zeros((J, M, K, K))
+        weights = q[crowd.item, crowd.target]
+        for k in range(K):
+            np.add.at(counts[:, :, k, :], (crowd.expert, crowd.target, crowd.label),
+                      weights[:, k])
+        confusion = (counts + alpha) / (q.sum(axis=0)[None, :, :, None] + K * alpha)
+        """, frozenset({"check_m_step_rows", "check_m_step_optimal", "check_em"}),
+        "did you normalise each row [j, m, k, :] by the weight of the labels"),
+    Mistake("a6_history_without_prior", "a6_multilabel_em", "em", """
+        for _ in range(max_iter):
+            class_prior, confusion = m_step(crowd, q, alpha)
+            q, log_likelihood = e_step(crowd, class_prior, confusion)
+            history.append(log_likelihood)
+            if len(history) > 1 and history[-1] - history[-2] <= tol * max(1, abs(history[-1])):
+                break
+        """, frozenset({"check_em"}), "without the prior term"),
 ]
 # a student who also "fixed" a check cell: nbgrader grades with the instructor's check anyway
 TAMPERED = Mistake("a1_tampered", "a1_naive_bayes_mle", "estimator", MISTAKES[1].code,
@@ -167,6 +208,18 @@ TAMPERED = Mistake("a1_tampered", "a1_naive_bayes_mle", "estimator", MISTAKES[1]
 def _cells_by_id(nb) -> dict:
     return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells
             if "nbgrader" in c.get("metadata", {})}
+
+
+def _manual(nb) -> set:
+    """grade_ids of the manually graded answer cells (written derivations, Markdown)."""
+    return {c.metadata["nbgrader"]["grade_id"] for c in nb.cells
+            if c.cell_type == "markdown" and c.get("metadata", {}).get("nbgrader", {}).get("grade")}
+
+
+def _auto(checks: dict, nb) -> dict:
+    """The autograded checks of a graded submission (the written answers left out)."""
+    manual = _manual(nb)
+    return {cid: v for cid, v in checks.items() if cid not in manual}
 
 
 def _student_submission(released, instructor, mistake=None, tamper=None):
@@ -261,10 +314,44 @@ def test_nbgrader_metadata_survives_jupytext(assignments):
             meta = cell.metadata.get("nbgrader")
             if meta is None:
                 continue
-            assert cell.cell_type == "code"
             assert NBGRADER_KEYS <= set(meta) and meta["schema_version"] == 3, meta
+            if cell.cell_type == "markdown":   # a manually graded answer cell
+                assert meta["grade"] and meta["solution"] and not meta["task"], meta
+                assert not meta["locked"] and meta["points"] > 0, meta
+                continue
+            assert cell.cell_type == "code"
             if meta["grade"]:
                 assert meta["locked"] and meta["points"] > 0 and not meta["solution"], meta
+
+
+def test_every_assignment_has_graded_derivations(assignments):
+    """At least two written derivations per assignment, as nbgrader manually graded answer
+    cells (Markdown, grade + solution) holding the instructor's model answer, each after a
+    prompt; the new assignment on a later chapter is there."""
+    assert "a6_multilabel_em" in assignments
+    for name, nb in assignments.items():
+        manual = [(i, c) for i, c in enumerate(nb.cells)
+                  if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("grade")]
+        assert len(manual) >= 2, (name, len(manual))
+        for i, cell in manual:
+            assert "Model answer" in cell.source and "Grading:" in cell.source, (name, i)
+            assert nb.cells[i - 1].cell_type == "markdown", (name, i)   # the prompt
+            assert classroom.BEGIN_SOLUTION not in cell.source, (name, i)
+        auto = [cid for cid, _, _ in classroom.grade_cells(nb) if cid not in _manual(nb)]
+        assert len(auto) >= 3, name
+
+
+def test_written_answers_are_released_blank(assignments, released):
+    for name, nb in assignments.items():
+        theirs = _cells_by_id(released[name])
+        for grade_id in _manual(nb):
+            got = theirs[grade_id]
+            assert got.cell_type == "markdown" and got.source.strip() == TEXT_STUB, (name,
+                                                                                     grade_id)
+            meta = got.metadata["nbgrader"]
+            assert meta["grade"] and meta["solution"] and not meta["locked"], meta
+        text = "\n".join(c.source for c in released[name].cells)
+        assert "Model answer" not in text and "Grading:" not in text, name
 
 
 def test_replace_solution_keeps_the_rest(assignments):
@@ -309,6 +396,8 @@ def test_released_versions_hold_no_solution(assignments, released):
             assert grade_id in theirs, f"{name}: cell {grade_id} was not released"
             got = theirs[grade_id]
             assert not got.get("outputs"), (name, grade_id)
+            if cell.cell_type == "markdown":   # written answers: test_written_answers_...
+                continue
             if meta["solution"]:   # exactly the instructor's cell, each region a stub
                 assert got.source.strip() == _strip_regions(
                     cell.source, classroom.BEGIN_SOLUTION, classroom.END_SOLUTION,
@@ -328,12 +417,20 @@ def test_released_versions_hold_no_solution(assignments, released):
 
 # -- grading ---------------------------------------------------------------------------------------
 def test_instructor_versions_score_full_marks(assignments, graded):
+    """Full marks on every autograded check; the written answers are in the report with
+    their points possible, for the instructor to grade by hand (nbgrader leaves their score
+    empty, which the report shows as 0)."""
     for name in assignments:
+        nb = assignments[name]
         checks = graded["by_submission"][("instructor", name)]
-        assert {cid for cid, _, _ in classroom.grade_cells(assignments[name])} == set(checks)
-        failed = {cid: fb for cid, (pts, mx, fb) in checks.items() if pts != mx}
+        assert {cid for cid, _, _ in classroom.grade_cells(nb)} == set(checks)
+        auto = _auto(checks, nb)
+        failed = {cid: fb for cid, (pts, mx, fb) in auto.items() if pts != mx}
         assert not failed, (name, failed)
-        assert all(fb == "ok" for _, _, fb in checks.values())
+        assert all(fb == "ok" for _, _, fb in auto.values())
+        points = {cid: pts for cid, pts, _ in classroom.grade_cells(nb)}
+        for cid in _manual(nb):
+            assert checks[cid][1] == points[cid] and checks[cid][0] == 0, (name, cid)
 
 
 def test_released_versions_score_nothing(assignments, graded):
@@ -341,12 +438,14 @@ def test_released_versions_score_nothing(assignments, graded):
         checks = graded["by_submission"][("blank", name)]
         passed = {cid for cid, (pts, _, _) in checks.items() if pts > 0}
         assert not passed, (name, passed)
-        assert all(fb.startswith("not done yet") for _, _, fb in checks.values()), checks
+        auto = _auto(checks, assignments[name])
+        assert all(fb.startswith("not done yet") for _, _, fb in auto.values()), checks
 
 
 @pytest.mark.parametrize("mistake", MISTAKES + [TAMPERED], ids=lambda m: m.name)
 def test_a_mistake_loses_exactly_its_checks(mistake, assignments, graded):
-    checks = graded["by_submission"][(mistake.name, mistake.assignment)]
+    checks = _auto(graded["by_submission"][(mistake.name, mistake.assignment)],
+                   assignments[mistake.assignment])
     lost = {cid for cid, (pts, mx, _) in checks.items() if pts < mx}
     assert lost == mistake.lost, {cid: checks[cid][2] for cid in lost ^ mistake.lost}
     for cid, (pts, mx, _) in checks.items():
@@ -359,9 +458,10 @@ def test_a_mistake_loses_exactly_its_checks(mistake, assignments, graded):
     assert mistake.feedback in checks[first][2], checks[first][2]
 
 
-def test_deleting_a_check_does_not_help(graded):
-    checks = graded["by_submission"][("deleted_check", "a3_smoothing_map")]
-    assert checks["check_theta_map"][:2] == (0.0, 2.0)
+def test_a_deleted_check_is_restored_and_graded_on_its_merits(assignments, graded):
+    checks = _auto(graded["by_submission"][("deleted_check", "a3_smoothing_map")],
+                   assignments["a3_smoothing_map"])
+    assert checks["check_theta_map"][:2] == (2.0, 2.0)  # the answer is right
     assert "missing" in checks["check_theta_map"][2]
     assert all(pts == mx for cid, (pts, mx, _) in checks.items() if cid != "check_theta_map")
 
@@ -392,7 +492,11 @@ def test_report_has_every_check_as_csv_and_json(assignments, graded):
     assert len(data["checks"]) == expected and len(data["totals"]) == n_submissions
     full = {(t["submission"], t["assignment"]): (t["points"], t["max_points"])
             for t in data["totals"]}
-    assert all(p == m for (s, _), (p, m) in full.items() if s == "instructor")
+    auto = {a: sum(pts for cid, pts, _ in classroom.grade_cells(nb) if cid not in _manual(nb))
+            for a, nb in assignments.items()}
+    assert all(p == auto[a] and m == sum(pts for _, pts, _ in
+                                          classroom.grade_cells(assignments[a]))
+               for (s, a), (p, m) in full.items() if s == "instructor")
 
 
 def test_list_command(capsys):

@@ -204,6 +204,25 @@ def test_assignment_pages_hide_solutions_and_hidden_tests():
             leaked = sorted(s for s in secrets if s in text)
             assert not leaked, f"{shown.name} shows the instructor's code: {leaked[:3]}"
             assert "BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text, shown.name
+            answers = _written_answer_lines(source.read_text("utf-8"))
+            shown_answers = sorted(a for a in answers if a in text)
+            assert not shown_answers, f"{shown.name} shows a model answer: {shown_answers[:2]}"
+            if answers:
+                assert "YOUR ANSWER HERE" in text, f"{shown.name}: no blank written answer"
+
+
+def _written_answer_lines(md: str) -> list[str]:
+    """Distinctive lines of the model answers in hand-graded markdown cells."""
+    lines, inside = [], False
+    for line in md.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("+++") or stripped.startswith("```{code-cell}"):
+            inside = stripped.startswith("+++ ") and '"solution": true' in stripped \
+                and '"grade": true' in stripped
+            continue
+        if inside and len(stripped) > 40 and "$" not in stripped:
+            lines.append(stripped)
+    return lines
 
 
 if __name__ == "__main__":  # a report for every page

@@ -92,6 +92,45 @@ def _student_view(app, doctree):
                 cell.remove(part)
 
 
+_ANSWER_PLACEHOLDER = "YOUR ANSWER HERE"
+
+
+def _is_written_answer(meta: dict) -> bool:
+    """A markdown cell nbgrader grades by hand: its text is the model answer."""
+    nbg = (meta or {}).get("nbgrader") or {}
+    return bool(nbg.get("solution")) and bool(nbg.get("grade"))
+
+
+def blank_written_answers(md: str) -> str:
+    """MyST-notebook text with every hand-graded markdown answer cell (``+++ {"nbgrader":
+    {... "solution": true ...}}``) replaced by nbgrader's placeholder, as ``nbgrader
+    generate_assignment`` releases it. The cell runs to the next ``+++`` or code cell."""
+    out, blanking = [], False
+    for line in md.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith("+++") or stripped.startswith("```{code-cell}"):
+            blanking = False
+            if stripped.startswith("+++ "):
+                try:
+                    meta = json.loads(stripped[4:])
+                except ValueError:
+                    meta = {}
+                if isinstance(meta, dict) and _is_written_answer(meta):
+                    out.append(line)
+                    out.append("\n" + _ANSWER_PLACEHOLDER + "\n\n")
+                    blanking = True
+                    continue
+        if not blanking:
+            out.append(line)
+    return "".join(out)
+
+
+def _blank_answers_on_read(app, docname, source):
+    """The assignment pages show hand-graded answer cells blank, as released."""
+    if _is_assignment(docname):
+        source[0] = blank_written_answers(source[0])
+
+
 def _student_sources(app, exception):
     """The downloadable ``.md`` and ``.ipynb`` of an assignment are the student's version
     too (solutions stubbed, hidden tests removed; the notebook without outputs)."""
@@ -102,13 +141,16 @@ def _student_sources(app, exception):
 
     folder = Path(app.outdir) / "_sources" / "book" / "assignments"
     for path in folder.glob("a*.md"):
-        path.write_text(student_source(path.read_text("utf-8")), "utf-8")
+        text = student_source(path.read_text("utf-8"))
+        path.write_text(blank_written_answers(text), "utf-8")
     for path in folder.glob("a*.ipynb"):
         nb = nbformat.read(path, as_version=4)
         for cell in nb.cells:
             if cell.cell_type == "code":
                 cell.source = student_source(cell.source)
                 cell.outputs, cell.execution_count = [], None
+            elif cell.cell_type == "markdown" and _is_written_answer(cell.metadata):
+                cell.source = _ANSWER_PLACEHOLDER
         nbformat.write(nb, path)
 
 
@@ -133,6 +175,7 @@ def _drop_browser_only_models(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
+    app.connect("source-read", _blank_answers_on_read)
     app.connect("doctree-read", _student_view)
     app.connect("build-finished", _student_sources)
     # before sphinx-book-theme builds its header buttons (priority 501)

@@ -85,8 +85,8 @@ from typing import NamedTuple
 
 __all__ = ["CheckResult", "find_assignments", "read_assignment", "grade_cells", "release",
            "grade", "replace_solution", "solution_regions", "student_source", "write_report",
-           "write_totals", "write_feedback", "GradeResults", "SandboxUnavailable",
-           "check_sandbox", "sandbox_command", "main"]
+           "write_totals", "write_feedback", "apply_marks", "GradeResults",
+           "SandboxUnavailable", "check_sandbox", "sandbox_command", "main"]
 
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -903,6 +903,58 @@ class GradeResults(list):
         self.ungraded = list(ungraded)
 
 
+HAND_GRADED = "graded by hand"
+
+
+def apply_marks(results, marks) -> GradeResults:
+    """Put the instructor's marks for the hand-graded cells (written derivations) into
+    ``results``.
+
+    ``marks`` is a CSV file (or a list of dicts) with columns ``student``, ``assignment``,
+    ``check`` (the answer cell's grade_id), ``points`` and optionally ``comment``. Each row
+    must name a hand-graded cell of a graded submission, with ``0 <= points <= max``;
+    anything else is a ``ValueError`` naming the row, so that a typo never silently
+    leaves a mark out. Cells without a mark keep 0 points and say they await one.
+    """
+    if isinstance(marks, (str, os.PathLike)):
+        with open(marks, newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+    else:
+        rows = [dict(r) for r in marks]
+    index = {(r.submission, r.assignment, r.check): i for i, r in enumerate(results)}
+    out = list(results)
+    seen = set()
+    for n, row in enumerate(rows, start=2):  # line 1 is the header
+        try:
+            key = (row["student"], row["assignment"], row["check"])
+            raw = row["points"]
+        except (KeyError, TypeError):
+            raise ValueError(f"marks line {n}: needs the columns student, assignment, check, "
+                             f"points; got {row!r}") from None
+        if key not in index:
+            raise ValueError(f"marks line {n}: no graded submission has {key!r}")
+        if key in seen:
+            raise ValueError(f"marks line {n}: {key!r} is marked twice")
+        seen.add(key)
+        r = out[index[key]]
+        if not r.feedback.startswith(HAND_GRADED):
+            raise ValueError(f"marks line {n}: {r.check!r} of {r.assignment} is an automatic "
+                             "check, not a hand-graded answer")
+        try:
+            points = float(raw)
+        except (TypeError, ValueError):
+            points = float("nan")
+        if not 0 <= points <= r.max_points:
+            raise ValueError(f"marks line {n}: points must be between 0 and {r.max_points:g}, "
+                             f"got {raw!r}")
+        comment = (row.get("comment") or "").strip()
+        out[index[key]] = r._replace(
+            points=points,
+            feedback=f"{HAND_GRADED}: {points:g} / {r.max_points:g}"
+                     + (f". {comment}" if comment else ""))
+    return GradeResults(out, getattr(results, "ungraded", []))
+
+
 def _slug(name: str) -> str:
     """A file-system-safe folder name for a student (the CSV keeps the real one)."""
     import hashlib
@@ -916,7 +968,7 @@ def _slug(name: str) -> str:
 
 def grade(submissions, source=None, *, assignments=None, report=None, course_dir=None,
           timeout: int = 300, jobs: int = 1, verbose: bool = False, sandbox: bool = True,
-          totals=None, feedback=None) -> GradeResults:
+          totals=None, feedback=None, marks=None) -> GradeResults:
     """Execute and grade every submitted notebook in ``submissions``; one
     :class:`CheckResult` per check.
 
@@ -950,6 +1002,9 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
     feedback : path, optional
         Folder for ``<student>/<assignment>.txt`` and ``.html`` (default ``feedback/`` next to
         the report, or in ``course_dir``).
+    marks : path or list of dict, optional
+        The instructor's marks for the hand-graded derivations (see :func:`apply_marks`),
+        counted in the reports and totals.
 
     Returns
     -------
@@ -988,6 +1043,8 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
                          keep=root / "autograded" if root is not None else None)
     if root is not None:
         results = _merge_course(root, results)
+    if marks is not None:
+        results = apply_marks(results, marks)
     if report is not None:
         report = Path(report)
         write_report(results, report)
@@ -1223,6 +1280,8 @@ def main(argv=None) -> int:
     gra.add_argument("--feedback", help="folder for <student>/<assignment>.txt and .html "
                                         "feedback (default: feedback/ next to the report, "
                                         "or in --course-dir)")
+    gra.add_argument("--marks", help="CSV of marks for the hand-graded derivations: "
+                                     "student,assignment,check,points[,comment]")
     gra.add_argument("--course-dir", help="a course directory kept across runs: earlier "
                                           "results are kept and merged into the reports, "
                                           "executed notebooks are kept in autograded/")
@@ -1263,7 +1322,7 @@ def main(argv=None) -> int:
                             report=args.report, course_dir=args.course_dir,
                             timeout=args.timeout, jobs=args.jobs, verbose=args.verbose,
                             sandbox=not args.no_sandbox, totals=args.totals,
-                            feedback=args.feedback)
+                            feedback=args.feedback, marks=args.marks)
             for t in _totals(results):
                 print(f"{t['submission']!r:<20} {t['assignment']:<28} "
                       f"{t['points']:g} / {t['max_points']:g}")

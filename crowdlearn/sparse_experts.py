@@ -164,11 +164,7 @@ def _limit_objective(model, data: _Data, params: SparseExpertsParams, k: int) ->
     alpha = params.expert_intercept.copy()
     alpha[k] = np.inf if alpha[k] >= 0 else -np.inf
     with np.errstate(invalid="ignore", divide="ignore"):
-        joint = _log_joint(data, params._replace(expert_intercept=alpha))
-        top = joint.max(axis=1)
-        if not np.isfinite(top).all():
-            return float("-inf")
-        log_ev = top + np.log(np.exp(joint - top[:, None]).sum(axis=1))
+        _, log_ev = normalize_log(_log_joint(data, params._replace(expert_intercept=alpha)))
     return float(log_ev.sum()) - params.penalty(lam, lam_rel)
 
 

@@ -23,7 +23,8 @@ from .dawid_skene import DawidSkene
 from .em import EMResult, EMState, fit_em, run_em
 from .exceptions import ConvergenceWarning, DegenerateFitWarning, NotFittedError
 from ._limits import SizeLimits, get_size_limits, set_size_limits, size_limits
-from .labels import CrowdLabels, as_crowd_labels, from_dense, from_table, from_triples
+from .labels import (CrowdLabels, as_crowd_labels, from_dataframe, from_dense, from_table,
+                     from_triples)
 from .latent_class import LatentClassModel
 from .logistic_annotators import LogisticAnnotators
 from .majority_vote import MajorityVote
@@ -64,6 +65,7 @@ __all__ = [
     "experiments",
     "fit_em",
     "model_selection",
+    "from_dataframe",
     "from_dense",
     "from_dense_multi",
     "from_quadruples",

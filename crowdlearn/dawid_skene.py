@@ -13,6 +13,7 @@ from scipy.optimize import linear_sum_assignment
 from ._base import BaseEstimator, normalize_log
 from ._validation import check_binary_matrix, check_random_state, check_em_params, check_scalar
 from .em import fit_em
+from .frames import IdResults
 from .exceptions import DegenerateFitWarning
 from .labels import CrowdLabels, _reindex_onto, as_crowd_labels
 from .naive_bayes import bernoulli_log_likelihood
@@ -110,7 +111,123 @@ def _is_tuple_input(labels) -> bool:
     return isinstance(labels, tuple) and len(labels) == 3
 
 
-class DawidSkene(BaseEstimator):
+def _softmax_vector(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def _softmax_last(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _prior_log_density(prior, confusion: np.ndarray) -> float:
+    """``sum A[j,k,l] log pi[j,k,l]`` over the entries with pseudo-counts (0 without any)."""
+    if prior is None:
+        return 0.0
+    mask = prior > 0
+    with np.errstate(divide="ignore"):
+        return float((prior[mask] * np.log(confusion[mask])).sum())
+
+
+def _prior_counts(prior, crowd: CrowdLabels):
+    """Read ``confusion_prior``: pseudo-counts ``(K, K)`` or ``(n_experts, K, K)``, or a
+    DataFrame in crowd-kit's ``errors_`` layout; return ``(n_experts, K, K)`` or None."""
+    if prior is None:
+        return None
+    J, K = crowd.n_experts, crowd.n_classes
+    if type(prior).__module__.split(".")[0] == "pandas":
+        prior = _prior_from_frame(prior, crowd)
+    try:
+        arr = np.array(prior, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"confusion_prior must be an array of pseudo-counts of shape "
+                         f"({K}, {K}) or ({J}, {K}, {K}), got {type(prior).__name__}") from None
+    if arr.shape == (K, K):
+        arr = np.broadcast_to(arr, (J, K, K)).copy()
+    if arr.shape != (J, K, K):
+        raise ValueError(f"confusion_prior must have shape ({K}, {K}) (one prior for every "
+                         f"expert) or ({J}, {K}, {K}) (n_experts, true class, label), got "
+                         f"{arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError("confusion_prior has NaN or infinite pseudo-counts")
+    if (arr < 0).any():
+        raise ValueError("confusion_prior has negative pseudo-counts; they must be >= 0")
+    return arr if arr.any() else None
+
+
+def _prior_from_frame(frame, crowd: CrowdLabels) -> np.ndarray:
+    """A crowd-kit ``errors_``-style DataFrame (rows (worker, label), columns true class)."""
+    J, K = crowd.n_experts, crowd.n_classes
+    index = getattr(frame, "index", None)
+    if getattr(index, "nlevels", 1) != 2:
+        raise ValueError("a DataFrame confusion_prior must be in crowd-kit's errors_ layout: "
+                         "rows indexed by (worker, label), columns the true classes")
+    workers = {w: j for j, w in enumerate(_ids_or_range(crowd.expert_ids, J))}
+    classes = {c: k for k, c in enumerate(_ids_or_range(crowd.class_ids, K))}
+    out = np.zeros((J, K, K))
+    unknown_cols = [c for c in frame.columns if c not in classes]
+    if unknown_cols:
+        raise ValueError(f"confusion_prior has columns that are not classes of the labels: "
+                         f"{unknown_cols[:5]}")
+    values = frame.to_numpy(dtype=float)
+    for row, (w, l) in enumerate(index):
+        if w not in workers:
+            raise ValueError(f"confusion_prior names worker {w!r}, who gave no label")
+        if l not in classes:
+            raise ValueError(f"confusion_prior names label {l!r}, which is not a class")
+        for col, c in enumerate(frame.columns):
+            out[workers[w], classes[c], classes[l]] = values[row, col]
+    return out
+
+
+def _ids_or_range(ids, n):
+    return list(range(n)) if ids is None else ids.tolist()
+
+
+def _read_gold(gold, crowd: CrowdLabels):
+    """Known true classes as an array of class indices per item (-1: unknown), or None."""
+    if gold is None:
+        return None
+    n, K = crowd.n_items, crowd.n_classes
+    out = np.full(n, -1, dtype=np.intp)
+    if type(gold).__module__.split(".")[0] == "pandas" and hasattr(gold, "index") \
+            and not hasattr(gold, "columns"):
+        gold = dict(zip(gold.index.tolist(), gold.tolist()))
+    if isinstance(gold, dict):
+        items = {v: i for i, v in enumerate(_ids_or_range(crowd.item_ids, n))}
+        classes = {v: k for k, v in enumerate(_ids_or_range(crowd.class_ids, K))}
+        for item, cls in gold.items():
+            if isinstance(cls, float) and cls != cls:
+                raise ValueError(f"gold has a missing class (NaN) for item {item!r}")
+            if item not in items:
+                raise ValueError(f"gold names item {item!r}, which is not among the labelled "
+                                 f"items" + ("" if crowd.item_ids is not None else
+                                             f" (indices 0 to {n - 1})"))
+            bool_ids = all(isinstance(c, (bool, np.bool_)) for c in classes)
+            if (isinstance(cls, (bool, np.bool_)) and not bool_ids) or cls not in classes:
+                raise ValueError(f"gold gives item {item!r} the class {cls!r}, which is not a "
+                                 f"class of the labels ({list(classes)[:10]})")
+            out[items[item]] = classes[cls]
+    else:
+        if isinstance(gold, (str, bytes, set, frozenset)) or np.ndim(gold) != 1:
+            raise ValueError(f"gold must be a dict or Series (item -> class) or a 1-D array "
+                             f"of class indices with -1 for unknown, got {type(gold).__name__}")
+        from ._validation import check_int_array
+
+        arr = check_int_array(gold, "gold", low=-1)
+        if arr.shape[0] != n:
+            raise ValueError(f"gold has {arr.shape[0]} entries but the labels describe {n} "
+                             f"items (use -1 where the truth is unknown)")
+        if arr.size and arr.max() >= K:
+            raise ValueError(f"gold has class {int(arr.max())} out of range (n_classes={K})")
+        out[:] = arr
+    if not (out >= 0).any():
+        raise ValueError("gold gives no known class (every entry is unknown)")
+    return out
+
+
+class DawidSkene(IdResults, BaseEstimator):
     r"""The Dawid--Skene model: one confusion matrix per expert, fitted by EM.
 
     Each item :math:`i` has a hidden true class :math:`y_i \in \{1, \dots, K\}`
@@ -136,14 +253,33 @@ class DawidSkene(BaseEstimator):
         MAP-EM under symmetric Dirichlet(:math:`\alpha+1`) priors on the class
         prior and on every confusion row, and Beta(:math:`\alpha+1, \alpha+1`)
         priors on the feature probabilities.
+    confusion_prior : array-like or DataFrame, optional
+        Informative Dirichlet pseudo-counts :math:`A^{(j)}_{kl} \ge 0` on the
+        confusion rows, added to the expected counts at *every* M-step (MAP-EM,
+        with :math:`\sum_{j,k,l} A^{(j)}_{kl}\log\pi^{(j)}_{kl}` added to the
+        tracked objective): shape ``(K, K)`` for one prior shared by all experts
+        or ``(n_experts, K, K)`` indexed ``[expert, true class, label]``, or a
+        DataFrame in crowd-kit's ``errors_`` layout (rows ``(worker, label)``,
+        columns the true class) when fitting a DataFrame. E.g.
+        ``8 * np.eye(K) + 1`` says "every expert was right 8 times and made each
+        mistake once" before seeing any label. (crowd-kit's ``initial_error``
+        is added once, to the first M-step only, so its fit is neither the
+        maximum likelihood nor the MAP estimate.) With ``OneCoinDawidSkene`` the
+        diagonal counts as right answers and the rest as wrong ones.
     n_init : int, default 1
         Number of EM runs; the run with the highest final objective is kept.
         Run 0 starts from the soft majority vote, the others from random
-        responsibilities drawn from a flat Dirichlet.
+        responsibilities drawn from a flat Dirichlet. With ``gold`` items one
+        more run starts from the parameters the gold items alone suggest.
     max_iter : int, default 200
         At most this many M-steps per run.
     tol : float, default 1e-8
         A run stops when the objective rises by at most ``tol * max(1, |objective|)``.
+    accelerate : bool, default False
+        Use SQUAREM (Varadhan and Roland 2008) on the log-parameters, with the
+        engine's monotonicity safeguard: the objective still never decreases,
+        the fixed point is the same, and on slowly converging crowds it takes a
+        fraction of the iterations (``benchmarks/bench_practice.py``).
     random_state : None, int or numpy Generator
         Seed for the random restarts (turned into a ``Generator`` inside ``fit``).
     callback : callable, optional
@@ -291,14 +427,17 @@ class DawidSkene(BaseEstimator):
     [1, 1]
     """
 
-    _param_names = ("n_classes", "alpha", "n_init", "max_iter", "tol", "random_state",
-                    "callback", "progress")
+    _param_names = ("n_classes", "alpha", "confusion_prior", "n_init", "max_iter", "tol",
+                    "accelerate", "random_state", "callback", "progress")
 
-    def __init__(self, *, n_classes: int | None = None, alpha: float = 0.0, n_init: int = 1,
-                 max_iter: int = 200, tol: float = 1e-8, random_state=None, callback=None,
+    def __init__(self, *, n_classes: int | None = None, alpha: float = 0.0,
+                 confusion_prior=None, n_init: int = 1, max_iter: int = 200, tol: float = 1e-8,
+                 accelerate: bool = False, random_state=None, callback=None,
                  progress: bool = False):
         self.n_classes = n_classes
         self.alpha = alpha
+        self.confusion_prior = confusion_prior
+        self.accelerate = accelerate
         self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
@@ -314,6 +453,12 @@ class DawidSkene(BaseEstimator):
         check_em_params(self)
         if self.progress not in (None, True, False):
             raise ValueError(f"progress must be None, True or False, got {self.progress!r}")
+        if not isinstance(self.accelerate, (bool, np.bool_)):
+            raise ValueError(f"accelerate must be True or False, got {self.accelerate!r}")
+
+    def _resolve_prior(self, crowd: CrowdLabels):
+        """``confusion_prior`` as pseudo-counts of shape ``(n_experts, K, K)``, or None."""
+        return _prior_counts(self.confusion_prior, crowd)
 
     @staticmethod
     def _resize(crowd: CrowdLabels, n_items: int) -> CrowdLabels:
@@ -363,15 +508,20 @@ class DawidSkene(BaseEstimator):
 
     def _log_prior_term(self, params: DawidSkeneParams) -> float:
         a = float(self.alpha)
+        extra = _prior_log_density(getattr(self, "_prior", None), params.confusion)
         if a == 0:
-            return 0.0
+            return extra
         total = np.log(params.class_prior).sum() + np.log(params.confusion).sum()
         if params.feature_prob is not None:
             total += np.log(params.feature_prob).sum() + np.log1p(-params.feature_prob).sum()
-        return a * float(total)
+        return a * float(total) + extra
 
     def _e_step(self, data: _Data, params: DawidSkeneParams):
-        q, log_evidence = _softmax_rows_inplace(self._log_joint(data, params))
+        log_joint = self._log_joint(data, params)
+        gold = getattr(self, "_gold", None)
+        if gold is not None:  # known truths: all the mass on the given class
+            log_joint[gold[0]] += gold[1]
+        q, log_evidence = _softmax_rows_inplace(log_joint)
         return q, float(log_evidence.sum()) + self._log_prior_term(params)
 
     @staticmethod
@@ -388,6 +538,9 @@ class DawidSkene(BaseEstimator):
         counts, class_count = self._expected_counts(data, q)
         class_prior = (class_count + a) / (class_count.sum() + K * a)
         counts = counts + a
+        prior = getattr(self, "_prior", None)
+        if prior is not None:
+            counts += prior
         denom = counts.sum(axis=2, keepdims=True)
         empty = denom <= 0
         confusion = np.where(empty, 1.0 / K, counts / np.where(empty, 1.0, denom))
@@ -398,6 +551,18 @@ class DawidSkene(BaseEstimator):
             fempty = fdenom <= 0
             feature_prob = np.where(fempty, 0.5, fcount / np.where(fempty, 1.0, fdenom))
         return DawidSkeneParams(class_prior, confusion, feature_prob)
+
+    def _gold_start(self, data: _Data, K: int) -> np.ndarray:
+        """Responsibilities from Laplace-smoothed parameters estimated on the gold items alone."""
+        rows, clamp = self._gold
+        q = np.zeros((data.crowd.n_items, K))
+        q[rows] = np.exp(clamp)
+        counts, class_count = self._expected_counts(data, q)
+        confusion = (counts + 1.0) / (counts.sum(axis=2, keepdims=True) + K)
+        prior = (class_count + 1.0) / (class_count.sum() + K)
+        phi = None if data.X is None else \
+            (q.T @ data.X + 1.0) / (class_count[:, None] + 2.0)
+        return DawidSkene._e_step(self, data, DawidSkeneParams(prior, confusion, phi))[0]
 
     @staticmethod
     def _majority_start(data: _Data, K: int) -> np.ndarray:
@@ -448,17 +613,30 @@ class DawidSkene(BaseEstimator):
                 q[:, inv])
 
     # -- public API --------------------------------------------------------------------------
-    def fit(self, labels, X=None):
+    def fit(self, labels, X=None, *, gold=None):
         """Fit the class prior, the confusion matrices (and feature probabilities) by EM.
 
         Parameters
         ----------
-        labels : CrowdLabels, (item, expert, label) tuple, or (n_items, n_experts) matrix
-            The crowd's labels; in a matrix ``-1`` marks a missing label.
+        labels : CrowdLabels, (item, expert, label) tuple, (n_items, n_experts) matrix or DataFrame
+            The crowd's labels; in a matrix ``-1`` marks a missing label; a pandas
+            DataFrame has one row per label and columns ``task``, ``worker``,
+            ``label`` (see :func:`~crowdlearn.from_dataframe`), and then the
+            results by id (``labels_``, ``probas_``, ``errors_``) are pandas
+            objects indexed by the original identifiers.
         X : array-like of shape (n_items, n_features), optional
             Binary features of the items (0/1), modelled by Naive Bayes given the
             true class. With triples, ``X`` may have more rows than the largest
             item index: the extra items simply have no label.
+        gold : dict, pandas Series or array, optional
+            Known true classes of some items ("gold" or "honeypot" items). A dict
+            or Series maps item to class, by original identifiers when the labels
+            came with them (a DataFrame or :func:`~crowdlearn.from_table`), by
+            index otherwise; an array of length ``n_items`` holds a class index
+            per item and ``-1`` where the truth is unknown. A gold item's
+            posterior is clamped to its class in every E-step, so its labels
+            count in the M-step with the true class, and the objective is the
+            log-likelihood of the labels *and* the known truths.
 
         Returns
         -------
@@ -471,19 +649,41 @@ class DawidSkene(BaseEstimator):
         K = crowd.n_classes
         data = _Data(crowd, X, *_flat_indices(crowd, K))
         rng = check_random_state(self.random_state)
+        self._prior = self._resolve_prior(crowd)
+        gold_classes = _read_gold(gold, crowd)
+        self._gold = None
+        if gold_classes is not None:
+            rows = np.flatnonzero(gold_classes >= 0)
+            clamp = np.full((rows.size, K), -np.inf)
+            clamp[np.arange(rows.size), gold_classes[rows]] = 0.0
+            self._gold = (rows, clamp)
+
+        # with gold items, run 1 starts from what the gold items alone say (the
+        # majority vote may point the wrong way); the best objective wins as usual
+        n_start = self.n_init + (self._gold is not None)
 
         def init(restart):
             if restart == 0:
                 q = self._majority_start(data, K)
+            elif restart == 1 and self._gold is not None:
+                q = self._gold_start(data, K)
             else:
                 q = rng.dirichlet(np.ones(K), size=crowd.n_items)
+            if self._gold is not None:
+                q[self._gold[0]] = np.exp(self._gold[1])
             return self._m_step(data, q)
 
+        accelerate = (self._flatten, self._unflatten(K, crowd.n_experts, X)) \
+            if self.accelerate else None
         result = fit_em(init, lambda p: self._e_step(data, p), lambda q: self._m_step(data, q),
-                        n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
+                        n_init=n_start, tol=self.tol, max_iter=self.max_iter,
                         callback=self.callback, estimator_name=type(self).__name__,
-                        progress=self.progress)
-        params, posterior = self._align_with_vote(data, result.params, result.posterior)
+                        progress=self.progress, accelerate=accelerate)
+        if self._gold is None and self._prior is None \
+                and getattr(self, "_prior_coin", None) is None:
+            params, posterior = self._align_with_vote(data, result.params, result.posterior)
+        else:  # known truths or an informative prior fix what each class means
+            params, posterior = result.params, result.posterior
         self._params = params
         self.class_prior_ = params.class_prior
         self.confusion_ = params.confusion
@@ -501,10 +701,57 @@ class DawidSkene(BaseEstimator):
         self.n_experts_ = crowd.n_experts
         self.n_classes_ = K
         self.n_features_in_ = 0 if X is None else X.shape[1]
-        self.expert_ids_ = crowd.expert_ids
-        self.class_ids_ = crowd.class_ids
+        self._remember_ids(crowd)
+        self.gold_ = None if gold_classes is None else gold_classes
         self._warn_if_degenerate(crowd, posterior)
         return self
+
+    # -- SQUAREM: the parameters as one unconstrained vector --------------------------------
+    @staticmethod
+    def _flatten(params: DawidSkeneParams) -> np.ndarray:
+        """Log-probabilities (logits for the features), clipped so they stay finite."""
+        with np.errstate(divide="ignore"):
+            parts = [np.log(params.class_prior), np.log(params.confusion).ravel()]
+            if params.feature_prob is not None:
+                phi = params.feature_prob.ravel()
+                parts.append(np.log(phi) - np.log1p(-phi))
+        return np.maximum(np.concatenate(parts), -700.0).clip(max=700.0)
+
+    def _unflatten(self, K: int, J: int, X):
+        def unflatten(x: np.ndarray) -> DawidSkeneParams:
+            prior = _softmax_vector(x[:K])
+            confusion = _softmax_last(x[K:K + J * K * K].reshape(J, K, K))
+            phi = None
+            if X is not None:
+                phi = 1.0 / (1.0 + np.exp(-x[K + J * K * K:].reshape(K, X.shape[1])))
+            return DawidSkeneParams(prior, confusion, phi)
+        return unflatten
+
+    @property
+    def errors_(self):
+        r"""The confusion matrices in crowd-kit's layout.
+
+        Fitted on a DataFrame: a ``DataFrame`` whose rows are ``(worker, label)``
+        pairs (the label the worker gives), whose columns are the true classes,
+        and whose entries are :math:`P(\text{label} \mid \text{true class})`:
+        ``errors_.loc[(w, l), k] == confusion_[j, k, l]`` where ``j`` is the
+        index of worker ``w``. Each *column* block of one worker sums to one
+        (crowdlearn's ``confusion_`` rows are crowd-kit's columns). Fitted on
+        anything else: ``confusion_`` transposed to ``(n_experts, label, true)``.
+        """
+        self._check_fitted()
+        flipped = self.confusion_.transpose(0, 2, 1)
+        if not self._frame_out():
+            return flipped.copy()
+        from .frames import require_pandas
+
+        pd = require_pandas()
+        J, K, _ = flipped.shape
+        workers, classes = self._ids("expert", J), self._ids("class", K)
+        index = pd.MultiIndex.from_arrays([np.repeat(workers, K), np.tile(classes, J)],
+                                          names=["worker", "label"])
+        return pd.DataFrame(flipped.reshape(J * K, K), index=index,
+                            columns=pd.Index(classes, name="label"))
 
     def _warn_if_degenerate(self, crowd: CrowdLabels, posterior: np.ndarray) -> None:
         """Warn when the fit cannot tell the items apart although their votes differ.

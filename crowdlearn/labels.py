@@ -37,7 +37,8 @@ import numpy as np
 from ._limits import check_crowd_size
 from ._validation import check_int_array
 
-__all__ = ["CrowdLabels", "from_triples", "from_dense", "from_table", "as_crowd_labels"]
+__all__ = ["CrowdLabels", "from_triples", "from_dense", "from_table", "from_dataframe",
+           "as_crowd_labels"]
 
 # Index arrays a CrowdLabels made itself: read-only views of read-only copies, so
 # nobody (the caller included) can change them after they were checked.
@@ -522,13 +523,100 @@ def _is_dataframe(data) -> bool:
     return type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns")
 
 
-def _from_dataframe(df, columns=("task", "worker", "label")) -> CrowdLabels:
-    missing = [c for c in columns if c not in df.columns]
+def _from_dataframe(df, columns=("task", "worker", "label"), classes=None) -> CrowdLabels:
+    if getattr(df.columns, "nlevels", 1) != 1:
+        raise ValueError("a DataFrame of labels must have flat column names, not a MultiIndex")
+    names = list(df.columns)
+    missing = [c for c in columns if c not in names]
     if missing:
         raise ValueError(f"a DataFrame of labels needs the columns {list(columns)} (one row "
                          f"per label: task id, worker id, label); missing {missing}, got "
-                         f"{list(map(str, df.columns))[:10]}")
-    return from_table(*(df[c] for c in columns))
+                         f"{list(map(str, names))[:10]}. A wide (items x workers) table is "
+                         f"not read as a DataFrame: pass df.to_numpy() (with -1 for missing) "
+                         f"if that is what you have, or name the columns with "
+                         f"from_dataframe(df, task=..., worker=..., label=...)")
+    dup = [c for c in columns if names.count(c) > 1]
+    if dup:
+        raise ValueError(f"the DataFrame has more than one column named {dup[0]!r}")
+    if len(set(columns)) != 3:
+        raise ValueError(f"task, worker and label must be three different columns, got "
+                         f"{list(columns)}")
+    if len(df) == 0:
+        raise ValueError("the DataFrame of labels has no rows")
+    for c in columns:
+        col = df[c]
+        if bool(col.isna().any()):
+            row = col.index[col.isna().to_numpy()][0]
+            raise ValueError(f"column {c!r} has a missing value (NaN/None) in row {row!r}; "
+                             f"drop those rows first (a missing label is simply a row "
+                             f"that is not there)")
+    fast = None if classes is not None else _factorize_columns(df, columns)
+    if fast is None:
+        crowd = from_table(*(df[c] for c in columns), classes=classes)
+    else:
+        (icode, iid), (ecode, eid), (ccode, cid) = fast
+        if cid.size < 2:
+            raise ValueError(f"at least 2 classes are needed, got {cid.tolist()}; if the "
+                             f"other classes just do not occur in this table, list them all "
+                             f"with classes=[...] (e.g. a fitted model's class_ids_)")
+        crowd = CrowdLabels(icode, ecode, ccode, iid.size, eid.size, cid.size, iid, eid, cid)
+    object.__setattr__(crowd, "_from_frame", True)
+    return crowd
+
+
+def _factorize_columns(df, columns):
+    """Codes and sorted identifiers of typed pandas columns by hashing (pandas' factorize),
+    or None when a column holds Python objects (then :func:`from_table` inspects every
+    element, so that ``'1'``, ``1`` and ``True`` are never merged)."""
+    import pandas as pd  # only reached with a DataFrame in hand
+
+    out = []
+    for name, c in zip(("item", "worker", "label"), columns):
+        col = df[c]
+        if col.dtype == object or isinstance(col.dtype, pd.CategoricalDtype):
+            return None
+        codes, uniques = pd.factorize(col, sort=True)
+        if isinstance(col.dtype, pd.StringDtype):  # every element is a str
+            ids = np.asarray(uniques.to_numpy(dtype=object), dtype=str)
+        else:
+            ids, _ = _id_array(uniques, name)
+        out.append((codes.astype(np.intp, copy=False), ids))
+    return out
+
+
+def from_dataframe(df, *, task: str = "task", worker: str = "worker", label: str = "label",
+                   classes=None) -> CrowdLabels:
+    """Read a pandas DataFrame of labels, one row per label (crowd-kit's layout).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per label given: which task (item), which worker (expert) and
+        which label. Identifiers may be of any one type per column (strings,
+        integers, ...); they are kept, and a model fitted on the result gives
+        its results by these identifiers (:mod:`crowdlearn.frames`).
+    task, worker, label : str
+        The column names (crowd-kit's ``task``, ``worker``, ``label`` by default).
+    classes : sequence, optional
+        Every class identifier, in order, when some class was never used.
+
+    A DataFrame passed directly to a model's ``fit`` is read with the default
+    column names. It is never read as a dense matrix, whatever its dtypes: a
+    DataFrame without these columns is refused.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from crowdlearn import from_dataframe
+    >>> df = pd.DataFrame({"item": ["a", "a", "b"], "who": [7, 8, 7],
+    ...                    "says": ["cat", "dog", "dog"]})
+    >>> crowd = from_dataframe(df, task="item", worker="who", label="says")
+    >>> crowd.n_items, crowd.n_experts, crowd.class_ids.tolist()
+    (2, 2, ['cat', 'dog'])
+    """
+    if not _is_dataframe(df):
+        raise ValueError(f"from_dataframe needs a pandas DataFrame, got {type(df).__name__}")
+    return _from_dataframe(df, (task, worker, label), classes=classes)
 
 
 def as_crowd_labels(data, *, n_items=None, n_experts=None, n_classes=None) -> CrowdLabels:
@@ -557,6 +645,8 @@ def as_crowd_labels(data, *, n_items=None, n_experts=None, n_classes=None) -> Cr
                 and all(getattr(data, a) is None or not getattr(data, a).flags.writeable
                         for a in ("item_ids", "expert_ids", "class_ids")):
             crowd = data  # it was valid and cannot have changed
+        elif getattr(data, "_from_frame", False) is True:
+            object.__setattr__(crowd, "_from_frame", True)
         for name, given in (("n_items", n_items), ("n_experts", n_experts),
                             ("n_classes", n_classes)):
             have = getattr(crowd, name)
@@ -576,11 +666,14 @@ def as_crowd_labels(data, *, n_items=None, n_experts=None, n_classes=None) -> Cr
                                      f"table with {have} {ids_attr.replace('_', ' ')} "
                                      f"{getattr(crowd, ids_attr)[:5].tolist()}; give every "
                                      f"identifier to from_table (e.g. classes=[...])")
+                frame = getattr(crowd, "_from_frame", False) is True
                 crowd = CrowdLabels(crowd.item, crowd.expert, crowd.label,
                                     **{**{k: getattr(crowd, k) for k in
                                           ("n_items", "n_experts", "n_classes")}, name: given},
                                     item_ids=crowd.item_ids, expert_ids=crowd.expert_ids,
                                     class_ids=crowd.class_ids)
+                if frame:
+                    object.__setattr__(crowd, "_from_frame", True)
         return crowd
     if data is None:
         raise ValueError("labels is None")

@@ -178,13 +178,55 @@ class OneCoinDawidSkene(DawidSkene):
     # -- EM pieces ---------------------------------------------------------------------------
     def _log_prior_term(self, params: DawidSkeneParams) -> float:
         a = float(self.alpha)
-        if a == 0:
-            return 0.0
         p = params.confusion[:, 0, 0]
+        extra = 0.0
+        prior = getattr(self, "_prior_coin", None)
+        if prior is not None:  # Beta(right + 1, wrong + 1) on each accuracy, up to a constant
+            right, wrong = prior
+            K = params.confusion.shape[1]
+            with np.errstate(divide="ignore"):
+                extra = float(np.where(right > 0, right * np.log(p), 0.0).sum()
+                              + np.where(wrong > 0, wrong * (np.log1p(-p) - np.log(K - 1)),
+                                         0.0).sum())
+        if a == 0:
+            return extra
         total = np.log(params.class_prior).sum() + np.log(p).sum() + np.log1p(-p).sum()
         if params.feature_prob is not None:
             total += np.log(params.feature_prob).sum() + np.log1p(-params.feature_prob).sum()
-        return a * float(total)
+        return a * float(total) + extra
+
+    def _resolve_prior(self, crowd):
+        """A confusion prior under the one-coin constraint: its diagonal pseudo-counts
+        count as right answers, the rest as wrong ones (the Dirichlet density restricted
+        to one-coin matrices is a Beta density in the accuracy)."""
+        prior = super()._resolve_prior(crowd)
+        self._prior_coin = None if prior is None else (
+            np.einsum("jkk->j", prior), prior.sum(axis=(1, 2)) - np.einsum("jkk->j", prior))
+        return None  # the Dawid--Skene M-step must not add it to the full matrices
+
+    def _skills(self):
+        return self.accuracy_
+
+    @staticmethod
+    def _flatten(params: DawidSkeneParams) -> np.ndarray:
+        """Log class prior and the logits of the accuracies (and of the features)."""
+        p = params.confusion[:, 0, 0]
+        with np.errstate(divide="ignore"):
+            parts = [np.log(params.class_prior), np.log(p) - np.log1p(-p)]
+            if params.feature_prob is not None:
+                phi = params.feature_prob.ravel()
+                parts.append(np.log(phi) - np.log1p(-phi))
+        return np.concatenate(parts).clip(-700.0, 700.0)
+
+    def _unflatten(self, K: int, J: int, X):
+        def unflatten(x: np.ndarray) -> DawidSkeneParams:
+            e = np.exp(x[:K] - x[:K].max())
+            accuracy = 1.0 / (1.0 + np.exp(-x[K:K + J]))
+            phi = None
+            if X is not None:
+                phi = 1.0 / (1.0 + np.exp(-x[K + J:].reshape(K, X.shape[1])))
+            return DawidSkeneParams(e / e.sum(), _one_coin_matrices(accuracy, K), phi)
+        return unflatten
 
     def _accuracy_step(self, data: _Data, q: np.ndarray):
         """The M-step's accuracies and class prior (and the expected counts used)."""
@@ -193,6 +235,10 @@ class OneCoinDawidSkene(DawidSkene):
         counts, class_count = self._expected_counts(data, q)  # (J, K true, K label), (K,)
         correct = np.einsum("jkk->j", counts)                  # C_r
         n_r = counts.sum(axis=(1, 2))                          # = n_r, as rows of q sum to 1
+        prior = getattr(self, "_prior_coin", None)
+        if prior is not None:
+            correct = correct + prior[0]
+            n_r = n_r + prior[0] + prior[1]
         denom = n_r + 2 * a
         empty = denom <= 0
         accuracy = np.where(empty, 1.0 / K, (correct + a) / np.where(empty, 1.0, denom))
@@ -219,7 +265,7 @@ class OneCoinDawidSkene(DawidSkene):
         return params, q
 
     # -- public API --------------------------------------------------------------------------
-    def fit(self, labels, X=None):
+    def fit(self, labels, X=None, *, gold=None):
         """Fit the class prior and the experts' accuracies (and feature probabilities) by EM.
 
         Parameters
@@ -228,11 +274,14 @@ class OneCoinDawidSkene(DawidSkene):
             The crowd's labels; in a matrix ``-1`` marks a missing label.
         X : array-like of shape (n_items, n_features), optional
             Binary item features, as in :meth:`DawidSkene.fit`.
+        gold : dict, pandas Series or array, optional
+            Known true classes of some items, clamped in every E-step, as in
+            :meth:`DawidSkene.fit`.
 
         Returns
         -------
         self
         """
-        super().fit(labels, X)
+        super().fit(labels, X, gold=gold)
         self.accuracy_ = self.confusion_[:, 0, 0].copy()
         return self

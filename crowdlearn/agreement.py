@@ -1,0 +1,680 @@
+r"""Agreement and uncertainty: how much the crowd agrees, how sure a fitted model is.
+
+* :func:`krippendorff_alpha` -- Krippendorff's alpha for nominal labels with
+  missing values, from the coincidence matrix.
+* :func:`posterior_entropy` -- the entropy of each item's posterior under a
+  fitted model.
+* :func:`worker_quality_intervals` -- confidence intervals for every worker's
+  estimated accuracy and confusion matrix under a fitted
+  :class:`~crowdlearn.DawidSkene` or :class:`~crowdlearn.OneCoinDawidSkene`:
+  bootstrap over items, observed (Louis) information for one-coin accuracies,
+  or Beta/Dirichlet intervals from the expected counts.
+
+Everything is vectorised: no Python loop over items or labels.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse, stats
+from scipy.optimize import linear_sum_assignment
+
+from ._validation import check_probability_matrix, check_random_state, check_scalar
+from .dawid_skene import DawidSkene, _Data, _flat_indices, _softmax_rows_inplace
+from .labels import CrowdLabels, _is_dataframe, as_crowd_labels
+from .one_coin import OneCoinDawidSkene, _one_coin_matrices
+
+__all__ = ["krippendorff_alpha", "posterior_entropy", "worker_quality_intervals",
+           "WorkerQualityIntervals"]
+
+
+# -- Krippendorff's alpha ----------------------------------------------------------------------
+def coincidence_matrix(labels, *, n_classes=None) -> np.ndarray:
+    r"""Krippendorff's coincidence matrix of nominal labels, shape ``(K, K)``.
+
+    .. math::
+
+        o_{ck} = \sum_{u:\, m_u \ge 2} \frac{n_{uc}\, n_{uk} - 1\{c = k\}\, n_{uc}}{m_u - 1},
+
+    with :math:`n_{uc}` the number of labels ``c`` item :math:`u` received and
+    :math:`m_u = \sum_c n_{uc}`: every ordered pair of two different labels of
+    the same item adds :math:`1/(m_u - 1)`. Items with fewer than two labels are
+    not pairable and add nothing. A repeated label (one worker labelling an item
+    twice) counts as one more value of that item.
+    """
+    crowd = as_crowd_labels(labels, n_classes=n_classes)
+    votes = crowd.vote_counts()                      # (n_items, K), one bincount
+    m = votes.sum(axis=1)
+    pairable = m >= 2
+    votes, m = votes[pairable], m[pairable]
+    w = 1.0 / (m - 1.0)
+    weighted = votes * w[:, None]
+    o = weighted.T @ votes
+    o[np.diag_indices_from(o)] -= weighted.sum(axis=0)
+    return o
+
+
+def krippendorff_alpha(labels, *, n_classes=None) -> float:
+    r"""Krippendorff's alpha for nominal labels with missing values.
+
+    Parameters
+    ----------
+    labels : any form :func:`~crowdlearn.as_crowd_labels` accepts
+        A :class:`~crowdlearn.CrowdLabels`, ``(item, expert, label)`` triples,
+        a dense ``(n_items, n_experts)`` matrix with ``-1`` for missing, or a
+        pandas DataFrame with ``task``, ``worker`` and ``label`` columns.
+    n_classes : int, optional
+        Number of classes (for index-coded labels); classes never used change
+        nothing.
+
+    Returns
+    -------
+    float
+        :math:`\alpha = 1 - D_o / D_e`, 1 for perfect agreement, 0 for agreement
+        at chance level, negative below chance.
+
+    Raises
+    ------
+    ValueError
+        When no item has two labels or more (nothing can be paired), or when all
+        the pairable labels are the same class: then the expected disagreement
+        :math:`D_e` is zero and alpha is undefined (0/0; Krippendorff leaves it
+        undefined). We raise rather than return NaN.
+
+    Notes
+    -----
+    Following K. Krippendorff, *Computing Krippendorff's Alpha-Reliability*
+    (2011): from the coincidence matrix :math:`o_{ck}` (see
+    :func:`coincidence_matrix`), with :math:`n_c = \sum_k o_{ck}` and
+    :math:`n = \sum_c n_c` the number of pairable values,
+
+    .. math::
+
+        D_o = \frac{1}{n}\sum_{c \ne k} o_{ck}, \qquad
+        D_e = \frac{1}{n(n-1)}\sum_{c \ne k} n_c\, n_k, \qquad
+        \alpha = 1 - \frac{D_o}{D_e}
+               = 1 - (n - 1)\frac{\sum_{c \ne k} o_{ck}}{n^2 - \sum_c n_c^2}.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn.agreement import krippendorff_alpha
+    >>> round(krippendorff_alpha(np.array([[0, 0, -1], [1, 1, 1], [0, 1, 1]])), 4)
+    0.5333
+    """
+    o = coincidence_matrix(labels, n_classes=n_classes)
+    n_c = o.sum(axis=1)
+    n = float(n_c.sum())
+    if n == 0:
+        raise ValueError("Krippendorff's alpha needs at least one item with two labels or "
+                         "more (no item is pairable)")
+    disagree = float(o.sum() - np.trace(o))
+    expected = float(n * n - (n_c ** 2).sum())
+    if expected <= 0:
+        raise ValueError("Krippendorff's alpha is undefined: every pairable label is the "
+                         "same class, so the expected disagreement D_e is 0 (alpha = 0/0)")
+    return float(1.0 - (n - 1.0) * disagree / expected)
+
+
+# -- posterior entropy -------------------------------------------------------------------------
+def posterior_entropy(posterior_or_model, *, base=2, normalized: bool = False):
+    r"""Entropy of each item's posterior, :math:`H_i = -\sum_k q_i(k) \log q_i(k)`.
+
+    Parameters
+    ----------
+    posterior_or_model : fitted model or array of shape (n_items, n_classes)
+        A fitted model (anything with ``posterior_``) or the posterior itself;
+        its rows must be non-negative and sum to one.
+    base : float, default 2
+        Base of the logarithm (2: bits, ``numpy.e``: nats). Must be > 0 and != 1.
+    normalized : bool, default False
+        Divide by :math:`\log K`, the entropy of the uniform posterior, so that
+        the result lies in ``[0, 1]`` whatever the base.
+
+    Returns
+    -------
+    ndarray of shape (n_items,), or pandas Series
+        :math:`0 \log 0` counts as 0. A ``Series`` indexed by task id when the
+        model hands results back by original id (it has ``_by_item``, as models
+        fitted on a DataFrame do).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn.agreement import posterior_entropy
+    >>> posterior_entropy(np.array([[1.0, 0.0], [0.5, 0.5], [0.25, 0.75]])).round(4)
+    array([0.    , 1.    , 0.8113])
+    """
+    model = None
+    if hasattr(posterior_or_model, "fit") or hasattr(posterior_or_model, "posterior_"):
+        model = posterior_or_model
+        check = getattr(model, "_check_fitted", None)
+        if check is not None:
+            check()
+        if not hasattr(model, "posterior_"):
+            raise ValueError(f"{type(model).__name__} has no posterior_: fit it first")
+        posterior = model.posterior_
+    else:
+        posterior = posterior_or_model
+    q = check_probability_matrix(posterior, "posterior", atol=1e-6)
+    check_scalar(base, "base", low=0.0, low_inclusive=False)
+    if base == 1:
+        raise ValueError("base must not be 1")
+    if normalized not in (True, False):
+        raise ValueError(f"normalized must be True or False, got {normalized!r}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(q > 0, q * np.log(np.where(q > 0, q, 1.0)), 0.0)
+    h = np.maximum(-terms.sum(axis=1), 0.0)
+    if normalized:
+        h = np.minimum(h / np.log(q.shape[1]), 1.0)
+    else:
+        h = h / np.log(base)
+    by_item = getattr(model, "_by_item", None) if model is not None else None
+    return by_item(h, "entropy") if callable(by_item) else h
+
+
+# -- worker quality intervals -----------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class WorkerQualityIntervals:
+    r"""Confidence intervals for every worker's quality (see :func:`worker_quality_intervals`).
+
+    Attributes
+    ----------
+    accuracy, accuracy_lower, accuracy_upper : ndarray of shape (n_experts,)
+        The fitted accuracy :math:`\sum_k \phi_k \pi^{(j)}_{kk}` (``accuracy_``
+        for one-coin) and the interval around it.
+    confusion, confusion_lower, confusion_upper : ndarray of shape (n_experts, K, K)
+        The fitted confusion matrices and entry-wise intervals
+        (``[j, k, l]``: P(worker j says l | true class k)).
+    level : float
+        Nominal coverage of every interval (each one on its own, not jointly).
+    method : str
+        ``"bootstrap"``, ``"fisher"`` or ``"counts"``.
+    n_boot : int
+        Bootstrap replicates used (0 for the other methods).
+    boot_accuracy : ndarray of shape (n_boot, n_experts) or None
+        The bootstrap replicates of the accuracies (aligned to the fitted classes).
+    expert_ids : ndarray or None
+        The workers' original identifiers when the model was fitted on a table.
+    """
+
+    accuracy: np.ndarray
+    accuracy_lower: np.ndarray
+    accuracy_upper: np.ndarray
+    confusion: np.ndarray
+    confusion_lower: np.ndarray
+    confusion_upper: np.ndarray
+    level: float
+    method: str
+    n_boot: int = 0
+    boot_accuracy: np.ndarray | None = None
+    expert_ids: np.ndarray | None = None
+
+    def to_frame(self):
+        """The accuracy intervals as a pandas DataFrame indexed by worker."""
+        from .frames import require_pandas
+        pd = require_pandas()
+        ids = np.arange(self.accuracy.shape[0]) if self.expert_ids is None else self.expert_ids
+        return pd.DataFrame({"accuracy": self.accuracy, "lower": self.accuracy_lower,
+                             "upper": self.accuracy_upper},
+                            index=pd.Index(ids, name="worker"))
+
+
+def _training_crowd(model, labels) -> CrowdLabels:
+    """The labels as CrowdLabels indexed like the fitted model; refuse other labels."""
+    if not isinstance(model, DawidSkene):
+        raise ValueError(f"model must be a fitted DawidSkene or OneCoinDawidSkene, got "
+                         f"{type(model).__name__}")
+    model._check_fitted()
+    if getattr(model, "n_features_in_", 0):
+        raise ValueError("worker_quality_intervals does not support models fitted with "
+                         "features X")
+    extras = [what for what, attr in (("gold", "_gold"), ("confusion_prior", "_prior"),
+                                      ("an accuracy prior", "_prior_coin"))
+              if getattr(model, attr, None) is not None]
+    if extras:
+        raise ValueError(f"worker_quality_intervals supports models fitted with alpha as "
+                         f"their only prior; this one was fitted with {', '.join(extras)}")
+    J, K, n = model.n_experts_, model.n_classes_, model.n_items_
+    if labels is None:
+        raise ValueError("labels is None: pass the labels the model was fitted on")
+    dense = isinstance(labels, np.ndarray) or isinstance(labels, list)
+    from_ids = isinstance(labels, CrowdLabels) or _is_dataframe(labels)
+    crowd = as_crowd_labels(labels, n_classes=None if from_ids else K)
+    if crowd.expert_ids is not None or crowd.class_ids is not None:
+        crowd = model._map_ids(crowd)
+    if crowd.n_experts > J or (dense and crowd.n_experts != J):
+        raise ValueError(f"the labels come from {crowd.n_experts} experts but the model was "
+                         f"fitted on n_experts={J}: pass the labels it was fitted on")
+    if crowd.n_classes > K:
+        raise ValueError(f"the labels have {crowd.n_classes} classes but the model was "
+                         f"fitted with n_classes={K}")
+    if crowd.n_items > n or (crowd.n_items != n and not isinstance(labels, tuple)):
+        raise ValueError(f"the labels describe {crowd.n_items} items but the model was "
+                         f"fitted on n_items={n}: pass the labels it was fitted on")
+    crowd = CrowdLabels(crowd.item, crowd.expert, crowd.label, n, J, K)
+    data = _Data(crowd, None, *_flat_indices(crowd, K))
+    q, _ = _softmax_rows_inplace(model._log_joint(data, model._params))
+    if not np.allclose(q, model.posterior_, atol=1e-6, rtol=0):
+        raise ValueError("these labels do not match the fitted model (its posterior on them "
+                         "differs from posterior_): pass the labels the model was fitted on")
+    return crowd
+
+
+def _accuracy(class_prior, confusion):
+    """``sum_k phi_k pi[j, k, k]`` for params with any leading batch axes."""
+    diag = np.diagonal(confusion, axis1=-2, axis2=-1)   # (..., J, K)
+    return (diag * class_prior[..., None, :]).sum(axis=-1)
+
+
+def _check_common(level, n_boot):
+    check_scalar(level, "level", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    check_scalar(n_boot, "n_boot", kind=numbers.Integral, low=1)
+
+
+def worker_quality_intervals(model, labels, *, method: str = "bootstrap", n_boot: int = 200,
+                             level: float = 0.95, random_state=None, n_jobs=None,
+                             max_iter: int = 200, tol: float = 1e-5) -> WorkerQualityIntervals:
+    r"""Confidence intervals for each worker's accuracy and confusion matrix.
+
+    Parameters
+    ----------
+    model : fitted DawidSkene or OneCoinDawidSkene
+        Fitted without features.
+    labels : labels the model was fitted on, in any form ``fit`` accepts
+        Checked against the model: sizes, identifiers, and the posterior they
+        give under the fitted parameters must be ``posterior_``.
+    method : {"bootstrap", "fisher", "counts"}, default "bootstrap"
+        ``"bootstrap"``: percentile intervals from a bootstrap over items (any
+        model). ``"fisher"``: observed-information (Wald) intervals on the logit
+        scale, :class:`~crowdlearn.OneCoinDawidSkene` only. ``"counts"``:
+        Beta/Dirichlet intervals from the expected counts (fast; any model).
+    n_boot : int, default 200
+        Bootstrap replicates (``method="bootstrap"`` only; must be >= 1 always).
+    level : float in (0, 1), default 0.95
+        Coverage of every single interval.
+    random_state : None, int or Generator
+        Seed of the bootstrap; the same seed gives the same intervals, whatever
+        ``n_jobs``.
+    n_jobs : int, optional
+        Threads running bootstrap replicates (``-1``: all CPUs; default 1).
+    max_iter, tol : int, float
+        EM on each bootstrap sample stops after ``max_iter`` iterations or when
+        no parameter moves by more than ``tol``.
+
+    Returns
+    -------
+    WorkerQualityIntervals
+        ``accuracy*`` of shape ``(n_experts,)``, ``confusion*`` of shape
+        ``(n_experts, K, K)``; the estimates are the fitted ones.
+
+    Notes
+    -----
+    Accuracy of worker :math:`j` means :math:`a_j = \sum_k \phi_k \pi^{(j)}_{kk}`,
+    the probability that its label is right on a random item (for the one-coin
+    model :math:`a_j = p_j`, ``accuracy_``).
+
+    **Bootstrap.** Items are resampled with replacement (an item drawn twice
+    brings all its labels twice) and the model is refitted on each resample by
+    EM with the model's own E- and M-steps and ``alpha``, *warm-started from
+    the fitted parameters*, so that every replicate ends near the fitted
+    optimum rather than at a relabelled copy of it. All replicates run at once
+    as one block-diagonal problem (one sparse product per EM step). The hidden
+    classes of each replicate are then matched to the fitted ones (Dawid--Skene,
+    and one-coin with two classes, where swapping the classes is a symmetry):
+    the permutation maximising :math:`\sum_u \sum_k q^{*}_u(k)\, q_{i_u}(\sigma(k))`,
+    the agreement of the replicate's posterior with the original posterior of
+    the same items. Intervals are the percentiles
+    :math:`(1 \mp \text{level})/2` of the replicates. Workers with few labels
+    are often absent from a resample and then get an uninformative estimate in
+    that replicate, which widens their interval, as it should.
+
+    **Fisher (one-coin).** The parameters are the logits
+    :math:`\eta_r = \log\frac{p_r}{1 - p_r}` and the class-prior logits
+    :math:`\gamma_a = \log(\phi_a/\phi_K)`, :math:`a < K`. By Louis' identity
+    the observed information of the incomplete-data log-likelihood
+    :math:`\ell` is the expected complete-data information minus the
+    information lost by not seeing the classes:
+
+    .. math::
+
+        -\nabla^2 \ell(\theta) = \mathbb{E}\big[-\nabla^2 \ell_c \mid \text{labels}\big]
+        - \sum_i \operatorname{Cov}_{k \sim q_i}\big[s_i(k)\big],
+
+    where :math:`s_i(k)` is the gradient of item :math:`i`'s complete-data
+    log-likelihood when its class is :math:`k` (its expectation over
+    :math:`q_i` is the score :math:`\nabla\ell`, Fisher's identity). For the
+    one-coin model, with :math:`c_{irk}` the number of labels ``k`` worker
+    :math:`r` gave item :math:`i` and :math:`m_{ir}` all of its labels there,
+
+    .. math::
+
+        \frac{\partial \ell_c}{\partial \eta_r} = c_{ir y_i} - m_{ir} p_r, \qquad
+        \frac{\partial \ell_c}{\partial \gamma_a} = 1\{y_i = a\} - \phi_a,
+
+    since :math:`\partial_\eta \log p = 1 - p` and
+    :math:`\partial_\eta \log\frac{1 - p}{K - 1} = -p`. The complete-data
+    Hessian does not depend on the classes:
+    :math:`-\partial^2 \ell_c/\partial\eta_r^2 = n_r p_r (1 - p_r)` and
+    :math:`-\partial^2 \ell_c/\partial\gamma\,\partial\gamma^\top =
+    n\,(\operatorname{diag}\phi - \phi\phi^\top)`, no cross terms. The centred
+    scores are :math:`s_{i}(k)_r - \bar s_{ir} = \sum_{t \in (i, r)}
+    \big(1\{l_t = k\} - q_i(l_t)\big)` and :math:`1\{k = a\} - q_i(a)`, so the
+    lost information is :math:`S^\top \operatorname{diag}(q) S` for a sparse
+    matrix :math:`S` with one row per (item, class): exact, analytic, one
+    sparse product. With ``alpha > 0`` the curvature of the log prior,
+    :math:`2\alpha p_r(1 - p_r)` and :math:`\alpha K (\operatorname{diag}\phi -
+    \phi\phi^\top)`, is added (the information of the log-posterior, a Laplace
+    approximation). The interval is :math:`\hat\eta_r \pm z\,
+    \sqrt{[I^{-1}]_{rr}}` mapped back by the logistic function, so it stays in
+    :math:`(0, 1)`; the inverse takes the uncertainty of the class prior and of
+    the other workers into account. Workers with an estimate on the boundary
+    (0 or 1, where the logit is infinite) fall back to the ``"counts"``
+    interval; workers without labels get :math:`(0, 1)`.
+
+    **Counts.** Each confusion row is given the Dirichlet distribution of the
+    expected counts plus the model's pseudo-counts plus one,
+    :math:`\text{Dir}(N_{jk\cdot} + \alpha + 1)`, (one-coin:
+    :math:`\text{Beta}(C_r + \alpha + 1, n_r - C_r + \alpha + 1)`), whose mode
+    is the fitted value, and the intervals are its marginal quantiles; the
+    Dawid--Skene accuracy gets the Beta matching the mean and variance of
+    :math:`\sum_k \phi_k \pi_{kk}` with :math:`\phi` held fixed. This treats the
+    expected counts as if they were observed: it ignores the uncertainty of the
+    posterior (and of :math:`\phi`), so the intervals are too narrow when the
+    classes are uncertain. Fast, deterministic.
+    """
+    if method not in ("bootstrap", "fisher", "counts"):
+        raise ValueError(f"method must be 'bootstrap', 'fisher' or 'counts', got {method!r}")
+    _check_common(level, n_boot)
+    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1)
+    check_scalar(tol, "tol", low=0.0)
+    if n_jobs is None:
+        n_jobs = 1
+    check_scalar(n_jobs, "n_jobs", kind=numbers.Integral)
+    if n_jobs == -1:
+        n_jobs = os.cpu_count() or 1
+    if n_jobs < 1:
+        raise ValueError(f"n_jobs must be a positive integer or -1, got {n_jobs!r}")
+    one_coin = isinstance(model, OneCoinDawidSkene)
+    crowd = _training_crowd(model, labels)
+    if method == "fisher" and not one_coin:
+        raise ValueError("method='fisher' is implemented for OneCoinDawidSkene accuracies; "
+                         "use method='bootstrap' or 'counts' for DawidSkene")
+    est_conf = np.array(model.confusion_, dtype=float)
+    est_acc = _accuracy(np.asarray(model.class_prior_, float), est_conf)
+    common = dict(accuracy=est_acc, confusion=est_conf, level=float(level), method=method,
+                  expert_ids=model.expert_ids_)
+    if method == "bootstrap":
+        acc, conf = _bootstrap(model, crowd, n_boot, random_state, n_jobs, max_iter, tol)
+        tail = (1.0 - level) / 2
+        a_lo, a_hi = np.quantile(acc, [tail, 1 - tail], axis=0)
+        c_lo, c_hi = np.quantile(conf, [tail, 1 - tail], axis=0)
+        return WorkerQualityIntervals(accuracy_lower=a_lo, accuracy_upper=a_hi,
+                                      confusion_lower=c_lo, confusion_upper=c_hi,
+                                      n_boot=int(n_boot), boot_accuracy=acc, **common)
+    if method == "fisher":
+        a_lo, a_hi = _fisher_one_coin(model, crowd, level)
+    else:
+        a_lo, a_hi, c_lo, c_hi = _counts(model, crowd, level, one_coin)
+    if one_coin:
+        c_lo, c_hi = _one_coin_bounds(a_lo, a_hi, model.n_classes_)
+    return WorkerQualityIntervals(accuracy_lower=a_lo, accuracy_upper=a_hi,
+                                  confusion_lower=c_lo, confusion_upper=c_hi, **common)
+
+
+def _one_coin_bounds(lo, hi, K):
+    """Entry-wise bounds of one-coin confusion matrices from bounds on the accuracy."""
+    c_lo = _one_coin_matrices(lo, K)
+    c_hi = _one_coin_matrices(hi, K)
+    off = ~np.eye(K, dtype=bool)
+    c_lo[:, off], c_hi[:, off] = c_hi[:, off], c_lo[:, off]  # off-diagonal decreases in p
+    return c_lo, c_hi
+
+
+# -- counts ------------------------------------------------------------------------------------
+def _expected(model, crowd):
+    K = model.n_classes_
+    data = _Data(crowd, None, *_flat_indices(crowd, K))
+    counts, _ = DawidSkene._expected_counts(data, model.posterior_)
+    return counts  # (J, K true, K label)
+
+
+def _counts(model, crowd, level, one_coin):
+    tail = (1.0 - level) / 2
+    a = float(model.alpha)
+    counts = _expected(model, crowd)
+    J, K, _ = counts.shape
+    if one_coin:
+        correct = np.einsum("jkk->j", counts)
+        n_r = counts.sum(axis=(1, 2))
+        lo, hi = _beta_bounds(correct + a + 1, n_r - correct + a + 1, tail)
+        lo[n_r == 0], hi[n_r == 0] = 0.0, 1.0
+        return lo, hi, None, None
+    conc = counts + a + 1.0                                 # Dirichlet parameters per row
+    total = conc.sum(axis=2, keepdims=True)
+    c_lo, c_hi = _beta_bounds(conc, total - conc, tail)
+    phi = np.asarray(model.class_prior_, float)
+    d = np.einsum("jkk->jk", conc)
+    tot = total[..., 0]
+    mean_kk = d / tot
+    var_kk = d * (tot - d) / (tot ** 2 * (tot + 1))
+    mean = (phi * mean_kk).sum(axis=1)
+    var = (phi ** 2 * var_kk).sum(axis=1)
+    # the Beta with this mean and variance: a + b = m (1 - m) / v - 1
+    s = mean * (1 - mean) / np.maximum(var, 1e-300) - 1.0
+    s = np.maximum(s, 1e-6)
+    lo, hi = _beta_bounds(mean * s, (1 - mean) * s, tail)
+    return lo, hi, c_lo, c_hi
+
+
+def _beta_bounds(a, b, tail):
+    a = np.asarray(a, float)
+    b = np.asarray(b, float)
+    lo = np.where(a > 0, stats.beta.ppf(tail, np.maximum(a, 1e-300), np.maximum(b, 1e-300)), 0.0)
+    hi = np.where(b > 0, stats.beta.ppf(1 - tail, np.maximum(a, 1e-300),
+                                        np.maximum(b, 1e-300)), 1.0)
+    return np.asarray(lo, float), np.asarray(hi, float)
+
+
+# -- Fisher (one-coin) -------------------------------------------------------------------------
+def _one_coin_information(model, crowd) -> np.ndarray:
+    """Observed information (Louis) in (logit p_1..p_J, prior logits gamma_1..gamma_{K-1})."""
+    q = np.asarray(model.posterior_, float)
+    n, K = q.shape
+    J = model.n_experts_
+    p = np.asarray(model.accuracy_, float)
+    phi = np.asarray(model.class_prior_, float)
+    a = float(model.alpha)
+    P = J + K - 1
+    item, expert, label = crowd.item, crowd.expert, crowd.label
+    ks = np.arange(K)
+    # centred scores S[(i, k), r] = sum_{t in (i, r)} (1{l_t = k} - q_i(l_t))
+    rows_l = (item[:, None] * K + ks[None, :]).ravel()
+    cols_l = np.repeat(expert, K)
+    vals_l = ((label[:, None] == ks[None, :]) - q[item, label][:, None]).ravel()
+    # S[(i, k), J + a] = 1{k = a} - q_i(a), a < K - 1
+    ii, kk, aa = np.meshgrid(np.arange(n), ks, np.arange(K - 1), indexing="ij")
+    rows_p = (ii * K + kk).ravel()
+    cols_p = J + aa.ravel()
+    vals_p = ((kk == aa).astype(float) - q[ii, aa]).ravel()
+    S = sparse.csr_array((np.concatenate([vals_l, vals_p]),
+                          (np.concatenate([rows_l, rows_p]), np.concatenate([cols_l, cols_p]))),
+                         shape=(n * K, P))
+    lost = S.T @ (S * q.reshape(-1, 1))
+    lost = lost.toarray() if sparse.issparse(lost) else np.asarray(lost)
+    n_r = np.bincount(expert, minlength=J).astype(float)
+    info = -lost
+    info[np.arange(J), np.arange(J)] += (n_r + 2 * a) * p * (1 - p)
+    cov_phi = np.diag(phi) - np.outer(phi, phi)
+    info[J:, J:] += (n + a * K) * cov_phi[:K - 1, :K - 1]
+    return info
+
+
+def _fisher_one_coin(model, crowd, level):
+    z = stats.norm.ppf(0.5 + level / 2)
+    J, K = model.n_experts_, model.n_classes_
+    p = np.asarray(model.accuracy_, float)
+    info = _one_coin_information(model, crowd)
+    n_r = np.bincount(crowd.expert, minlength=J)
+    eps = 1e-10
+    phi = np.asarray(model.class_prior_, float)
+    regular = np.concatenate([(n_r > 0) & (p > eps) & (p < 1 - eps),
+                              np.full(K - 1, bool((phi > eps).all()))])
+    var = np.full(J, np.inf)
+    idx = np.flatnonzero(regular)
+    if idx.size:
+        sub = info[np.ix_(idx, idx)]
+        try:
+            cov = np.linalg.inv(np.linalg.cholesky(sub))
+            diag = (cov ** 2).sum(axis=0)
+        except np.linalg.LinAlgError:  # not positive definite: keep each worker alone
+            d = np.diag(sub)
+            diag = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0), np.inf)
+        workers = idx < J
+        var[idx[workers]] = diag[workers]
+    ok = np.isfinite(var) & (var > 0)
+    eta = np.log(np.clip(p, eps, 1 - eps)) - np.log1p(-np.clip(p, eps, 1 - eps))
+    half = z * np.sqrt(np.where(ok, var, 0.0))
+    lo = 1.0 / (1.0 + np.exp(-(eta - half)))
+    hi = 1.0 / (1.0 + np.exp(-(eta + half)))
+    if not ok.all():  # boundary estimates or no labels: the counts interval
+        c_lo, c_hi, _, _ = _counts(model, crowd, level, True)
+        lo = np.where(ok, lo, c_lo)
+        hi = np.where(ok, hi, c_hi)
+    return lo, hi
+
+
+# -- bootstrap ---------------------------------------------------------------------------------
+class _Resampler:
+    """The training labels grouped by item, ready to be gathered for resamples of items."""
+
+    def __init__(self, model, crowd, max_iter, tol):
+        order = np.argsort(crowd.item, kind="stable")
+        self.expert, self.label = crowd.expert[order], crowd.label[order]
+        self.lpi = crowd.labels_per_item()
+        self.start = np.concatenate([[0], np.cumsum(self.lpi)[:-1]])
+        self.J, self.K = crowd.n_experts, crowd.n_classes
+        self.alpha = float(model.alpha)
+        self.one_coin = isinstance(model, OneCoinDawidSkene)
+        self.max_iter, self.tol = max_iter, tol
+        self.prior0 = np.asarray(model.class_prior_, float)
+        self.conf0 = np.asarray(model.confusion_, float)
+        self.posterior = np.asarray(model.posterior_, float)
+
+    def votes(self, idx):
+        """Block-diagonal count matrix of B resamples: rows (b, u), columns (b, j, l), then
+        one prior column per replicate (the layout of ``dawid_skene._flat_indices``)."""
+        B, n = idx.shape
+        J, K = self.J, self.K
+        cnt = self.lpi[idx].ravel()                   # labels of each new item
+        total = int(cnt.sum())
+        pos = np.repeat(self.start[idx].ravel(), cnt)
+        pos += np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        new_item = np.repeat(np.arange(B * n), cnt)
+        cols = (new_item // n * J + self.expert[pos]) * K + self.label[pos]
+        rows = np.concatenate([new_item, np.arange(B * n)])
+        cols = np.concatenate([cols, B * J * K + np.repeat(np.arange(B), n)])
+        votes = sparse.csr_array((np.ones(rows.shape[0]), (rows, cols)),
+                                 shape=(B * n, B * J * K + B))
+        votes.sum_duplicates()
+        return votes
+
+    def e_step(self, votes, prior, conf):
+        B, J, K, _ = conf.shape
+        table = np.empty((B * J * K + B, K))
+        with np.errstate(divide="ignore"):
+            table[:B * J * K] = np.log(conf.transpose(0, 1, 3, 2)).reshape(B * J * K, K)
+            table[B * J * K:] = np.log(prior)
+        q, _ = _softmax_rows_inplace(votes @ table)
+        return q
+
+    def m_step(self, votes_t, q, B):
+        J, K, a = self.J, self.K, self.alpha
+        counts = votes_t @ q                                       # (B * J * K + B, K)
+        class_count = counts[B * J * K:]                           # (B, K)
+        c = counts[:B * J * K].reshape(B, J, K, K).transpose(0, 1, 3, 2)  # [b, j, k, l]
+        prior = (class_count + a) / (class_count.sum(axis=1, keepdims=True) + K * a)
+        if self.one_coin:   # the M-step of OneCoinDawidSkene
+            correct = np.einsum("bjkk->bj", c)
+            denom = c.sum(axis=(2, 3)) + 2 * a
+            empty = denom <= 0
+            acc = np.where(empty, 1.0 / K, (correct + a) / np.where(empty, 1.0, denom))
+            conf = _one_coin_matrices(acc.ravel(), K).reshape(B, J, K, K)
+        else:               # the M-step of DawidSkene
+            c = c + a
+            denom = c.sum(axis=3, keepdims=True)
+            empty = denom <= 0
+            conf = np.where(empty, 1.0 / K, c / np.where(empty, 1.0, denom))
+        return prior, conf
+
+    def em(self, idx, prior, conf, n_iter):
+        """EM on every resample at once, from ``(prior, conf)``, at most ``n_iter`` steps.
+
+        A replicate whose parameters moved by at most ``tol`` stops there; when half of
+        them have stopped, the others go on in a smaller problem. Each replicate's path
+        thus depends on its own resample only, not on the others in the block.
+        """
+        B = idx.shape[0]
+        votes = self.votes(idx)
+        votes_t = votes.T.tocsr()
+        active = np.ones(B, dtype=bool)
+        for it in range(n_iter):
+            q = self.e_step(votes, prior, conf)
+            new_prior, new_conf = self.m_step(votes_t, q, B)
+            moved = np.maximum(np.abs(new_prior - prior).max(axis=1),
+                               np.abs(new_conf - conf).reshape(B, -1).max(axis=1))
+            prior[active] = new_prior[active]
+            conf[active] = new_conf[active]
+            active &= moved > self.tol
+            n_active = int(active.sum())
+            if n_active == 0:
+                break
+            if n_active <= B // 2 and it + 1 < n_iter:
+                sub = np.flatnonzero(active)
+                prior[sub], conf[sub] = self.em(idx[sub], prior[sub], conf[sub],
+                                                n_iter - it - 1)
+                break
+        return prior, conf
+
+    def run(self, idx):
+        """Accuracies ``(B, J)`` and confusion matrices ``(B, J, K, K)`` of B resamples,
+        with the hidden classes matched to the fitted ones."""
+        B = idx.shape[0]
+        K = self.K
+        prior = np.repeat(self.prior0[None], B, axis=0)
+        conf = np.repeat(self.conf0[None], B, axis=0)
+        prior, conf = self.em(idx, prior, conf, self.max_iter)
+        if not self.one_coin or K == 2:   # label switching: match to the fitted posterior
+            q = self.e_step(self.votes(idx), prior, conf).reshape(B, -1, K)
+            agreement = np.einsum("bnk,bnm->bkm", q, self.posterior[idx])
+            for b in range(B):
+                _, target = linear_sum_assignment(agreement[b], maximize=True)
+                if not np.array_equal(target, np.arange(K)):
+                    inv = np.argsort(target)   # new class target[k] is old class k
+                    prior[b] = prior[b, inv]
+                    conf[b] = conf[b][:, inv, :]
+        return _accuracy(prior, conf), conf
+
+
+def _bootstrap(model, crowd, n_boot, random_state, n_jobs, max_iter, tol):
+    rng = check_random_state(random_state)
+    n = crowd.n_items
+    draws = rng.integers(0, n, size=(n_boot, n))  # the resamples, drawn before any fit
+    # replicates per block: about 2 million labels at a time
+    per = max(1, min(n_boot, int(2_000_000 // max(crowd.n_labels + n, 1))))
+    if n_jobs > 1:
+        per = max(1, min(per, -(-n_boot // n_jobs)))
+    blocks = [draws[s:s + per] for s in range(0, n_boot, per)]
+    resampler = _Resampler(model, crowd, max_iter, tol)
+    if n_jobs > 1 and len(blocks) > 1:
+        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+            results = list(pool.map(resampler.run, blocks))
+    else:
+        results = [resampler.run(b) for b in blocks]
+    return (np.concatenate([r[0] for r in results]),
+            np.concatenate([r[1] for r in results]))

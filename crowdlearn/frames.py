@@ -1,0 +1,128 @@
+"""Results by the original identifiers: the pandas face of the fitted label models.
+
+The numpy core never imports pandas. A model fitted on a pandas ``DataFrame``
+of ``(task, worker, label)`` rows (crowd-kit's convention; other column names
+through :func:`~crowdlearn.from_dataframe`) hands its results back as pandas
+objects indexed by the original identifiers:
+
+=====================  ==========================================================
+attribute              fitted on a DataFrame
+=====================  ==========================================================
+``labels_``            ``Series`` indexed by task id, values the original class ids
+``probas_``            ``DataFrame``, one row per task id, one column per class id
+``skills_``            ``Series`` indexed by worker id (models with one skill each)
+``errors_``            ``DataFrame`` of confusion probabilities (Dawid--Skene),
+                       crowd-kit's layout: rows ``(worker, observed label)``,
+                       columns the true class
+=====================  ==========================================================
+
+Fitted on anything else (a :class:`~crowdlearn.CrowdLabels`, a tuple of index
+arrays, a dense matrix) the same attributes are numpy arrays indexed by the
+integer positions, so code written without pandas never meets it. The numpy
+attributes (``posterior_``, ``confusion_``, ...) are numpy arrays in both cases.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["IdResults", "require_pandas"]
+
+
+def require_pandas():
+    """Import pandas, or raise an ``ImportError`` that says how to get it."""
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is installed wherever a DataFrame exists
+        raise ImportError("results by original id need pandas: pip install "
+                          "'crowdlearn[pandas]' (or pandas)") from None
+    return pd
+
+
+def _hard_labels(posterior: np.ndarray) -> np.ndarray:
+    """Arg-max of each row, the lowest class winning a tie (deterministic)."""
+    return np.argmax(posterior, axis=1)
+
+
+class IdResults:
+    """Mixin for label models: ``labels_``, ``probas_``, ``skills_`` by original id.
+
+    A model calls :meth:`_remember_ids` in ``fit`` with the :class:`CrowdLabels`
+    it fitted, and sets ``posterior_`` (items x classes). Models with one number
+    per worker define ``_skills()``; Dawid--Skene models have ``confusion_``.
+    """
+
+    def _remember_ids(self, crowd) -> None:
+        self.item_ids_ = crowd.item_ids
+        self.expert_ids_ = crowd.expert_ids
+        self.class_ids_ = crowd.class_ids
+        self._as_frame = getattr(crowd, "_from_frame", False) is True
+
+    # -- building blocks ----------------------------------------------------------------
+    def _ids(self, kind: str, n: int) -> np.ndarray:
+        ids = getattr(self, f"{kind}_ids_", None)
+        return np.arange(n) if ids is None else ids
+
+    def _frame_out(self) -> bool:
+        return getattr(self, "_as_frame", False)
+
+    def _by_item(self, values: np.ndarray, name: str):
+        """One value per item: a Series indexed by task id, or the array itself."""
+        if not self._frame_out():
+            return values
+        pd = require_pandas()
+        return pd.Series(values, index=pd.Index(self._ids("item", len(values)), name="task"),
+                         name=name)
+
+    def _by_worker(self, values: np.ndarray, name: str):
+        """One value per worker: a Series indexed by worker id, or the array itself."""
+        if not self._frame_out():
+            return values
+        pd = require_pandas()
+        return pd.Series(values, index=pd.Index(self._ids("expert", len(values)),
+                                                name="worker"), name=name)
+
+    # -- the attributes -------------------------------------------------------------------
+    @property
+    def labels_(self):
+        """Hard labels (arg-max of ``posterior_``, lowest class on ties).
+
+        A ``Series`` of original class ids indexed by task id when fitted on a
+        DataFrame; otherwise an array of class indices.
+        """
+        self._check_fitted()
+        hard = _hard_labels(self.posterior_)
+        if not self._frame_out():
+            return hard
+        return self._by_item(self._ids("class", self.posterior_.shape[1])[hard], "agg_label")
+
+    @property
+    def probas_(self):
+        """Posterior class probabilities.
+
+        A ``DataFrame`` (rows: task ids, columns: class ids) when fitted on a
+        DataFrame; otherwise a copy of ``posterior_``.
+        """
+        self._check_fitted()
+        if not self._frame_out():
+            return self.posterior_.copy()
+        pd = require_pandas()
+        K = self.posterior_.shape[1]
+        return pd.DataFrame(self.posterior_.copy(),
+                            index=pd.Index(self._ids("item", self.posterior_.shape[0]),
+                                           name="task"),
+                            columns=pd.Index(self._ids("class", K), name="label"))
+
+    @property
+    def skills_(self):
+        """One skill per worker (what the model calls a worker's skill).
+
+        A ``Series`` indexed by worker id when fitted on a DataFrame; otherwise
+        an array over worker indices. Only models with one skill per worker.
+        """
+        self._check_fitted()
+        skills = getattr(self, "_skills", None)
+        if skills is None:
+            raise AttributeError(f"{type(self).__name__} has no single skill per worker; "
+                                 f"see its confusion matrices")
+        return self._by_worker(np.asarray(skills(), dtype=float), "skill")

@@ -1,0 +1,339 @@
+"""Results by original id (pandas in and out), gold items, Dirichlet priors on the
+confusion matrices and SQUAREM for Dawid--Skene and one-coin."""
+
+import io
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from crowdlearn import DawidSkene, OneCoinDawidSkene, from_dataframe, from_triples
+from crowdlearn.dawid_skene import _Data, _flat_indices
+from crowdlearn.simulate import one_coin_confusion, random_confusion, simulate_crowd
+
+pd = pytest.importorskip("pandas")
+
+MODELS = [DawidSkene, OneCoinDawidSkene]
+
+
+def crowd(n=600, acc=(0.9, 0.75, 0.65, 0.6, 0.8), K=3, seed=0):
+    return simulate_crowd(n, one_coin_confusion(list(acc), K), random_state=seed)
+
+
+def as_frame(c, *, prefix=True):
+    classes = np.array(["cat", "dog", "eel", "fox"])[: c.n_classes]
+    if prefix:
+        return pd.DataFrame({"task": [f"t{i:04d}" for i in c.item],
+                             "worker": [f"w{j}" for j in c.expert],
+                             "label": classes[c.label]})
+    return pd.DataFrame({"task": c.item, "worker": c.expert, "label": c.label})
+
+
+# -- pandas in and out -----------------------------------------------------------------------
+@pytest.mark.parametrize("Model", MODELS)
+def test_frame_results_are_indexed_by_original_ids(Model):
+    sim = crowd()
+    df = as_frame(sim.labels).sample(frac=1.0, random_state=1)  # row order must not matter
+    m = Model().fit(df)
+    ref = Model().fit(sim.labels)
+    # tasks t0000.. sort like the indices, so the fits are the same item for item
+    assert np.allclose(m.posterior_, ref.posterior_, atol=1e-9)
+    labels, probas = m.labels_, m.probas_
+    assert isinstance(labels, pd.Series) and labels.index.name == "task"
+    assert list(labels.index) == [f"t{i:04d}" for i in range(sim.labels.n_items)]
+    assert list(probas.columns) == ["cat", "dog", "eel"]
+    assert (labels.to_numpy() == np.array(["cat", "dog", "eel"])[ref.predict()]).all()
+    assert np.allclose(probas.to_numpy().sum(axis=1), 1.0)
+    assert (probas.idxmax(axis=1) == labels).all()
+    # numpy attributes stay numpy
+    assert isinstance(m.posterior_, np.ndarray) and isinstance(m.confusion_, np.ndarray)
+
+
+def test_errors_layout_matches_crowdkit():
+    sim = crowd()
+    m = DawidSkene().fit(as_frame(sim.labels))
+    errors = m.errors_
+    assert list(errors.index.names) == ["worker", "label"]
+    assert errors.shape == (5 * 3, 3)
+    for j, w in enumerate(m.expert_ids_):
+        for k, true in enumerate(m.class_ids_):
+            for l, said in enumerate(m.class_ids_):
+                assert errors.loc[(w, said), true] == m.confusion_[j, k, l]
+    # each worker's block: every column (true class) sums to one
+    sums = errors.groupby(level="worker").sum().to_numpy()
+    assert np.allclose(sums, 1.0)
+
+
+def test_one_coin_skills_by_worker():
+    sim = crowd()
+    m = OneCoinDawidSkene().fit(as_frame(sim.labels))
+    skills = m.skills_
+    assert list(skills.index) == [f"w{j}" for j in range(5)]
+    assert np.array_equal(skills.to_numpy(), m.accuracy_)
+
+
+def test_numpy_input_gives_numpy_results():
+    sim = crowd()
+    m = DawidSkene().fit(sim.labels)
+    assert isinstance(m.labels_, np.ndarray) and np.array_equal(m.labels_, m.predict())
+    assert isinstance(m.probas_, np.ndarray) and np.array_equal(m.probas_, m.posterior_)
+    assert m.errors_.shape == (5, 3, 3)
+    with pytest.raises(AttributeError, match="no single skill"):
+        m.skills_
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_integer_dataframe_is_never_misread(Model):
+    sim = crowd(n=50)
+    df = as_frame(sim.labels, prefix=False)  # all-integer columns task, worker, label
+    m = Model().fit(df)
+    ref = Model().fit((sim.labels.item, sim.labels.expert, sim.labels.label))
+    assert m.posterior_.shape == (50, 3)  # not (n_labels, 3): the rows are labels
+    assert np.allclose(m.posterior_, ref.posterior_)
+    assert list(m.labels_.index) == list(range(50))
+    # without the named columns a DataFrame is refused, never read as a dense matrix
+    with pytest.raises(ValueError, match="needs the columns"):
+        Model().fit(pd.DataFrame(df.to_numpy()))
+    with pytest.raises(ValueError, match="needs the columns"):
+        Model().fit(df.rename(columns={"task": "item"}))
+    wide = pd.DataFrame(sim.labels.to_dense())
+    with pytest.raises(ValueError, match="wide"):
+        Model().fit(wide)
+
+
+def test_frame_refusals():
+    df = pd.DataFrame({"task": [1, 1, 2], "worker": ["a", "b", "a"], "label": [0, 1, None]})
+    with pytest.raises(ValueError, match="'label' has a missing value"):
+        DawidSkene().fit(df)
+    with pytest.raises(ValueError, match="no rows"):
+        DawidSkene().fit(df.iloc[:0])
+    mixed = pd.DataFrame({"task": [1, "1", 2], "worker": ["a", "b", "a"], "label": [0, 1, 1]})
+    with pytest.raises(ValueError, match="identifiers"):
+        DawidSkene().fit(mixed)
+    with pytest.raises(ValueError, match="DataFrame"):
+        from_dataframe({"task": [1]})
+
+
+def test_configurable_columns_and_round_trip(tmp_path):
+    sim = crowd(n=80)
+    df = as_frame(sim.labels).rename(columns={"task": "item", "worker": "annotator",
+                                              "label": "answer"})
+    path = tmp_path / "labels.csv"
+    df.to_csv(path, index=False)
+    back = pd.read_csv(path)
+    ds = DawidSkene().fit(from_dataframe(back, task="item", worker="annotator",
+                                         label="answer"))
+    out = tmp_path / "result.csv"
+    ds.labels_.to_csv(out)
+    result = pd.read_csv(out, index_col="task")["agg_label"]
+    assert result.index.tolist() == sorted(set(df["item"]))
+    assert (result.to_numpy() == ds.labels_.to_numpy()).all()
+
+
+# -- gold items ------------------------------------------------------------------------------
+def brute_objective_with_gold(model, c, gold):
+    """Sum over items of log P(labels_i) (or log P(labels_i, y_i) for gold items)."""
+    K = c.n_classes
+    data = _Data(c, None, *_flat_indices(c, K))
+    lj = model._log_joint(data, model._params)
+    total = 0.0
+    for i in range(c.n_items):
+        if gold[i] >= 0:
+            total += lj[i, gold[i]]
+        else:
+            m = lj[i].max()
+            total += m + math.log(sum(math.exp(v - m) for v in lj[i]))
+    return total + model._log_prior_term(model._params)
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_gold_items_are_clamped_and_counted(Model):
+    sim = crowd(n=300)
+    gold = np.full(300, -1)
+    gold[:30] = sim.truth[:30]
+    m = Model(alpha=0.5, tol=1e-13, max_iter=5000).fit(sim.labels, gold=gold)
+    assert np.array_equal(m.posterior_[:30].argmax(axis=1), sim.truth[:30])
+    assert np.allclose(m.posterior_[:30].max(axis=1), 1.0)
+    assert np.allclose(m.posterior_.sum(axis=1), 1.0)
+    h = m.log_likelihood_history_
+    assert np.diff(h).min() >= -1e-9 * abs(h[-1])
+    assert m.objective_ == pytest.approx(brute_objective_with_gold(m, sim.labels, gold),
+                                         rel=1e-10)
+    # at convergence the parameters are a fixed point of the gold-clamped EM map
+    data = _Data(sim.labels, None, *_flat_indices(sim.labels, 3))
+    again = m._m_step(data, m._e_step(data, m._params)[0])
+    assert np.allclose(again.confusion, m.confusion_, atol=1e-5)
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_gold_rescues_an_adversarial_crowd(Model):
+    # most workers are wrong more often than right: the votes point the wrong way
+    sim = simulate_crowd(800, one_coin_confusion([0.2, 0.25, 0.3, 0.25, 0.9], 2),
+                         random_state=3)
+    plain = Model().fit(sim.labels)
+    assert (plain.predict() == sim.truth).mean() < 0.5
+    gold = {i: int(sim.truth[i]) for i in range(20)}
+    m = Model().fit(sim.labels, gold=gold)
+    assert (m.predict() == sim.truth).mean() > 0.9
+
+
+def test_gold_by_id_equals_gold_by_index():
+    sim = crowd(n=200)
+    df = as_frame(sim.labels)
+    names = np.array(["cat", "dog", "eel"])
+    series = pd.Series(names[sim.truth[:15]], index=[f"t{i:04d}" for i in range(15)])
+    by_id = DawidSkene().fit(df, gold=series)
+    by_index = DawidSkene().fit(sim.labels, gold={i: int(sim.truth[i]) for i in range(15)})
+    assert np.allclose(by_id.posterior_, by_index.posterior_)
+
+
+@pytest.mark.parametrize("gold, message", [
+    ({"nope": "cat"}, "not among the labelled items"),
+    ({"t0001": "yak"}, "not a class"),
+    ({"t0001": float("nan")}, "missing class"),
+    ({"t0001": True}, "not a class"),
+])
+def test_bad_gold_by_id(gold, message):
+    df = as_frame(crowd(n=20).labels)
+    with pytest.raises(ValueError, match=message):
+        DawidSkene().fit(df, gold=gold)
+
+
+@pytest.mark.parametrize("gold, message", [
+    (np.full(20, -1), "no known class"),
+    (np.zeros(19, dtype=int), "19 entries"),
+    (np.full(20, 5), "out of range"),
+    (np.array([np.nan] * 20), "gold"),
+    ("abc", "gold must be"),
+    ({25: 0}, "indices 0 to 19"),
+])
+def test_bad_gold_by_index(gold, message):
+    with pytest.raises(ValueError, match=message):
+        OneCoinDawidSkene().fit(crowd(n=20).labels, gold=gold)
+
+
+# -- Dirichlet priors on the confusion matrices ---------------------------------------------
+def test_confusion_prior_is_map_with_the_log_posterior_tracked():
+    sim = crowd(n=400)
+    prior = np.full((3, 3), 1.0) + 8.0 * np.eye(3)
+    m = DawidSkene(confusion_prior=prior, max_iter=5000, tol=1e-13).fit(sim.labels)
+    h = m.log_likelihood_history_
+    assert np.diff(h).min() >= -1e-9 * abs(h[-1])
+    log_prior = float((prior[None] * np.log(m.confusion_)).sum())
+    assert m.objective_ - m.log_likelihood_ == pytest.approx(log_prior, rel=1e-10)
+    # the M-step is the MAP update: expected counts plus pseudo-counts, normalised
+    data = _Data(sim.labels, None, *_flat_indices(sim.labels, 3))
+    q = m.posterior_
+    counts = np.zeros((5, 3, 3))
+    for i, j, l in zip(sim.labels.item, sim.labels.expert, sim.labels.label):
+        counts[j, :, l] += q[i]
+    expected = (counts + prior) / (counts + prior).sum(axis=2, keepdims=True)
+    assert np.allclose(m._m_step(data, q).confusion, expected)
+    assert np.allclose(m.confusion_, expected, atol=1e-6)  # a fixed point
+
+
+def test_strong_prior_dominates_and_weak_prior_hardly_matters():
+    sim = crowd(n=300)
+    target = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.25, 0.25, 0.5]])
+    strong = DawidSkene(confusion_prior=1e7 * target).fit(sim.labels)
+    assert np.allclose(strong.confusion_, target[None], atol=1e-3)
+    weak = DawidSkene(confusion_prior=1e-6 * np.ones((3, 3))).fit(sim.labels)
+    plain = DawidSkene().fit(sim.labels)
+    assert np.allclose(weak.confusion_, plain.confusion_, atol=1e-5)
+
+
+def test_one_coin_prior_is_a_beta_on_the_accuracy():
+    sim = crowd(n=300)
+    A = np.array([[5.0, 1.0, 0.0], [0.5, 5.0, 1.0], [0.0, 0.0, 5.0]])
+    m = OneCoinDawidSkene(confusion_prior=A, max_iter=1000, tol=1e-12).fit(sim.labels)
+    h = m.log_likelihood_history_
+    assert np.diff(h).min() >= -1e-9 * abs(h[-1])
+    right, wrong = np.trace(A), A.sum() - np.trace(A)
+    q = m.posterior_
+    correct = np.zeros(5)
+    n = np.bincount(sim.labels.expert, minlength=5)
+    for i, j, l in zip(sim.labels.item, sim.labels.expert, sim.labels.label):
+        correct[j] += q[i, l]
+    assert np.allclose(m.accuracy_, (correct + right) / (n + right + wrong), atol=1e-6)
+    p = m.accuracy_
+    log_prior = float((right * np.log(p) + wrong * np.log((1 - p) / 2)).sum())
+    assert m.objective_ - m.log_likelihood_ == pytest.approx(log_prior, rel=1e-9)
+
+
+def test_prior_in_crowdkit_layout_equals_the_array():
+    sim = crowd(n=200)
+    df = as_frame(sim.labels)
+    rng = np.random.default_rng(0)
+    A = rng.uniform(0, 3, size=(5, 3, 3))
+    ids, classes = [f"w{j}" for j in range(5)], ["cat", "dog", "eel"]
+    index = pd.MultiIndex.from_product([ids, classes], names=["worker", "label"])
+    frame = pd.DataFrame(A.transpose(0, 2, 1).reshape(15, 3), index=index, columns=classes)
+    by_frame = DawidSkene(confusion_prior=frame).fit(df)
+    by_array = DawidSkene(confusion_prior=A).fit(sim.labels)
+    assert np.allclose(by_frame.confusion_, by_array.confusion_)
+    bad = frame.rename(index={"w0": "stranger"})
+    with pytest.raises(ValueError, match="stranger"):
+        DawidSkene(confusion_prior=bad).fit(df)
+
+
+@pytest.mark.parametrize("prior, message", [
+    (-np.ones((3, 3)), "negative"),
+    (np.full((3, 3), np.nan), "NaN"),
+    (np.ones((2, 2)), "shape"),
+    (np.ones((4, 3, 3)), "shape"),
+    ("strong", "pseudo-counts|shape"),
+])
+def test_bad_prior(prior, message):
+    with pytest.raises(ValueError, match=message):
+        DawidSkene(confusion_prior=prior).fit(crowd(n=30).labels)
+
+
+# -- SQUAREM -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("Model", MODELS)
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_squarem_reaches_the_same_optimum_monotonically(Model, alpha):
+    rng = np.random.default_rng(5)
+    conf = random_confusion(20, 4, random_state=rng)
+    sim = simulate_crowd(1500, conf, labels_per_item=3, random_state=rng)
+    kw = dict(alpha=alpha, tol=1e-12, max_iter=5000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain = Model(**kw).fit(sim.labels)
+        fast = Model(accelerate=True, **kw).fit(sim.labels)
+    assert plain.converged_ and fast.converged_
+    h = fast.log_likelihood_history_
+    assert np.diff(h).min() >= -1e-9 * abs(h[-1])
+    assert fast.objective_ == pytest.approx(plain.objective_, rel=1e-7)
+    assert np.abs(fast.posterior_ - plain.posterior_).max() < 1e-2
+
+
+def test_squarem_with_features_gold_and_prior():
+    sim = crowd(n=400)
+    X = (np.random.default_rng(0).random((400, 6)) < 0.3 + 0.2 * sim.truth[:, None]) * 1
+    gold = np.full(400, -1)
+    gold[:10] = sim.truth[:10]
+    kw = dict(alpha=0.5, confusion_prior=2 * np.eye(3), tol=1e-12, max_iter=3000)
+    plain = DawidSkene(**kw).fit(sim.labels, X, gold=gold)
+    fast = DawidSkene(accelerate=True, **kw).fit(sim.labels, X, gold=gold)
+    assert fast.objective_ == pytest.approx(plain.objective_, rel=1e-8)
+    assert np.diff(fast.log_likelihood_history_).min() >= -1e-9 * abs(fast.objective_)
+    assert np.allclose(fast.posterior_[:10].max(axis=1), 1.0)
+
+
+def test_bad_accelerate():
+    with pytest.raises(ValueError, match="accelerate"):
+        DawidSkene(accelerate="yes").fit(crowd(n=20).labels)
+
+
+def test_numpy_core_does_not_import_pandas():
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, crowdlearn as cl\n"
+            "from crowdlearn.simulate import one_coin_confusion, simulate_crowd\n"
+            "sim = simulate_crowd(50, one_coin_confusion([0.8, 0.7, 0.6], 2), random_state=0)\n"
+            "m = cl.DawidSkene().fit(sim.labels); m.labels_; m.probas_; m.errors_\n"
+            "cl.OneCoinDawidSkene().fit(sim.labels).skills_\n"
+            "assert 'pandas' not in sys.modules, 'pandas was imported'\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

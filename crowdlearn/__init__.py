@@ -3,10 +3,15 @@
 The package behind the crowdlearn book. Public API, flat:
 
 * labels: :class:`CrowdLabels`, :func:`from_triples`, :func:`from_dense`,
-  :func:`from_table`, :func:`as_crowd_labels`
+  :func:`from_table`, :func:`from_dataframe`, :func:`as_crowd_labels`
 * models: :class:`MajorityVote`, :class:`BernoulliNaiveBayes`, :class:`LatentClassModel`,
   :class:`DawidSkene`, :class:`OneCoinDawidSkene`, :class:`MultiLabelDawidSkene`,
-  :class:`LogisticAnnotators`, :class:`SparseExpertsEM`, :class:`MajorityVoteLogistic`
+  :class:`LogisticAnnotators`, :class:`SparseExpertsEM`, :class:`MajorityVoteLogistic`,
+  :class:`GLAD`, :class:`MACE`, :class:`WeightedMajorityVote`, :class:`Wawa`,
+  :class:`ZeroBasedSkill`
+* agreement and doubt: :func:`krippendorff_alpha`, :func:`posterior_entropy`,
+  :func:`worker_quality_intervals` (:mod:`crowdlearn.agreement`)
+* results by original id (pandas): :mod:`crowdlearn.frames`
 * the EM engine: :func:`run_em`, :func:`fit_em`
 * size limits on what a crowd may imply: :func:`size_limits`, :func:`set_size_limits`
 * simulators: :mod:`crowdlearn.simulate`, :mod:`crowdlearn.simulate_annotators`,
@@ -28,6 +33,9 @@ from .labels import (CrowdLabels, as_crowd_labels, from_dataframe, from_dense, f
 from .latent_class import LatentClassModel
 from .logistic_annotators import LogisticAnnotators
 from .majority_vote import MajorityVote
+from .mace import MACE
+from .weighted_vote import Wawa, WeightedMajorityVote, ZeroBasedSkill
+from .agreement import krippendorff_alpha, posterior_entropy, worker_quality_intervals
 from .multilabel import (MultiCrowdLabels, MultiLabelDawidSkene, as_multi_labels,
                          from_dense_multi, from_quadruples)
 from .naive_bayes import BernoulliNaiveBayes
@@ -35,12 +43,20 @@ from .one_coin import OneCoinDawidSkene
 from .sparse_experts import MajorityVoteLogistic, SparseExpertsEM, sparse_experts_path
 from .model_selection import (expected_surrogate_risk, select_by_surrogate, select_penalty,
                               surrogate_risk, true_risk)
-from . import (datasets, experiments, model_selection, simulate, simulate_annotators,
+from . import (agreement, datasets, experiments, model_selection, simulate, simulate_annotators,
                simulate_sparse, symbolic)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "agreement",
+    "worker_quality_intervals",
+    "posterior_entropy",
+    "krippendorff_alpha",
+    "ZeroBasedSkill",
+    "WeightedMajorityVote",
+    "Wawa",
+    "MACE",
     "BernoulliNaiveBayes",
     "ConvergenceWarning",
     "CrowdLabels",

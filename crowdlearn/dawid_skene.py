@@ -13,7 +13,7 @@ from scipy.optimize import linear_sum_assignment
 from ._base import BaseEstimator, normalize_log
 from ._validation import check_binary_matrix, check_random_state, check_em_params, check_scalar
 from .em import fit_em
-from .frames import IdResults
+from .frames import IdResults, features_by_task
 from .exceptions import DegenerateFitWarning
 from .labels import CrowdLabels, _reindex_onto, as_crowd_labels
 from .naive_bayes import bernoulli_log_likelihood
@@ -643,6 +643,7 @@ class DawidSkene(IdResults, BaseEstimator):
         self
         """
         self._check_params()
+        X = features_by_task(labels, X)
         if X is not None:
             X = check_binary_matrix(X, "X")
         crowd = self._read_labels(labels, X, self.n_classes)

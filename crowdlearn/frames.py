@@ -126,3 +126,42 @@ class IdResults:
             raise AttributeError(f"{type(self).__name__} has no single skill per worker; "
                                  f"see its confusion matrices")
         return self._by_worker(np.asarray(skills(), dtype=float), "skill")
+
+
+def features_by_task(labels, X):
+    """Match the rows of ``X`` to the tasks of labels that came from a DataFrame.
+
+    With a DataFrame of labels the items are the task ids in sorted order, so a
+    numpy ``X`` is only unambiguous when the task ids are exactly ``0 .. n-1``;
+    otherwise ``X`` must be a DataFrame indexed by task id, and its rows are
+    put in the items' order. Any other labels pass ``X`` through unchanged.
+    """
+    if X is None:
+        return None
+    from .labels import CrowdLabels, _is_dataframe, from_dataframe
+
+    if _is_dataframe(labels):
+        ids = from_dataframe(labels).item_ids
+    elif isinstance(labels, CrowdLabels) and getattr(labels, "_from_frame", False) is True:
+        ids = labels.item_ids
+    else:
+        return X
+    if _is_dataframe(X):
+        index = X.index
+        if index.has_duplicates:
+            raise ValueError("X has repeated task ids in its index")
+        missing = [t for t in ids.tolist() if t not in index]
+        if missing:
+            raise ValueError(f"X has no row for task(s) {missing[:5]} (X must be indexed by "
+                             f"task id)")
+        extra = len(index) - len(ids)
+        if extra:
+            raise ValueError(f"X has {extra} row(s) for tasks that have no label; drop them "
+                             f"or fit with index triples")
+        return X.loc[ids].to_numpy()
+    if ids.dtype.kind in "iu" and np.array_equal(ids, np.arange(ids.size)) \
+            and np.shape(X)[0] == ids.size:
+        return X
+    raise ValueError("X is an array but the labels are a DataFrame whose task ids are not "
+                     "exactly 0..n-1 (the rows of X cannot be matched to tasks without "
+                     "guessing); pass X as a DataFrame indexed by task id")

@@ -106,6 +106,13 @@ class LatentClassModel(BaseEstimator):
 
     # -- data ------------------------------------------------------------------------
     def _encode(self, X, fitting: bool):
+        columns = getattr(X, "columns", None)
+        if type(X).__module__.split(".")[0] == "pandas" and columns is not None \
+                and {"task", "worker", "label"} <= set(map(str, columns)):
+            raise ValueError("X looks like a long table of crowd labels (columns task, worker, "
+                             "label); LatentClassModel takes one row per item and one column "
+                             "per observed child: use DawidSkene for crowd labels, or "
+                             "from_dataframe(df).to_dense()")
         X = check_int_array(X, "X", ndim=2, low=-1)
         if X.shape[1] == 0:
             raise ValueError(f"X has no observed children (shape {X.shape})")

@@ -18,6 +18,7 @@ from ._logistic import fit_weighted_logistic
 from ._validation import (_describe_positions, as_float_array, check_em_params,
                           check_random_state, check_scalar)
 from .em import fit_em
+from .frames import features_by_task
 from .labels import CrowdLabels, _reindex_onto, as_crowd_labels
 
 __all__ = ["LogisticAnnotators", "LogisticAnnotatorsParams", "observed_log_likelihood"]
@@ -433,7 +434,7 @@ class LogisticAnnotators(BaseEstimator):
         self
         """
         self._check_params()
-        X = _check_features(X)
+        X = _check_features(features_by_task(labels, X))
         crowd = _read_binary_labels(labels, X)
         self.expert_ids_, self.class_ids_ = crowd.expert_ids, crowd.class_ids
         data = _make_data(crowd, X)

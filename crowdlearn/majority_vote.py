@@ -6,12 +6,51 @@ import numpy as np
 
 from ._base import BaseEstimator
 from ._validation import check_random_state
-from .labels import as_crowd_labels
+from .frames import IdResults
+from .labels import (CrowdLabels, _from_dataframe, _is_dataframe, _reindex_onto,
+                     as_crowd_labels, from_table)
 
 __all__ = ["MajorityVote"]
 
 
-class MajorityVote(BaseEstimator):
+def _remember_input_ids(estimator, crowd, labels) -> None:
+    """``estimator._remember_ids(crowd)``, and results by id whenever ``labels`` was a DataFrame
+    (whether or not the :class:`CrowdLabels` built from it carries the DataFrame flag)."""
+    estimator._remember_ids(crowd)
+    if _is_dataframe(labels):
+        estimator._as_frame = True
+
+
+def _new_crowd(labels, expert_ids, class_ids, n_experts: int, n_classes: int) -> CrowdLabels:
+    """New labels on a fitted model's workers and classes, as index-coded ``CrowdLabels``.
+
+    A DataFrame is read straight onto the fitted identifiers (so it may use only
+    some of the classes); other forms are read as in ``fit`` and re-indexed.
+    An unknown worker or class is a ``ValueError``.
+    """
+    if labels is None:
+        raise ValueError("labels is None")
+    if _is_dataframe(labels) and class_ids is not None and expert_ids is not None:
+        missing = [c for c in ("task", "worker", "label") if c not in labels.columns]
+        if missing:
+            _from_dataframe(labels)  # raises the usual message about the columns
+        crowd = from_table(labels["task"], labels["worker"], labels["label"],
+                           classes=class_ids, expert_ids=expert_ids)
+    else:
+        crowd = as_crowd_labels(labels, n_classes=None if isinstance(labels, CrowdLabels)
+                                else n_classes)
+        crowd = _reindex_onto(crowd, expert_ids, class_ids)
+    if crowd.expert.size and crowd.expert.max() >= n_experts:
+        raise ValueError(f"unknown expert {int(crowd.expert.max())}: the model was fitted on "
+                         f"{n_experts} workers (indices 0 to {n_experts - 1})")
+    if crowd.label.size and crowd.label.max() >= n_classes:
+        raise ValueError(f"label {int(crowd.label.max())} out of range: the model was fitted "
+                         f"with n_classes={n_classes}")
+    return CrowdLabels(crowd.item, crowd.expert, crowd.label, crowd.n_items, n_experts,
+                       n_classes)
+
+
+class MajorityVote(IdResults, BaseEstimator):
     """Hard and soft majority vote over crowd labels.
 
     The soft vote of item :math:`i` is the fraction of its labels in each class,
@@ -37,10 +76,18 @@ class MajorityVote(BaseEstimator):
     ----------
     posterior_ : ndarray of shape (n_items, n_classes)
         Soft votes (rows sum to one).
-    labels_ : ndarray of shape (n_items,)
-        Hard votes.
+    labels_ : ndarray of shape (n_items,), or pandas Series
+        Hard votes, ties broken by the ``tie_break`` rule (with ``"random"`` this
+        may differ from the other models' rule, the lowest tied class). Fitted on a
+        pandas DataFrame of ``(task, worker, label)`` rows it is a ``Series`` of
+        the original class ids indexed by task id; otherwise an array of class
+        indices.
+    probas_ : ndarray or pandas DataFrame
+        ``posterior_``, as a DataFrame by task id and class id when fitted on a
+        DataFrame (see :class:`~crowdlearn.frames.IdResults`).
     n_ties_ : int
         Number of items whose hard vote needed the tie rule.
+    n_items_, n_experts_, n_classes_ : int
 
     Examples
     --------
@@ -74,6 +121,7 @@ class MajorityVote(BaseEstimator):
         if self.unlabelled not in ("error", "uniform"):
             raise ValueError(f"unlabelled must be 'error' or 'uniform', got {self.unlabelled!r}")
         crowd = as_crowd_labels(labels, n_classes=n_classes)
+        _remember_input_ids(self, crowd, labels)
         counts = crowd.vote_counts()
         totals = counts.sum(axis=1)
         empty = totals == 0
@@ -90,23 +138,39 @@ class MajorityVote(BaseEstimator):
         self.n_ties_ = int((top.sum(axis=1) > 1).sum())
         if self.tie_break == "random":
             rng = check_random_state(self.random_state)
-            self.labels_ = np.argmax(top * (1.0 + rng.random(top.shape)), axis=1)
+            self._labels = np.argmax(top * (1.0 + rng.random(top.shape)), axis=1)
         else:
-            self.labels_ = np.argmax(top, axis=1)
+            self._labels = np.argmax(top, axis=1)
         self.n_classes_ = crowd.n_classes
+        self.n_items_ = crowd.n_items
+        self.n_experts_ = crowd.n_experts
         return self
 
+    @property
+    def labels_(self):
+        """Hard votes, broken by the ``tie_break`` rule.
+
+        A ``Series`` of original class ids indexed by task id when fitted on a
+        DataFrame; otherwise an array of class indices (the same array on every
+        access).
+        """
+        self._check_fitted("_labels")
+        if not self._frame_out():
+            return self._labels
+        return self._by_item(self._ids("class", self.posterior_.shape[1])[self._labels],
+                             "agg_label")
+
     def fit_predict(self, labels, **kwargs) -> np.ndarray:
-        """Fit and return the hard votes."""
-        return self.fit(labels, **kwargs).labels_
+        """Fit and return the hard votes (class indices, as :meth:`predict`)."""
+        return self.fit(labels, **kwargs).predict()
 
     def predict(self, labels=None) -> np.ndarray:
-        """Hard votes for ``labels`` (default: those fitted)."""
+        """Hard votes for ``labels`` (default: those fitted), as class indices."""
         if labels is not None:
             return MajorityVote(**self.get_params()).fit(labels, n_classes=getattr(
-                self, "n_classes_", None)).labels_
+                self, "n_classes_", None))._labels
         self._check_fitted()
-        return self.labels_.copy()
+        return self._labels.copy()
 
     def predict_proba(self, labels=None) -> np.ndarray:
         """Soft votes for ``labels`` (default: those fitted)."""

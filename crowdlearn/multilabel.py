@@ -231,6 +231,10 @@ def as_multi_labels(data, *, n_classes=None) -> MultiCrowdLabels:
         raise ValueError("labels is None: pass a MultiCrowdLabels, an (item, expert, target, "
                          "label) tuple or an (n_items, n_experts, n_targets) array with -1 "
                          "for missing")
+    if type(data).__module__.split(".")[0] == "pandas":
+        raise ValueError("a pandas object is not read as multi-label labels (it would be "
+                         "guessed at); pass from_quadruples(item, expert, target, label) with "
+                         "index arrays, e.g. from the DataFrame's factorised columns")
     if isinstance(data, tuple):
         if len(data) != 4:
             raise ValueError(f"a tuple of labels must be (item, expert, target, label), got "

@@ -32,6 +32,7 @@ from ._progress import ProgressBar
 from ._validation import _describe_positions, check_random_state, check_em_params, check_scalar
 from .em import fit_em
 from .exceptions import ConvergenceWarning
+from .frames import features_by_task
 from .labels import CrowdLabels, _reindex_onto, as_crowd_labels
 from .logistic_annotators import _check_features, _orient_by_vote, _soft_vote
 
@@ -511,7 +512,7 @@ class SparseExpertsEM(BaseEstimator):
         self
         """
         self._check_params()
-        X = _check_features(X)
+        X = _check_features(features_by_task(labels, X))
         crowd = _read_labels(labels, X)
         self.expert_ids_, self.class_ids_ = crowd.expert_ids, crowd.class_ids
         data = _Data(crowd, X, 2.0 * crowd.label - 1.0)
@@ -666,7 +667,7 @@ class SparseExpertsEM(BaseEstimator):
         of the Notes), whose ``kkt`` fields are the KKT violations.
         """
         self._check_params()
-        X = _check_features(X)
+        X = _check_features(features_by_task(labels, X))
         crowd = _read_labels(labels, X)
         q = np.asarray(posterior, dtype=float)
         if q.shape != (crowd.n_items, 2):

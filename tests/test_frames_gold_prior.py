@@ -337,3 +337,34 @@ def test_numpy_core_does_not_import_pandas():
             "cl.OneCoinDawidSkene().fit(sim.labels).skills_\n"
             "assert 'pandas' not in sys.modules, 'pandas was imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_features_are_matched_to_tasks_by_id():
+    from crowdlearn import LogisticAnnotators, SparseExpertsEM
+
+    rng = np.random.default_rng(0)
+    n = 120
+    X = rng.normal(size=(n, 3))
+    truth = (X[:, 0] > 0).astype(int)
+    item = np.repeat(np.arange(n), 3)
+    worker = np.tile(np.arange(3), n)
+    label = np.where(rng.random(item.size) < 0.85, truth[item], 1 - truth[item])
+    names = np.array([f"task-{(7 * i) % n:03d}" for i in range(n)])  # ids not in row order
+    df = pd.DataFrame({"task": names[item], "worker": worker, "label": label})
+    Xdf = pd.DataFrame(X, index=names)
+    for Model in (LogisticAnnotators, SparseExpertsEM):
+        ref = Model().fit((item, worker, label), X)
+        m = Model().fit(df, Xdf.sample(frac=1.0, random_state=2))  # any row order
+        order = np.argsort(names)  # the fitted items are the sorted task ids
+        assert np.allclose(m.posterior_, ref.posterior_[order], atol=1e-6)
+        with pytest.raises(ValueError, match="cannot be matched"):
+            Model().fit(df, X)  # a bare array would have to be guessed at
+        with pytest.raises(ValueError, match="no row for task"):
+            Model().fit(df, Xdf.iloc[1:])
+    Xb = (X > 0).astype(int)
+    ref = DawidSkene().fit((item, worker, label), Xb)
+    m = DawidSkene().fit(df, pd.DataFrame(Xb, index=names))
+    assert np.allclose(m.posterior_, ref.posterior_[np.argsort(names)], atol=1e-8)
+    # integer task ids 0..n-1: a bare array is unambiguous
+    dfi = pd.DataFrame({"task": item, "worker": worker, "label": label})
+    assert np.allclose(DawidSkene().fit(dfi, Xb).posterior_, ref.posterior_)

@@ -181,3 +181,34 @@ def test_init_only_stores():
 def test_bad_input(params, labels, kwargs, match):
     with pytest.raises(ValueError, match=match):
         MajorityVote(**params).fit(labels, **kwargs)
+
+
+# -- results by id ---------------------------------------------------------------------------
+def test_dataframe_in_series_out():
+    pd = pytest.importorskip("pandas")
+    names = np.array(["cat", "dog", "owl"])
+    rows = [(f"t{i}", f"w{j}", names[l]) for i, row in enumerate(TOY)
+            for j, l in enumerate(row) if l >= 0]
+    df = pd.DataFrame(rows, columns=["task", "worker", "label"])
+    mv = MajorityVote(tie_break="lowest").fit(df)
+    assert isinstance(mv.labels_, pd.Series) and mv.labels_.index.name == "task"
+    assert mv.labels_.to_dict() == {"t0": "cat", "t1": "owl", "t2": "dog", "t3": "cat"}
+    probas = mv.probas_
+    assert isinstance(probas, pd.DataFrame) and list(probas.columns) == ["cat", "dog", "owl"]
+    np.testing.assert_allclose(probas.loc["t1"], [0, 1 / 4, 3 / 4])
+    # the numpy views are unchanged: class indices, as for numpy input
+    np.testing.assert_array_equal(mv.predict(), [0, 2, 1, 0])
+    np.testing.assert_array_equal(mv.fit_predict(df), [0, 2, 1, 0])
+    np.testing.assert_allclose(mv.posterior_, MajorityVote().fit(TOY).posterior_)
+    # random tie-breaking shows in the Series too
+    labels = MajorityVote(random_state=0).fit(df).labels_
+    assert labels["t3"] in ("cat", "owl")
+    with pytest.raises(AttributeError, match="no single skill"):
+        mv.skills_
+
+
+def test_numpy_input_keeps_numpy_labels():
+    mv = MajorityVote(tie_break="lowest").fit(TOY)
+    assert isinstance(mv.labels_, np.ndarray) and mv.labels_ is mv.labels_
+    assert isinstance(mv.probas_, np.ndarray)
+    assert not hasattr(MajorityVote(), "labels_")

@@ -1,0 +1,565 @@
+r"""GLAD (Whitehill et al. 2009): worker abilities and item difficulties, fitted by EM."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+from scipy.optimize import minimize
+
+from ._base import BaseEstimator
+from ._validation import check_em_params, check_random_state, check_scalar
+from .dawid_skene import _softmax_rows_inplace
+from .em import fit_em
+from .frames import IdResults
+from .labels import CrowdLabels, _is_dataframe, _reindex_onto, as_crowd_labels
+
+__all__ = ["GLAD", "GLADParams", "glad_q_and_grad"]
+
+_ALPHA_BOUND = 1e3
+"""Box constraint ``|alpha_j| <= _ALPHA_BOUND`` of the M-step (a safeguard for maximum
+likelihood, where a perfect worker's ability would run off to infinity)."""
+_B_BOUND = 25.0
+"""Box constraint ``|b_i| <= _B_BOUND`` on ``b_i = log(beta_i)`` (same reason)."""
+_MIN_CURVATURE = 1e-2
+"""Floor on the diagonal curvature used to scale the M-step's variables."""
+
+
+class GLADParams(NamedTuple):
+    """The parameters EM iterates on (what a callback sees as ``state.params``)."""
+
+    class_prior: np.ndarray  # (K,)
+    alpha: np.ndarray        # (n_experts,) abilities
+    b: np.ndarray            # (n_items,) log beta: log of the inverse difficulties
+
+
+def _log_sigmoid(x: np.ndarray) -> np.ndarray:
+    r""":math:`\log\sigma(x) = \min(x, 0) - \log(1 + e^{-|x|})`, finite for every finite ``x``."""
+    return np.minimum(x, 0.0) - np.log1p(np.exp(-np.abs(x)))
+
+
+def _log_sigmoid_and_sigmoid(x: np.ndarray):
+    r""":math:`\log\sigma(x) = \min(x, 0) - \log(1 + e^{-|x|})` and :math:`\sigma(x)`.
+
+    The same value as ``-np.logaddexp(0, -x)`` (twice as fast): :math:`e^{-|x|}` never
+    overflows, so both are finite and NaN-free for every finite ``x``.
+    """
+    e = np.exp(-np.abs(x))
+    one_plus = 1.0 + e
+    log_sig = np.minimum(x, 0.0) - np.log1p(e)
+    sig = np.where(x >= 0, 1.0, e) / one_plus
+    return log_sig, sig
+
+
+def _q_and_grad(alpha, b, item, expert, correct, log_km1, n_items, n_experts):
+    """:func:`glad_q_and_grad` with ``correct = q[item, label]`` precomputed."""
+    beta_t = np.exp(b)[item]
+    x = alpha[expert] * beta_t
+    log_sig, sig = _log_sigmoid_and_sigmoid(x)
+    wrong = 1.0 - correct
+    Q = float(log_sig.sum() - (wrong * x).sum() - log_km1 * wrong.sum())  # no BLAS: see _m_step
+    resid = correct - sig  # dQ/dx_t = c_t - sigma(x_t)
+    d_alpha = np.bincount(expert, weights=resid * beta_t, minlength=n_experts)
+    d_b = np.bincount(item, weights=resid * x, minlength=n_items)
+    return Q, d_alpha, d_b
+
+
+def glad_q_and_grad(alpha, b, item, expert, label, q, n_classes):
+    r"""The labels' part of GLAD's expected complete-data log-likelihood and its gradient.
+
+    .. math::
+
+        Q(\alpha, b) = \sum_t \sum_k q_{i_t}(k) \log P(l_t \mid y_{i_t} = k)
+        = \sum_t \Big[\log\sigma(x_t) - (1 - c_t)\,x_t - (1 - c_t)\log(K - 1)\Big],
+
+    with :math:`x_t = \alpha_{j_t} e^{b_{i_t}}` and :math:`c_t = q_{i_t}(l_t)`
+    (using :math:`\log(1 - \sigma(x)) = \log\sigma(x) - x` and rows of ``q``
+    summing to one), and
+
+    .. math::
+
+        \frac{\partial Q}{\partial \alpha_j} = \sum_{t:\, j_t = j}
+        \big(c_t - \sigma(x_t)\big)\, e^{b_{i_t}}, \qquad
+        \frac{\partial Q}{\partial b_i} = \sum_{t:\, i_t = i}
+        \big(c_t - \sigma(x_t)\big)\, x_t .
+
+    Parameters
+    ----------
+    alpha : ndarray of shape (n_experts,)
+        Abilities.
+    b : ndarray of shape (n_items,)
+        :math:`b_i = \log\beta_i`.
+    item, expert, label : ndarray of shape (n_labels,)
+        The labels as integer index arrays (as in :class:`~crowdlearn.CrowdLabels`).
+    q : ndarray of shape (n_items, n_classes)
+        Posterior over the true classes (rows sum to one).
+    n_classes : int
+        :math:`K \ge 2`.
+
+    Returns
+    -------
+    Q : float
+    dQ_dalpha : ndarray of shape (n_experts,)
+    dQ_db : ndarray of shape (n_items,)
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    b = np.asarray(b, dtype=float)
+    item, expert, label = (np.asarray(a, dtype=np.intp) for a in (item, expert, label))
+    q = np.asarray(q, dtype=float)
+    correct = q[item, label]
+    return _q_and_grad(alpha, b, item, expert, correct, math.log(n_classes - 1),
+                       b.shape[0], alpha.shape[0])
+
+
+def _gauss_log_prior(values: np.ndarray, prior) -> tuple[float, np.ndarray]:
+    """Log density of independent N(mean, sd^2) priors and its gradient (0 for ``None``)."""
+    if prior is None:
+        return 0.0, np.zeros_like(values)
+    mean, sd = float(prior[0]), float(prior[1])
+    z = (values - mean) / sd
+    value = -0.5 * float((z * z).sum()) - values.shape[0] * (math.log(sd) + 0.5 * math.log(2 * math.pi))
+    return value, -z / sd
+
+
+class GLAD(IdResults, BaseEstimator):
+    r"""GLAD: each worker has an ability, each item a difficulty; fitted by EM.
+
+    The model of Whitehill et al. (2009), "Whose vote should count more", in
+    its multi-class form (as in crowd-kit). Item :math:`i` has a hidden true
+    class :math:`y_i \in \{1, \dots, K\}` drawn from the class prior
+    :math:`\phi_k`. Worker :math:`j` has an ability :math:`\alpha_j \in
+    \mathbb{R}` and item :math:`i` an inverse difficulty :math:`\beta_i =
+    e^{b_i} > 0`. Worker :math:`j` gives item :math:`i` its true class with
+    probability :math:`\sigma(\alpha_j \beta_i)`, :math:`\sigma(x) = 1/(1 +
+    e^{-x})`, and each of the :math:`K - 1` wrong classes with probability
+    :math:`(1 - \sigma(\alpha_j \beta_i))/(K - 1)`:
+
+    .. math::
+
+        P(l \mid y_i = k) = \sigma(\alpha_j\beta_i)^{1\{l = k\}}
+        \Big(\frac{1 - \sigma(\alpha_j\beta_i)}{K - 1}\Big)^{1\{l \ne k\}} .
+
+    :math:`\alpha_j > 0` is better than chance (:math:`\alpha_j = 0`: a coin,
+    :math:`\alpha_j < 0`: adversarial); a large :math:`\beta_i` (easy item)
+    sharpens every worker's answer, a small one (hard item) makes everyone
+    guess, so :math:`1/\beta_i` is the item's *difficulty*.
+
+    Parameters
+    ----------
+    n_classes : int, optional
+        Number of classes :math:`K` (>= 2). Inferred from the labels when omitted.
+    alpha_prior : (mean, sd) or None, default (1.0, 1.0)
+        Independent Gaussian priors :math:`\alpha_j \sim N(\text{mean}, \text{sd}^2)`
+        (MAP-EM); ``None`` is maximum likelihood for the abilities. The
+        default is Whitehill et al.'s.
+    beta_prior : (mean, sd) or None, default (1.0, 1.0)
+        Independent Gaussian priors on :math:`b_i = \log\beta_i \sim
+        N(\text{mean}, \text{sd}^2)` (a log-normal prior on :math:`\beta_i`);
+        ``None`` is maximum likelihood for the difficulties.
+    fit_class_prior : bool, default True
+        Estimate :math:`\phi` in the M-step; ``False`` keeps it uniform.
+    n_init : int, default 1
+        Number of EM runs; the run with the highest final objective is kept.
+        Run 0 starts from the soft majority vote, the others from random
+        posteriors drawn from a flat Dirichlet; each start is turned into
+        parameters by one M-step from :math:`\alpha_j, b_i` at their prior means
+        (1 and 0 without a prior).
+    max_iter : int, default 200
+        At most this many M-steps per run.
+    tol : float, default 1e-8
+        A run stops when the objective rises by at most ``tol * max(1, |objective|)``.
+    m_step_max_iter : int, default 10
+        At most this many L-BFGS-B iterations in each M-step.
+    random_state : None, int or numpy Generator
+        Seed for the random restarts.
+    callback : callable, optional
+        Called with an :class:`~crowdlearn.em.EMState` after every E-step; its
+        ``params`` is a :class:`GLADParams` ``(class_prior, alpha, b)``.
+        Returning ``True`` stops the run.
+    progress : bool, default False
+        Show a progress bar (see :func:`~crowdlearn.fit_em`).
+
+    Attributes
+    ----------
+    posterior_ : ndarray of shape (n_items, n_classes)
+        :math:`q_i(k) = P(y_i = k \mid \text{labels})` under the fitted
+        parameters. Items nobody labelled get the class prior.
+    ability_ : ndarray of shape (n_experts,)
+        :math:`\alpha_j`, larger is better (also ``skills_``). A worker with
+        no label keeps the prior mean (1 without a prior).
+    beta_ : ndarray of shape (n_items,)
+        :math:`\beta_i = e^{b_i}`, the *inverse* difficulty: larger is easier.
+        An item nobody labelled keeps :math:`b_i` at its prior mean (0, i.e.
+        :math:`\beta_i = 1`, without a prior).
+    log_beta_ : ndarray of shape (n_items,)
+        :math:`b_i = \log\beta_i`.
+    difficulty_ : ndarray of shape (n_items,)
+        :math:`1/\beta_i`, larger is harder.
+    class_prior_ : ndarray of shape (n_classes,)
+        :math:`\phi_k` (uniform when ``fit_class_prior=False``).
+    log_likelihood_history_ : ndarray of shape (``n_iter_`` + 1,)
+        The objective :math:`F` below after every E-step of the best run;
+        never decreases.
+    log_likelihood_ : float
+        The observed-data log-likelihood :math:`\ell` at the fitted parameters.
+    objective_ : float
+        ``log_likelihood_history_[-1]``.
+    n_iter_ : int
+    converged_ : bool
+    n_items_, n_experts_, n_classes_ : int
+    labels_, probas_, skills_
+        Hard labels, posteriors and abilities; pandas objects indexed by the
+        original task / worker ids when fitted on a DataFrame (see
+        :mod:`crowdlearn.frames`).
+
+    Notes
+    -----
+    Write :math:`t = 1, \dots, T` for the labels, label :math:`t` being worker
+    :math:`j_t` putting item :math:`i_t` in class :math:`l_t`, and
+    :math:`x_t = \alpha_{j_t}\beta_{i_t}`.
+
+    **Objective** (the log-posterior, with normalised Gaussian log-densities
+    :math:`\log N`; a prior given as ``None`` drops its term):
+
+    .. math::
+
+        F = \ell(\phi, \alpha, b) + \sum_j \log N(\alpha_j; \mu_\alpha, s_\alpha^2)
+        + \sum_i \log N(b_i; \mu_b, s_b^2), \qquad
+        \ell = \sum_i \log \sum_k \phi_k \prod_{t:\, i_t = i} P(l_t \mid y_i = k).
+
+    **E-step**, in log space. Since :math:`\log\sigma(x) - \log(1 - \sigma(x)) = x`,
+
+    .. math::
+
+        \log q_i(k) = \log\phi_k + \sum_{t:\, i_t = i}
+        \Big[\log\sigma(-x_t) - \log(K - 1)\Big]
+        + \sum_{t:\, i_t = i,\, l_t = k} \big[x_t + \log(K - 1)\big] - \log Z_i,
+
+    two weighted ``np.bincount`` over the labels; :math:`\log\sigma(-x) =
+    -\mathrm{logaddexp}(0, x)` is finite for every finite :math:`x`, and
+    :math:`\ell = \sum_i \log Z_i`.
+
+    **M-step.** The expected complete-data objective splits into a class-prior
+    part, maximised in closed form by :math:`\phi_k = \frac{1}{n_L}\sum_{i
+    \text{ labelled}} q_i(k)` (items nobody labelled do not enter
+    :math:`\ell`), and
+
+    .. math::
+
+        Q(\alpha, b) = \sum_t \Big[\log\sigma(x_t) - (1 - c_t)\,x_t
+        - (1 - c_t)\log(K - 1)\Big], \qquad c_t = q_{i_t}(l_t),
+
+    whose gradient is (:func:`glad_q_and_grad`)
+
+    .. math::
+
+        \frac{\partial Q}{\partial \alpha_j} = \sum_{t:\, j_t = j}
+        \big(c_t - \sigma(x_t)\big)\beta_{i_t}, \qquad
+        \frac{\partial Q}{\partial b_i} = \sum_{t:\, i_t = i}
+        \big(c_t - \sigma(x_t)\big)\,x_t,
+
+    plus the prior terms :math:`-(\alpha_j - \mu_\alpha)/s_\alpha^2` and
+    :math:`-(b_i - \mu_b)/s_b^2`. :math:`Q` + log prior has no closed-form
+    maximiser: it is increased by at most ``m_step_max_iter`` iterations of
+    L-BFGS-B (``scipy.optimize.minimize``) started from the current
+    :math:`(\alpha, b)`, in variables scaled by the square root of the
+    diagonal Fisher curvature :math:`\sum_t \sigma(x_t)\sigma(-x_t)
+    \beta_{i_t}^2` (resp. :math:`\sum_t \sigma(x_t)\sigma(-x_t) x_t^2`) plus
+    the prior's :math:`1/s^2`, so that an ability seen in a thousand labels
+    and a difficulty seen in five take comparable steps. The parameters live
+    in the box :math:`|\alpha_j| \le 10^3`, :math:`|b_i| \le 25` (the labels'
+    term is evaluated at the clipped values; the box only binds in maximum
+    likelihood, where a perfect worker's :math:`\alpha_j` or a unanimous
+    item's :math:`b_i` grows without limit). The result is kept only if it
+    does not lower :math:`Q` + log prior (generalised EM), so :math:`F` never
+    decreases. One evaluation of :math:`Q` and its gradient is a few passes
+    over the labels (gathers and two ``np.bincount``), with no Python loop.
+
+    **Relabelling.** For :math:`K = 2`, swapping the two classes and negating
+    every :math:`\alpha_j` leaves :math:`\ell` unchanged. When that also
+    leaves :math:`F` unchanged (``alpha_prior`` is ``None`` or has mean 0),
+    the fit picks the copy whose posterior agrees best with the votes; with
+    the default prior (mean 1) the prior itself prefers positive abilities
+    and nothing is relabelled. For :math:`K > 2` there is no such symmetry.
+
+    References
+    ----------
+    J. Whitehill, P. Ruvolo, T. Wu, J. Bergsma and J. Movellan, "Whose vote
+    should count more: optimal integration of labels from labelers of unknown
+    expertise", NIPS 2009.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn.glad import GLAD
+    >>> rng = np.random.default_rng(0)
+    >>> n, J, K = 1000, 10, 3
+    >>> truth = rng.integers(K, size=n)
+    >>> alpha = np.linspace(-0.5, 3.0, J)
+    >>> item, expert = np.repeat(np.arange(n), J), np.tile(np.arange(J), n)
+    >>> right = rng.random(n * J) < 1 / (1 + np.exp(-alpha[expert]))
+    >>> label = np.where(right, truth[item], (truth[item] + rng.integers(1, K, n * J)) % K)
+    >>> glad = GLAD().fit((item, expert, label))
+    >>> bool(np.corrcoef(glad.ability_, alpha)[0, 1] > 0.95), bool(glad.ability_[0] < 0)
+    (True, True)
+    >>> bool((np.diff(glad.log_likelihood_history_) >= 0).all())
+    True
+    >>> bool((glad.predict() == truth).mean() > 0.9), glad.posterior_.shape
+    (True, (1000, 3))
+    """
+
+    _param_names = ("n_classes", "alpha_prior", "beta_prior", "fit_class_prior", "n_init",
+                    "max_iter", "tol", "m_step_max_iter", "random_state", "callback",
+                    "progress")
+
+    def __init__(self, *, n_classes: int | None = None, alpha_prior=(1.0, 1.0),
+                 beta_prior=(1.0, 1.0), fit_class_prior: bool = True, n_init: int = 1,
+                 max_iter: int = 200, tol: float = 1e-8, m_step_max_iter: int = 10,
+                 random_state=None, callback=None, progress: bool = False):
+        self.n_classes = n_classes
+        self.alpha_prior = alpha_prior
+        self.beta_prior = beta_prior
+        self.fit_class_prior = fit_class_prior
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.m_step_max_iter = m_step_max_iter
+        self.random_state = random_state
+        self.callback = callback
+        self.progress = progress
+
+    # -- input ---------------------------------------------------------------------------
+    @staticmethod
+    def _check_prior(prior, name: str):
+        if prior is None:
+            return None
+        if isinstance(prior, (str, bytes)) or not hasattr(prior, "__len__") or len(prior) != 2:
+            raise ValueError(f"{name} must be None or a pair (mean, sd), got {prior!r}")
+        mean, sd = prior
+        check_scalar(mean, f"{name} mean")
+        check_scalar(sd, f"{name} sd", low=0.0, low_inclusive=False)
+        return float(mean), float(sd)
+
+    def _check_params(self):
+        if self.n_classes is not None:
+            check_scalar(self.n_classes, "n_classes", kind=numbers.Integral, low=2)
+        self._alpha_prior = self._check_prior(self.alpha_prior, "alpha_prior")
+        self._b_prior = self._check_prior(self.beta_prior, "beta_prior")
+        if not isinstance(self.fit_class_prior, (bool, np.bool_)):
+            raise ValueError(f"fit_class_prior must be True or False, got "
+                             f"{self.fit_class_prior!r}")
+        check_em_params(self)
+        check_scalar(self.m_step_max_iter, "m_step_max_iter", kind=numbers.Integral, low=1)
+        if self.progress not in (None, True, False):
+            raise ValueError(f"progress must be None, True or False, got {self.progress!r}")
+
+    def _start_values(self, n_items: int, n_experts: int):
+        a0 = 1.0 if self._alpha_prior is None else self._alpha_prior[0]
+        b0 = 0.0 if self._b_prior is None else self._b_prior[0]
+        a0 = float(np.clip(a0, -_ALPHA_BOUND, _ALPHA_BOUND))
+        b0 = float(np.clip(b0, -_B_BOUND, _B_BOUND))
+        return np.full(n_experts, a0), np.full(n_items, b0)
+
+    # -- EM pieces -----------------------------------------------------------------------
+    @staticmethod
+    def _log_joint(crowd: CrowdLabels, params: GLADParams) -> np.ndarray:
+        """``log P(y_i = k, labels_i)``, shape ``(n_items, K)``."""
+        n, K = crowd.n_items, params.class_prior.shape[0]
+        log_km1 = math.log(K - 1)
+        x = params.alpha[crowd.expert] * np.exp(params.b)[crowd.item]
+        base = np.bincount(crowd.item, weights=_log_sigmoid(-x) - log_km1, minlength=n)
+        out = np.bincount(crowd.item * K + crowd.label, weights=x + log_km1,
+                          minlength=n * K).reshape(n, K)
+        out += base[:, None]
+        with np.errstate(divide="ignore"):
+            out += np.log(params.class_prior)
+        return out
+
+    def _log_prior(self, params: GLADParams) -> float:
+        return (_gauss_log_prior(params.alpha, self._alpha_prior)[0]
+                + _gauss_log_prior(params.b, self._b_prior)[0])
+
+    def _e_step(self, crowd: CrowdLabels, params: GLADParams):
+        q, log_evidence = _softmax_rows_inplace(self._log_joint(crowd, params))
+        return q, float(log_evidence.sum()) + self._log_prior(params)
+
+    def _m_step(self, crowd: CrowdLabels, labelled: np.ndarray, q: np.ndarray,
+                params: GLADParams) -> GLADParams:
+        n, J, K = crowd.n_items, crowd.n_experts, q.shape[1]
+        if self.fit_class_prior:
+            class_prior = q[labelled].mean(axis=0)
+        else:
+            class_prior = np.full(K, 1.0 / K)
+        item, expert = crowd.item, crowd.expert
+        correct = q[item, crowd.label]
+        log_km1 = math.log(K - 1)
+        a_prior, b_prior = self._alpha_prior, self._b_prior
+        low = np.concatenate([np.full(J, -_ALPHA_BOUND), np.full(n, -_B_BOUND)])
+        high = -low
+
+        def value_and_grad(z):
+            """-(Q + log prior) and its gradient, Q taken at z clipped to the box."""
+            zc = np.clip(z, low, high)
+            Q, ga, gb = _q_and_grad(zc[:J], zc[J:], item, expert, correct, log_km1, n, J)
+            grad_q = np.concatenate([ga, gb])
+            grad_q[zc != z] = 0.0  # Q is flat outside the box
+            pa, dpa = _gauss_log_prior(z[:J], a_prior)
+            pb, dpb = _gauss_log_prior(z[J:], b_prior)
+            return -(Q + pa + pb), -(grad_q + np.concatenate([dpa, dpb]))
+
+        z0 = np.concatenate([params.alpha, params.b])
+        f0, _ = value_and_grad(z0)
+        # diagonal preconditioner: the Fisher curvature of Q (plus the priors') at z0
+        beta_t = np.exp(np.clip(params.b, -_B_BOUND, _B_BOUND))[item]
+        x = np.clip(params.alpha, -_ALPHA_BOUND, _ALPHA_BOUND)[expert] * beta_t
+        _, sig = _log_sigmoid_and_sigmoid(x)
+        w = sig * (1.0 - sig)
+        curv = np.concatenate([np.bincount(expert, weights=w * beta_t * beta_t, minlength=J),
+                               np.bincount(item, weights=w * x * x, minlength=n)])
+        if a_prior is not None:
+            curv[:J] += 1.0 / a_prior[1] ** 2
+        if b_prior is not None:
+            curv[J:] += 1.0 / b_prior[1] ** 2
+        scale = 1.0 / np.sqrt(np.maximum(curv, _MIN_CURVATURE))
+
+        def scaled(u):
+            f, g = value_and_grad(z0 + scale * u)
+            return f, g * scale
+
+        res = minimize(scaled, np.zeros_like(z0), jac=True, method="L-BFGS-B",
+                       options={"maxiter": int(self.m_step_max_iter), "ftol": 1e-15,
+                                "gtol": 1e-10})
+        z = np.clip(z0 + scale * res.x, low, high)
+        f = value_and_grad(z)[0] if np.isfinite(z).all() else np.inf
+        if not f <= f0:
+            z = z0  # generalised EM: never accept a step that lowers Q + log prior
+        return GLADParams(class_prior, z[:J].copy(), z[J:].copy())
+
+    @staticmethod
+    def _soft_vote(crowd: CrowdLabels) -> np.ndarray:
+        counts = crowd.vote_counts()
+        total = counts.sum(axis=1, keepdims=True)
+        K = crowd.n_classes
+        return np.where(total > 0, counts / np.where(total > 0, total, 1.0), 1.0 / K)
+
+    def _align_with_vote(self, crowd: CrowdLabels, params: GLADParams, q: np.ndarray):
+        """K = 2 and a sign-symmetric ability prior: pick the sign agreeing with the votes."""
+        if q.shape[1] != 2 or not (self._alpha_prior is None or self._alpha_prior[0] == 0):
+            return params, q
+        agree = q[crowd.item, crowd.label].sum()
+        if agree >= crowd.n_labels - agree:
+            return params, q
+        return (GLADParams(params.class_prior[::-1].copy(), -params.alpha, params.b),
+                q[:, ::-1].copy())
+
+    # -- public API ----------------------------------------------------------------------
+    def fit(self, labels):
+        """Fit the class prior, the abilities and the difficulties by EM.
+
+        Parameters
+        ----------
+        labels : CrowdLabels, (item, expert, label) tuple, (n_items, n_experts) matrix
+            or pandas DataFrame with columns ``task``, ``worker``, ``label``
+            The crowd's labels; in a matrix ``-1`` marks a missing label.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        if labels is None:
+            raise ValueError("labels is None: pass a CrowdLabels, an (item, expert, label) "
+                             "tuple, a DataFrame or an (n_items, n_experts) matrix with -1 "
+                             "for missing")
+        crowd = as_crowd_labels(labels, n_classes=self.n_classes)
+        if crowd.n_labels == 0:
+            raise ValueError("labels holds no label at all")
+        n, J, K = crowd.n_items, crowd.n_experts, crowd.n_classes
+        labelled = crowd.labels_per_item() > 0
+        rng = check_random_state(self.random_state)
+        alpha0, b0 = self._start_values(n, J)
+        start = GLADParams(np.full(K, 1.0 / K), alpha0, b0)
+
+        def init(restart):
+            if restart == 0:
+                q = self._soft_vote(crowd)
+            else:
+                q = rng.dirichlet(np.ones(K), size=n)
+            return self._m_step(crowd, labelled, q, start)
+
+        result = fit_em(init, lambda p: self._e_step(crowd, p),
+                        lambda q, p: self._m_step(crowd, labelled, q, p),
+                        n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
+                        callback=self.callback, estimator_name=type(self).__name__,
+                        progress=self.progress, warm_start=True)
+        params, posterior = self._align_with_vote(crowd, result.params, result.posterior)
+        self._params = params
+        self.posterior_ = posterior
+        self.class_prior_ = params.class_prior
+        self.ability_ = params.alpha
+        self.log_beta_ = params.b
+        self.beta_ = np.exp(params.b)
+        self.difficulty_ = np.exp(-params.b)
+        self.log_likelihood_history_ = result.history
+        self.objective_ = result.objective
+        self.log_likelihood_ = result.objective - self._log_prior(params)
+        self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
+        self.n_items_, self.n_experts_, self.n_classes_ = n, J, K
+        self._remember_ids(crowd)
+        if _is_dataframe(labels):
+            self._as_frame = True
+        return self
+
+    def _skills(self) -> np.ndarray:
+        return self.ability_
+
+    def predict_proba(self, labels=None) -> np.ndarray:
+        r"""Posterior class probabilities, shape ``(n_items, n_classes)``.
+
+        Parameters
+        ----------
+        labels : labels of NEW items, optional
+            Any form ``fit`` accepts, from experts seen in ``fit`` (an unknown
+            expert raises ``ValueError``). The new items' :math:`b_i` are not
+            estimated: they are set to the prior mean of :math:`b` (0, i.e.
+            :math:`\beta_i = 1`, without a prior), and the fitted abilities and
+            class prior are used.
+
+        Returns
+        -------
+        ndarray
+            With no argument, a copy of ``posterior_``; otherwise the posterior
+            of the new items (the class prior for an item with no label).
+        """
+        self._check_fitted()
+        if labels is None:
+            return self.posterior_.copy()
+        K, J = self.n_classes_, self.n_experts_
+        n_classes = None if isinstance(labels, CrowdLabels) else K
+        crowd = as_crowd_labels(labels, n_classes=n_classes)
+        crowd = _reindex_onto(crowd, self.expert_ids_, self.class_ids_)
+        if crowd.expert.size and crowd.expert.max() >= J:
+            bad = int(crowd.expert.max())
+            raise ValueError(f"unknown expert {bad}: the model was fitted on {J} experts "
+                             f"(indices 0 to {J - 1})")
+        if crowd.label.size and crowd.label.max() >= K:
+            bad = int(crowd.label.max())
+            raise ValueError(f"label {bad} out of range: the model was fitted with "
+                             f"n_classes={K} (labels 0 to {K - 1})")
+        crowd = CrowdLabels(crowd.item, crowd.expert, crowd.label, crowd.n_items, J, K)
+        _, b0 = self._start_values(crowd.n_items, J)
+        params = GLADParams(self.class_prior_, self.ability_, b0)
+        q, _ = _softmax_rows_inplace(self._log_joint(crowd, params))
+        return q
+
+    def predict(self, labels=None) -> np.ndarray:
+        """Most probable class of each item (training items, or new ones as in
+        :meth:`predict_proba`)."""
+        return np.argmax(self.predict_proba(labels), axis=1)
+
+    def fit_predict(self, labels) -> np.ndarray:
+        """Fit, then return the most probable class of each training item."""
+        return self.fit(labels).predict()

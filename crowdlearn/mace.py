@@ -1,0 +1,430 @@
+r"""MACE (Multi-Annotator Competence Estimation): who is trustworthy, and who spams."""
+
+from __future__ import annotations
+
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+
+from ._base import BaseEstimator, normalize_log
+from ._validation import check_em_params, check_random_state, check_scalar
+from .dawid_skene import _flat_indices, _softmax_rows_inplace
+from .em import fit_em
+from .frames import IdResults
+from .labels import CrowdLabels, as_crowd_labels
+from .majority_vote import _new_crowd, _remember_input_ids
+
+__all__ = ["MACE", "MACEParams"]
+
+
+class MACEParams(NamedTuple):
+    """The parameters EM iterates on (what a callback sees as ``state.params``)."""
+
+    class_prior: np.ndarray  # (K,)            phi
+    trust: np.ndarray        # (n_experts,)    theta_j = P(not spamming)
+    strategy: np.ndarray     # (n_experts, K)  xi_j, the spamming distribution
+
+
+class _Data(NamedTuple):
+    crowd: CrowdLabels
+    votes: object          # sparse (n_items, n_experts * K + 1), see dawid_skene._flat_indices
+    pair: np.ndarray       # expert * K + label, one per label
+    n_pair: np.ndarray     # (n_experts, K): how often expert j gave label l
+
+
+def mace_confusion(trust, strategy) -> np.ndarray:
+    r"""``(n_experts, K, K)`` matrices :math:`P(l \mid k) = \theta_j 1\{l = k\} + (1 - \theta_j)\xi_{jl}`."""
+    trust = np.asarray(trust, dtype=float)
+    strategy = np.asarray(strategy, dtype=float)
+    K = strategy.shape[1]
+    conf = ((1.0 - trust)[:, None, None] * strategy[:, None, :]).repeat(K, axis=1)
+    idx = np.arange(K)
+    conf[:, idx, idx] += trust[:, None]
+    return conf
+
+
+def _check_prior_value(value, name: str) -> float:
+    check_scalar(value, name, low=1.0)
+    return float(value)
+
+
+class MACE(IdResults, BaseEstimator):
+    r"""MACE: Multi-Annotator Competence Estimation (Hovy et al. 2013), fitted by EM.
+
+    Item :math:`i` has a hidden true class :math:`T_i \sim \phi` (uniform in
+    MACE). Each time annotator :math:`j` labels it, the annotator first flips a
+    coin: with probability :math:`\theta_j` it *knows* (:math:`S = 0`) and gives
+    the true class; with probability :math:`1 - \theta_j` it *spams*
+    (:math:`S = 1`) and draws the label from its own strategy :math:`\xi_j`, a
+    distribution over the :math:`K` classes that ignores the item. So
+
+    .. math::
+
+        P(\text{label } l \mid T_i = k) = \theta_j\, 1\{l = k\} + (1 - \theta_j)\,\xi_{jl},
+
+    a Dawid--Skene confusion matrix with :math:`K` parameters per annotator:
+    :math:`\theta_j` says *how much* to trust annotator :math:`j`, and
+    :math:`\xi_j` what it says when it cannot be trusted (a spammer who always
+    says "0" has :math:`\xi_j` on class 0 and tells nothing about the items).
+
+    Parameters
+    ----------
+    n_classes : int, optional
+        Number of classes :math:`K` (>= 2). Inferred from the labels when omitted.
+    theta_prior : (float, float), default (1.0, 1.0)
+        :math:`(a, b)` of a Beta(:math:`a, b`) prior on every :math:`\theta_j`,
+        both >= 1; EM finds the MAP estimate, adding :math:`a - 1` pseudo-labels
+        that were "known" and :math:`b - 1` that were "spammed". The default
+        :math:`(1, 1)` is the flat prior: **maximum likelihood**.
+    strategy_prior : float, default 1.0
+        Concentration :math:`c \ge 1` of a symmetric Dirichlet prior on every
+        strategy :math:`\xi_j` (pseudo-count :math:`c - 1` per class). The
+        default 1 is maximum likelihood. MACE's own EM smooths every fractional
+        count by :math:`s = 0.01/K`, which is ``theta_prior=(1 + s, 1 + s)``,
+        ``strategy_prior=1 + s``. (MACE's variational Bayes option, with its
+        Beta(0.5, 0.5) prior, is not implemented.)
+    fit_class_prior : bool, default False
+        MACE fixes :math:`\phi` uniform; ``True`` estimates it too (maximum
+        likelihood, no prior).
+    n_init : int, default 10
+        Number of EM runs, the run with the highest final objective being kept
+        (MACE's likelihood has many local optima, and MACE itself restarts 10
+        times). Run 0 starts from the soft majority vote (one M-step from it
+        with :math:`\theta_j = 1/2`, :math:`\xi_j` uniform); the others from
+        random parameters: :math:`\theta_j \sim U(0, 1)`,
+        :math:`\xi_j \sim` Dirichlet(1, ..., 1), :math:`\phi` uniform.
+    max_iter : int, default 200
+    tol : float, default 1e-8
+        A run stops when the objective rises by at most ``tol * max(1, |objective|)``.
+    random_state : None, int or numpy Generator
+        Seed of the random restarts.
+    callback : callable, optional
+        Called with an :class:`~crowdlearn.em.EMState` after every E-step; its
+        ``params`` is a :class:`MACEParams` (``class_prior``, ``trust``,
+        ``strategy``). Returning ``True`` stops the run.
+    progress : bool, default False
+        A progress bar over restarts and iterations (see :func:`~crowdlearn.fit_em`).
+
+    Attributes
+    ----------
+    trust_ : ndarray of shape (n_experts,)
+        :math:`\theta_j = P(\text{annotator } j \text{ knows the answer})`; what
+        ``skills_`` returns. An annotator with no label gets the prior mode
+        :math:`(a-1)/(a+b-2)`, or 1/2 under the flat prior.
+    spamming_ : ndarray of shape (n_experts,)
+        :math:`1 - \theta_j` (crowd-kit's name).
+    strategy_ : ndarray of shape (n_experts, n_classes)
+        :math:`\xi_{jl}`, the spamming distributions (rows sum to one; uniform
+        when an annotator has no expected spam at all under the flat prior).
+    confusion_ : ndarray of shape (n_experts, n_classes, n_classes)
+        The implied :math:`P(\text{label } l \mid T = k)`, ``[j, k, l]``.
+    class_prior_ : ndarray of shape (n_classes,)
+        :math:`\phi` (uniform unless ``fit_class_prior=True``).
+    posterior_ : ndarray of shape (n_items, n_classes)
+        :math:`P(T_i = k \mid \text{labels})` under the fitted parameters
+        (the class prior for an item with no label).
+    labels_, probas_, skills_
+        By original id when fitted on a DataFrame (see
+        :class:`~crowdlearn.frames.IdResults`); ``labels_`` is the arg-max of
+        ``posterior_``, the lowest class on ties; ``skills_`` is ``trust_``.
+    log_likelihood_history_ : ndarray of shape (``n_iter_`` + 1,)
+        The objective :math:`F` below after every E-step of the best run (the
+        log-likelihood under the default flat priors); never decreases.
+    log_likelihood_ : float
+        The observed-data log-likelihood at the fitted parameters.
+    objective_ : float
+        ``log_likelihood_history_[-1]``.
+    n_iter_ : int
+    converged_ : bool
+    n_items_, n_experts_, n_classes_ : int
+
+    Notes
+    -----
+    Label :math:`t` is annotator :math:`j_t` putting item :math:`i_t` in class
+    :math:`l_t`; :math:`n_j` is the number of labels annotator :math:`j` gave,
+    :math:`N_{jl}` how many of them were :math:`l`.
+
+    **Objective.** With :math:`\pi^{(j)}_{kl} = \theta_j 1\{l = k\} + (1 - \theta_j)\xi_{jl}`,
+
+    .. math::
+
+        F = \sum_i \log \sum_k \phi_k \prod_{t:\, i_t = i} \pi^{(j_t)}_{k\, l_t}
+        + \sum_j \Big[(a - 1)\log\theta_j + (b - 1)\log(1 - \theta_j)
+        + (c - 1)\sum_l \log\xi_{jl}\Big],
+
+    the log-posterior up to a constant (terms whose coefficient is 0 are left
+    out, so a parameter at 0 or 1 never gives :math:`0 \cdot \infty`).
+
+    **E-step.** :math:`\log Q_i(k) = \log\phi_k + \sum_{t:\, i_t = i}\log
+    \pi^{(j_t)}_{k\, l_t} - \log Z_i`, in log space (row maximum subtracted;
+    :math:`\log 0 = -\infty` is allowed, so :math:`\theta_j \in \{0, 1\}`
+    gives zeros, never NaN). Given :math:`T_i = k`, label :math:`t` was *known*
+    with probability :math:`\theta_j / \pi^{(j)}_{kl}` if :math:`l_t = k`, and
+    certainly spammed otherwise. So the expected number of known labels is
+
+    .. math::
+
+        E[\text{known}_{jl}] = C_{jl}\,\rho_{jl}, \qquad
+        C_{jl} = \sum_{t:\, j_t = j,\, l_t = l} Q_{i_t}(l), \qquad
+        \rho_{jl} = \frac{\theta_j}{\theta_j + (1 - \theta_j)\xi_{jl}},
+
+    (the posterior that the item's class *is* the label given, times the
+    responsibility of knowledge versus a lucky spam), and the expected number
+    of spammed labels :math:`l` is
+    :math:`E[\text{spam}_{jl}] = N_{jl} - C_{jl}\rho_{jl}`.
+
+    **M-step.** The expected complete-data log-posterior is, per annotator,
+
+    .. math::
+
+        \sum_l \Big[E[\text{known}_{jl}]\log\theta_j
+        + E[\text{spam}_{jl}]\big(\log(1 - \theta_j) + \log\xi_{jl}\big)\Big]
+        + (a - 1)\log\theta_j + (b - 1)\log(1 - \theta_j) + (c - 1)\sum_l\log\xi_{jl},
+
+    plus :math:`\sum_{i,k} Q_i(k)\log\phi_k`. Writing
+    :math:`\kappa_j = \sum_l E[\text{known}_{jl}]` and
+    :math:`\sigma_j = n_j - \kappa_j`, the :math:`\theta_j` part
+    :math:`(\kappa_j + a - 1)\log\theta_j + (\sigma_j + b - 1)\log(1 - \theta_j)`
+    is concave with derivative
+    :math:`\frac{\kappa_j + a - 1}{\theta_j} - \frac{\sigma_j + b - 1}{1 - \theta_j}`,
+    zero at the first formula below; the :math:`\xi_j` part
+    :math:`\sum_l (E[\text{spam}_{jl}] + c - 1)\log\xi_{jl}` is maximised on
+    the simplex (Lagrange multiplier for :math:`\sum_l \xi_{jl} = 1`) by the
+    normalised counts:
+
+    .. math::
+
+        \theta_j = \frac{\kappa_j + a - 1}{n_j + a + b - 2}, \qquad
+        \xi_{jl} = \frac{E[\text{spam}_{jl}] + c - 1}{\sigma_j + K(c - 1)}, \qquad
+        \phi_k = \frac{1}{n}\sum_i Q_i(k) \;\; (\text{only if fitted}).
+
+    A zero denominator (an annotator with no label, or no expected spam, under
+    flat priors) leaves that parameter out of :math:`F`: it is set to 1/2 or
+    uniform. As in every EM, :math:`F` never decreases. The counts
+    :math:`C_{jl}` and :math:`N_{jl}` are one pass over the labels, so an
+    iteration costs what a Dawid--Skene iteration costs.
+
+    **Identifiability.** Unlike Dawid--Skene, permuting the hidden classes does
+    not map a MACE model to another MACE model (the knowing part is tied to
+    the diagonal), so no relabelling is needed; but "everybody spams"
+    (:math:`\theta = 0`, posterior = prior) is always a stationary point, and
+    other poor local optima exist: hence the restarts.
+
+    References
+    ----------
+    D. Hovy, T. Berg-Kirkpatrick, A. Vaswani and E. Hovy, "Learning whom to
+    trust with MACE", NAACL-HLT 2013.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn.mace import MACE
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.integers(0, 3, 1000)
+    >>> trust = np.array([0.9, 0.8, 0.7, 0.1, 0.0])
+    >>> knows = rng.random((1000, 5)) < trust
+    >>> spam = np.where(np.arange(5) == 4, 0, rng.integers(0, 3, (1000, 5)))  # 4 always says 0
+    >>> labels = np.where(knows, truth[:, None], spam)
+    >>> m = MACE(n_init=3, random_state=0).fit(labels)
+    >>> np.round(m.trust_, 1)
+    array([0.9, 0.8, 0.7, 0.1, 0. ])
+    >>> bool((m.labels_ == truth).mean() > 0.9)
+    True
+    """
+
+    _param_names = ("n_classes", "theta_prior", "strategy_prior", "fit_class_prior", "n_init",
+                    "max_iter", "tol", "random_state", "callback", "progress")
+
+    def __init__(self, *, n_classes: int | None = None, theta_prior=(1.0, 1.0),
+                 strategy_prior: float = 1.0, fit_class_prior: bool = False, n_init: int = 10,
+                 max_iter: int = 200, tol: float = 1e-8, random_state=None, callback=None,
+                 progress: bool = False):
+        self.n_classes = n_classes
+        self.theta_prior = theta_prior
+        self.strategy_prior = strategy_prior
+        self.fit_class_prior = fit_class_prior
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.callback = callback
+        self.progress = progress
+
+    # -- input ---------------------------------------------------------------------------
+    def _check_params(self):
+        if self.n_classes is not None:
+            check_scalar(self.n_classes, "n_classes", kind=numbers.Integral, low=2)
+        prior = self.theta_prior
+        if isinstance(prior, (str, bytes)) or np.ndim(prior) != 1 or len(prior) != 2:
+            raise ValueError(f"theta_prior must be a pair (a, b) of numbers >= 1 (a Beta "
+                             f"prior), got {prior!r}")
+        a = _check_prior_value(prior[0], "theta_prior[0] (a)")
+        b = _check_prior_value(prior[1], "theta_prior[1] (b)")
+        c = _check_prior_value(self.strategy_prior, "strategy_prior")
+        if not isinstance(self.fit_class_prior, (bool, np.bool_)):
+            raise ValueError(f"fit_class_prior must be True or False, got "
+                             f"{self.fit_class_prior!r}")
+        check_em_params(self)
+        if self.progress not in (None, True, False):
+            raise ValueError(f"progress must be None, True or False, got {self.progress!r}")
+        return a, b, c
+
+    @staticmethod
+    def _data(crowd: CrowdLabels) -> _Data:
+        K, J = crowd.n_classes, crowd.n_experts
+        pair = crowd.expert * K + crowd.label
+        n_pair = np.bincount(pair, minlength=J * K).reshape(J, K).astype(float)
+        return _Data(crowd, _flat_indices(crowd, K)[0], pair, n_pair)
+
+    # -- EM pieces -------------------------------------------------------------------------
+    @staticmethod
+    def _log_joint(data: _Data, params: MACEParams) -> np.ndarray:
+        """``log P(T_i = k, labels_i)``, shape ``(n_items, K)``."""
+        conf = mace_confusion(params.trust, params.strategy)
+        J, K, _ = conf.shape
+        table = np.empty((J * K + 1, K))  # [j * K + l, k] = log pi[j, k, l]; then log phi
+        with np.errstate(divide="ignore"):
+            np.log(conf.transpose(0, 2, 1), out=table[:-1].reshape(J, K, K))
+            np.log(params.class_prior, out=table[-1])
+        return data.votes @ table
+
+    def _log_prior(self, params: MACEParams) -> float:
+        a, b, c = self._hyper
+        total = 0.0
+        with np.errstate(divide="ignore"):
+            if a > 1:
+                total += (a - 1) * float(np.log(params.trust).sum())
+            if b > 1:
+                total += (b - 1) * float(np.log1p(-params.trust).sum())
+            if c > 1:
+                total += (c - 1) * float(np.log(params.strategy).sum())
+        return total
+
+    def _e_step(self, data: _Data, params: MACEParams):
+        q, log_evidence = _softmax_rows_inplace(self._log_joint(data, params))
+        return q, float(log_evidence.sum()) + self._log_prior(params)
+
+    def _expected_counts(self, data: _Data, q: np.ndarray, params: MACEParams):
+        """``(known, spam)``, both ``(n_experts, K)``: expected known / spammed labels ``l``."""
+        crowd = data.crowd
+        J, K = crowd.n_experts, crowd.n_classes
+        C = np.bincount(data.pair, weights=q[crowd.item, crowd.label],
+                        minlength=J * K).reshape(J, K)
+        theta = params.trust[:, None]
+        denom = theta + (1.0 - theta) * params.strategy
+        rho = np.divide(np.broadcast_to(theta, denom.shape), denom,
+                        out=np.zeros_like(denom), where=denom > 0)
+        known = C * rho
+        spam = np.maximum(data.n_pair - known, 0.0)
+        return known, spam
+
+    def _m_step(self, data: _Data, q: np.ndarray, params: MACEParams) -> MACEParams:
+        a, b, c = self._hyper
+        K = q.shape[1]
+        known, spam = self._expected_counts(data, q, params)
+        n_j = data.n_pair.sum(axis=1)
+        t_num = known.sum(axis=1) + (a - 1)
+        t_den = n_j + (a + b - 2)
+        trust = np.full(n_j.shape, 0.5)
+        ok = t_den > 0
+        trust[ok] = np.clip(t_num[ok] / t_den[ok], 0.0, 1.0)
+        s_num = spam + (c - 1)
+        s_den = s_num.sum(axis=1, keepdims=True)
+        strategy = np.full(spam.shape, 1.0 / K)
+        ok = s_den[:, 0] > 0
+        strategy[ok] = s_num[ok] / s_den[ok]
+        if self.fit_class_prior:
+            class_prior = q.sum(axis=0) / q.shape[0]
+        else:
+            class_prior = np.full(K, 1.0 / K)
+        return MACEParams(class_prior, trust, strategy)
+
+    # -- public API --------------------------------------------------------------------------
+    def fit(self, labels):
+        """Fit the annotators' trust and strategies (and optionally the class prior) by EM.
+
+        Parameters
+        ----------
+        labels : CrowdLabels, (item, expert, label) tuple, (n_items, n_experts) matrix
+            or pandas DataFrame with columns ``task``, ``worker``, ``label``.
+            In a matrix ``-1`` marks a missing label.
+
+        Returns
+        -------
+        self
+        """
+        self._hyper = self._check_params()
+        if labels is None:
+            raise ValueError("labels is None: pass a CrowdLabels, an (item, expert, label) "
+                             "tuple, a DataFrame or an (n_items, n_experts) matrix")
+        crowd = as_crowd_labels(labels, n_classes=self.n_classes)
+        if crowd.n_labels == 0:
+            raise ValueError("labels holds no label at all")
+        K, J, n = crowd.n_classes, crowd.n_experts, crowd.n_items
+        data = self._data(crowd)
+        rng = check_random_state(self.random_state)
+        uniform = np.full(K, 1.0 / K)
+
+        def init(restart):
+            if restart == 0:
+                votes = crowd.vote_counts()
+                total = votes.sum(axis=1, keepdims=True)
+                q = np.where(total > 0, votes / np.where(total > 0, total, 1.0), 1.0 / K)
+                start = MACEParams(uniform, np.full(J, 0.5), np.full((J, K), 1.0 / K))
+                return self._m_step(data, q, start)
+            return MACEParams(uniform, rng.uniform(0.0, 1.0, J), rng.dirichlet(np.ones(K), J))
+
+        result = fit_em(init, lambda p: self._e_step(data, p),
+                        lambda q, p: self._m_step(data, q, p), n_init=self.n_init, tol=self.tol,
+                        max_iter=self.max_iter, callback=self.callback,
+                        estimator_name=type(self).__name__, progress=self.progress,
+                        warm_start=True)
+        params = result.params
+        self._params = params
+        _remember_input_ids(self, crowd, labels)
+        self.class_prior_ = params.class_prior
+        self.trust_ = params.trust
+        self.spamming_ = 1.0 - params.trust
+        self.strategy_ = params.strategy
+        self.confusion_ = mace_confusion(params.trust, params.strategy)
+        self.posterior_ = result.posterior
+        self.log_likelihood_history_ = result.history
+        self.objective_ = result.objective
+        self.log_likelihood_ = result.objective - self._log_prior(params)
+        self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
+        self.n_items_, self.n_experts_, self.n_classes_ = n, J, K
+        return self
+
+    def _skills(self) -> np.ndarray:
+        return self.trust_.copy()
+
+    def predict_proba(self, labels=None) -> np.ndarray:
+        """Posterior class probabilities, ``(n_items, n_classes)``.
+
+        With no argument, the training posterior; otherwise the posterior of new
+        ``labels`` (any form ``fit`` accepts; annotators and classes must be
+        among those seen in ``fit``) under the fitted parameters.
+        """
+        self._check_fitted()
+        if labels is None:
+            return self.posterior_.copy()
+        crowd = _new_crowd(labels, self.expert_ids_, self.class_ids_, self.n_experts_,
+                           self.n_classes_)
+        log_joint = self._log_joint(self._data(crowd), self._params)
+        dead = ~np.isfinite(log_joint).any(axis=1)
+        if dead.any():
+            raise ValueError(f"item(s) {np.flatnonzero(dead)[:5].tolist()} have probability 0 "
+                             f"under every class (a label that had probability 0 under the "
+                             f"fitted parameters); use theta_prior/strategy_prior > 1")
+        q, _ = normalize_log(log_joint)
+        return q
+
+    def predict(self, labels=None) -> np.ndarray:
+        """Most probable class of each item (class indices; the lowest on ties)."""
+        return np.argmax(self.predict_proba(labels), axis=1)
+
+    def fit_predict(self, labels) -> np.ndarray:
+        """Fit, then return the most probable class of each training item."""
+        return self.fit(labels).predict()

@@ -1,0 +1,538 @@
+r"""Weighted majority votes: fixed skills, Wawa and Zero-Based Skill.
+
+Three aggregators in which every worker's vote counts with a weight that
+depends on the worker's *skill* :math:`p_j` (an accuracy, in :math:`[0, 1]`):
+
+* :class:`WeightedMajorityVote` -- the skills are given;
+* :class:`Wawa` -- "worker agreement with aggregate": the skills are the
+  workers' agreement with the plain majority vote;
+* :class:`ZeroBasedSkill` -- the skills and the weighted vote are refined in
+  turn, by small steps, starting from equal skills.
+
+All three share one voting rule (``weights="log-odds"`` or ``"linear"``, see
+:class:`WeightedMajorityVote`) and one tie rule: the hard label ``labels_`` is
+the arg-max of ``posterior_``, the **lowest class index** winning a tie (the
+rule of :class:`~crowdlearn.frames.IdResults`). crowd-kit breaks ties by
+pandas' ``idxmax`` over columns in the order ``value_counts`` left them, which
+is not always the lowest class, so on tied items the two may differ.
+Items that received no label, or whose labels all carry weight zero, get a
+uniform posterior (so, by the tie rule, class 0).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+
+import numpy as np
+
+from ._base import BaseEstimator, normalize_log
+from ._validation import check_scalar
+from .frames import IdResults
+from .labels import CrowdLabels, as_crowd_labels
+from .majority_vote import _new_crowd, _remember_input_ids
+
+__all__ = ["WeightedMajorityVote", "Wawa", "ZeroBasedSkill"]
+
+_WEIGHTS = ("log-odds", "linear")
+
+
+# -- shared pieces -----------------------------------------------------------------------------
+def _check_weights(weights) -> str:
+    if not isinstance(weights, str) or weights not in _WEIGHTS:
+        raise ValueError(f"weights must be 'log-odds' or 'linear', got {weights!r}")
+    return weights
+
+
+def _check_skill_values(values: np.ndarray, weights: str, where: str) -> np.ndarray:
+    if not np.isfinite(values).all():
+        bad = np.flatnonzero(~np.isfinite(values))
+        raise ValueError(f"{where} contains NaN or inf (workers at positions {bad[:5].tolist()})")
+    if weights == "log-odds" and ((values < 0) | (values > 1)).any():
+        raise ValueError(f"{where} must be accuracies in [0, 1] for log-odds weights, got "
+                         f"{values[(values < 0) | (values > 1)][0]!r}")
+    if weights == "linear" and (values < 0).any():
+        raise ValueError(f"{where} must be non-negative for linear weights, got "
+                         f"{values[values < 0][0]!r}")
+    return values
+
+
+def _is_by_id(skills) -> bool:
+    """A mapping from worker id to skill (a dict or a pandas Series)."""
+    return isinstance(skills, Mapping) or (
+        type(skills).__module__.split(".")[0] == "pandas" and hasattr(skills, "index")
+        and hasattr(skills, "to_dict") and getattr(skills, "ndim", 1) == 1)
+
+
+def _resolve_skills(skills, crowd: CrowdLabels, weights: str) -> np.ndarray:
+    """``skills`` as one float per worker index of ``crowd``.
+
+    An array is read by worker index (for labels built from a table, the index
+    of each worker id in the sorted ids). A dict or a pandas Series is read by
+    worker id (the original ids of a table or DataFrame, else the indices);
+    every worker of ``crowd`` needs a skill, extra ids are ignored.
+    """
+    J = crowd.n_experts
+    if _is_by_id(skills):
+        if hasattr(skills, "to_dict"):
+            if not skills.index.is_unique:
+                dup = skills.index[skills.index.duplicated()][:3].tolist()
+                raise ValueError(f"skills has duplicate worker ids, e.g. {dup}")
+            skills = skills.to_dict()
+        ids = np.arange(J) if crowd.expert_ids is None else crowd.expert_ids
+        ids = ids.tolist()
+        missing = [w for w in ids if w not in skills]
+        if missing:
+            raise ValueError(f"no skill for worker(s) {missing[:5]}"
+                             f"{' and more' if len(missing) > 5 else ''}: skills must give "
+                             f"one for every worker in the labels ({J} workers)")
+        values = []
+        for w in ids:
+            v = skills[w]
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+                raise ValueError(f"the skill of worker {w!r} must be a number, got {v!r}")
+            values.append(float(v))
+        values = np.array(values, dtype=float)
+    else:
+        if isinstance(skills, (str, bytes, set, frozenset)):
+            raise ValueError(f"skills must be an array (one skill per worker index) or a "
+                             f"dict/Series by worker id, got {type(skills).__name__}")
+        try:
+            values = np.array(skills, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError("skills must be an array of numbers (one per worker index) or "
+                             "a dict/Series by worker id") from None
+        if values.ndim != 1 or values.shape[0] != J:
+            raise ValueError(f"skills must have one entry per worker, shape ({J},), got "
+                             f"shape {values.shape}")
+    return _check_skill_values(values, weights, "skills")
+
+
+def log_odds_weights(skills, n_classes: int) -> np.ndarray:
+    r"""The Bayes-optimal vote weights :math:`w_j = \log\frac{(K-1)\,p_j}{1 - p_j}`.
+
+    ``+inf`` for :math:`p_j = 1`, ``-inf`` for :math:`p_j = 0`, and 0 for a
+    worker at chance, :math:`p_j = 1/K`.
+    """
+    p = np.asarray(skills, dtype=float)
+    with np.errstate(divide="ignore"):
+        return np.log(n_classes - 1) + np.log(p) - np.log1p(-p)
+
+
+def _weighted_scores(crowd: CrowdLabels, skills: np.ndarray, weights: str) -> np.ndarray:
+    """Per item and class: the weighted vote (linear) or the one-coin log-likelihood (log-odds)."""
+    n, K = crowd.n_items, crowd.n_classes
+    if weights == "linear":
+        return crowd.vote_counts(weights=skills[crowd.expert])
+    with np.errstate(divide="ignore"):
+        log_right = np.log(skills)
+        log_wrong = np.log1p(-skills) - np.log(K - 1)
+    scores = np.empty((n, K))
+    right, wrong = log_right[crowd.expert], log_wrong[crowd.expert]
+    for k in range(K):
+        scores[:, k] = np.bincount(crowd.item, weights=np.where(crowd.label == k, right, wrong),
+                                   minlength=n)
+    return scores
+
+
+def weighted_posterior(crowd: CrowdLabels, skills: np.ndarray, weights: str) -> np.ndarray:
+    r"""The posterior of a weighted vote, shape ``(n_items, n_classes)``.
+
+    ``"linear"``: :math:`\sum_t p_{j_t} 1\{l_t = k\}` normalised over the
+    classes (uniform when the weights sum to 0). ``"log-odds"``: the softmax of
+    :math:`\sum_t w_{j_t} 1\{l_t = k\}`, computed as the one-coin posterior
+    (see :class:`WeightedMajorityVote`) so that skills of exactly 0 or 1 give
+    zero probabilities, never NaN.
+    """
+    scores = _weighted_scores(crowd, skills, weights)
+    K = crowd.n_classes
+    if weights == "linear":
+        total = scores.sum(axis=1, keepdims=True)
+        zero = total[:, 0] <= 0
+        total[zero] = 1.0
+        post = scores / total
+        post[zero] = 1.0 / K
+        return post
+    dead = ~np.isfinite(scores.max(axis=1))
+    if dead.any():
+        raise ValueError(f"item(s) {np.flatnonzero(dead)[:5].tolist()} have probability 0 "
+                         f"under every class: workers with skill exactly 0 or 1 contradict "
+                         f"each other there (log-odds weights are infinite at those skills)")
+    post, _ = normalize_log(scores)
+    return post
+
+
+def _agreement(crowd: CrowdLabels, hard: np.ndarray) -> np.ndarray:
+    """Fraction of each worker's labels equal to ``hard`` of their item (1/K with no label)."""
+    n_j = np.bincount(crowd.expert, minlength=crowd.n_experts).astype(float)
+    agree = np.bincount(crowd.expert, weights=(crowd.label == hard[crowd.item]).astype(float),
+                        minlength=crowd.n_experts)
+    out = np.full(crowd.n_experts, 1.0 / crowd.n_classes)
+    has = n_j > 0
+    out[has] = agree[has] / n_j[has]
+    return out
+
+
+def _read(labels, n_classes) -> CrowdLabels:
+    if labels is None:
+        raise ValueError("labels is None: pass a CrowdLabels, an (item, expert, label) tuple, "
+                         "a DataFrame or an (n_items, n_experts) matrix with -1 for missing")
+    if n_classes is not None:
+        check_scalar(n_classes, "n_classes", kind=numbers.Integral, low=2)
+    crowd = as_crowd_labels(labels, n_classes=n_classes)
+    if crowd.n_labels == 0:
+        raise ValueError("labels holds no label at all")
+    return crowd
+
+
+class _VoteBase(IdResults, BaseEstimator):
+    """Shared fitted state and prediction of the skill-weighted votes."""
+
+    def _store(self, crowd: CrowdLabels, labels, skills: np.ndarray, posterior: np.ndarray):
+        _remember_input_ids(self, crowd, labels)
+        self._skill_values = skills
+        self.posterior_ = posterior
+        self.n_items_ = crowd.n_items
+        self.n_experts_ = crowd.n_experts
+        self.n_classes_ = crowd.n_classes
+        w = self.weights
+        self.weights_ = (log_odds_weights(skills, crowd.n_classes) if w == "log-odds"
+                         else skills.copy())
+
+    def _skills(self) -> np.ndarray:
+        return self._skill_values.copy()
+
+    def _new_crowd(self, labels) -> CrowdLabels:
+        """New labels on the fitted workers and classes (unknown ones refused)."""
+        return _new_crowd(labels, self.expert_ids_, self.class_ids_, self.n_experts_,
+                          self.n_classes_)
+
+    def predict_proba(self, labels=None) -> np.ndarray:
+        """Posterior of the weighted vote, ``(n_items, n_classes)``: the fitted one, or that
+        of new ``labels`` (any form ``fit`` accepts; their workers must have been seen in
+        ``fit``) weighted with the fitted skills."""
+        self._check_fitted()
+        if labels is None:
+            return self.posterior_.copy()
+        return weighted_posterior(self._new_crowd(labels), self._skill_values, self.weights)
+
+    def predict(self, labels=None) -> np.ndarray:
+        """Hard labels (class indices; arg-max, the lowest class on ties)."""
+        return np.argmax(self.predict_proba(labels), axis=1)
+
+    def fit_predict(self, labels, **kwargs) -> np.ndarray:
+        """Fit, then return the hard labels of the training items (class indices)."""
+        return self.fit(labels, **kwargs).predict()
+
+
+# -- the estimators ----------------------------------------------------------------------------
+class WeightedMajorityVote(_VoteBase):
+    r"""Majority vote in which each worker's vote counts with a weight given by its skill.
+
+    Worker :math:`j` has a skill :math:`p_j`, and item :math:`i` gets the
+    score :math:`s_i(k) = \sum_{t:\, i_t = i} w_{j_t} 1\{l_t = k\}` for every
+    class :math:`k`, where label :math:`t` is worker :math:`j_t` putting item
+    :math:`i_t` in class :math:`l_t`. The hard label is the arg-max of the
+    score (lowest class on ties).
+
+    Parameters
+    ----------
+    skills : None, array-like of shape (n_experts,), dict or pandas Series
+        The workers' skills :math:`p_j`. An array is read by worker index (for
+        labels from a table or DataFrame: the position of the worker id among
+        the sorted ids). A dict or a ``Series`` is read by worker id (the
+        original ids when fitting a table or DataFrame, the indices otherwise):
+        every worker in the labels needs one (a missing one is a
+        ``ValueError``), extra ids are ignored. ``None``: every worker counts
+        the same, and the posterior is the plain soft majority vote (the vote
+        fractions) whatever ``weights`` says.
+    weights : {"log-odds", "linear"}, default "log-odds"
+        ``"log-odds"``: :math:`w_j = \log\frac{(K-1)p_j}{1-p_j}`, the
+        Bayes-optimal weight (below); skills must lie in :math:`[0, 1]`, and the
+        posterior is :math:`\operatorname{softmax}_k s_i(k)`. ``"linear"``:
+        :math:`w_j = p_j` (crowd-kit's convention); skills must be
+        non-negative, and the posterior is :math:`s_i(k) / \sum_{k'} s_i(k')`.
+
+    Attributes
+    ----------
+    posterior_ : ndarray of shape (n_items, n_classes)
+        Rows sum to one; uniform for items with no label (or zero total weight).
+    labels_ : ndarray or pandas Series
+        Arg-max of ``posterior_``, lowest class on ties; a Series of class ids
+        by task id when fitted on a DataFrame.
+    skills_ : ndarray or pandas Series
+        The skills used, by worker (not available with ``skills=None``).
+    weights_ : ndarray of shape (n_experts,)
+        The weights :math:`w_j` (``+inf``/``-inf`` for log-odds skills of 1/0;
+        all ones with ``skills=None``).
+    n_items_, n_experts_, n_classes_ : int
+
+    Notes
+    -----
+    **Why log-odds.** Under the one-coin model (each worker gives the true class
+    with probability :math:`p_j` and each other class with probability
+    :math:`(1 - p_j)/(K - 1)`, independently given the true class) with a
+    uniform class prior, the posterior of item :math:`i` is
+
+    .. math::
+
+        \log P(y_i = k \mid \text{labels}) = \sum_{t:\, i_t = i}
+        \Big[1\{l_t = k\}\log p_{j_t} + 1\{l_t \ne k\}\log\frac{1 - p_{j_t}}{K - 1}\Big]
+        - \log Z_i .
+
+    Writing :math:`1\{l_t \ne k\} = 1 - 1\{l_t = k\}`,
+
+    .. math::
+
+        \log P(y_i = k \mid \text{labels}) = \sum_{t:\, i_t = i} 1\{l_t = k\}
+        \log\frac{(K - 1)\,p_{j_t}}{1 - p_{j_t}}
+        + \underbrace{\sum_{t:\, i_t = i} \log\frac{1 - p_{j_t}}{K - 1}
+        - \log Z_i}_{\text{the same for every } k},
+
+    so :math:`P(y_i = k \mid \text{labels}) = \operatorname{softmax}_k s_i(k)`
+    with :math:`w_j = \log\frac{(K-1)p_j}{1-p_j}`: the log-odds weighted vote
+    *is* the one-coin posterior, and its arg-max the Bayes-optimal decision.
+    A worker at chance (:math:`p_j = 1/K`) gets weight 0, a worker below
+    chance a negative weight. It is computed as the one-coin posterior (sums
+    of :math:`\log p_j` and :math:`\log\frac{1-p_j}{K-1}`), so that skills of
+    exactly 0 or 1 give zero probabilities instead of NaN; items where such
+    certain workers contradict each other are a ``ValueError``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn.weighted_vote import WeightedMajorityVote
+    >>> labels = np.array([[0, 1, 1], [0, 0, 1]])
+    >>> wmv = WeightedMajorityVote(skills=[0.9, 0.6, 0.6]).fit(labels)
+    >>> wmv.labels_.tolist()   # the 0.9 worker outweighs two 0.6 ones (K = 2)
+    [0, 0]
+    >>> WeightedMajorityVote(skills=[0.9, 0.6, 0.6], weights="linear").fit(labels).labels_.tolist()
+    [1, 0]
+    """
+
+    _param_names = ("skills", "weights")
+
+    def __init__(self, skills=None, *, weights: str = "log-odds"):
+        self.skills = skills
+        self.weights = weights
+
+    def fit(self, labels, *, n_classes: int | None = None):
+        """Compute the weighted vote of ``labels``.
+
+        Parameters
+        ----------
+        labels : CrowdLabels, (item, expert, label) tuple, (n_items, n_experts) matrix
+            or pandas DataFrame with columns ``task``, ``worker``, ``label``
+        n_classes : int, optional
+            Number of classes, if some class was never used.
+        """
+        _check_weights(self.weights)
+        crowd = _read(labels, n_classes)
+        if self.skills is None:
+            skills = np.ones(crowd.n_experts)
+            posterior = weighted_posterior(crowd, skills, "linear")
+        else:
+            skills = _resolve_skills(self.skills, crowd, self.weights)
+            posterior = weighted_posterior(crowd, skills, self.weights)
+        self._store(crowd, labels, skills, posterior)
+        if self.skills is None:
+            self.weights_ = np.ones(crowd.n_experts)
+        return self
+
+    def _skills(self) -> np.ndarray:
+        if self.skills is None:
+            raise AttributeError("WeightedMajorityVote was fitted with skills=None: every "
+                                 "worker counts the same and there are no skills")
+        return super()._skills()
+
+    def predict_proba(self, labels=None) -> np.ndarray:
+        """Posterior of the weighted vote: the fitted one, or that of new ``labels`` (any
+        form ``fit`` accepts; their workers must have been seen in ``fit``) weighted with
+        the fitted skills (all equal with ``skills=None``)."""
+        self._check_fitted()
+        if labels is None:
+            return self.posterior_.copy()
+        if self.skills is None:
+            return weighted_posterior(self._new_crowd(labels), self._skill_values, "linear")
+        return super().predict_proba(labels)
+
+
+class Wawa(_VoteBase):
+    r"""Worker Agreement With Aggregate: weighted majority vote with agreement-based skills.
+
+    1. Take the plain majority vote :math:`\hat y_i` of every item (ties to the
+       lowest class).
+    2. Give worker :math:`j` the skill :math:`p_j = \frac{1}{n_j}
+       \sum_{t:\, j_t = j} 1\{l_t = \hat y_{i_t}\}`, the fraction of its
+       :math:`n_j` labels that agree with the vote (a worker with no label
+       gets :math:`1/K`).
+    3. Return the weighted majority vote with these skills (see
+       :class:`WeightedMajorityVote` for ``weights``).
+
+    This is crowd-kit's ``Wawa`` (with ``weights="linear"``, the default),
+    except that a worker who gave the same label to the same item several times
+    counts every copy (crowd-kit keeps one of each), and that ties in step 1
+    go to the lowest class (see the module notes).
+
+    Parameters
+    ----------
+    weights : {"linear", "log-odds"}, default "linear"
+        How skills become weights, as in :class:`WeightedMajorityVote`.
+
+    Attributes
+    ----------
+    posterior_ : ndarray of shape (n_items, n_classes)
+        The weighted vote (step 3).
+    labels_, probas_ : arg-max of ``posterior_`` (lowest class on ties), and
+        ``posterior_``; by task id when fitted on a DataFrame.
+    skills_ : ndarray of shape (n_experts,) or pandas Series by worker id
+        The agreement skills of step 2.
+    majority_posterior_ : ndarray of shape (n_items, n_classes)
+        The plain soft majority vote of step 1.
+    weights_ : ndarray of shape (n_experts,)
+    n_items_, n_experts_, n_classes_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn.weighted_vote import Wawa
+    >>> w = Wawa().fit(np.array([[0, 0, 1], [1, 1, 0], [0, 0, 0], [1, 0, 1]]))
+    >>> w.skills_.tolist()
+    [1.0, 0.75, 0.5]
+    >>> w.labels_.tolist()
+    [0, 1, 0, 1]
+    """
+
+    _param_names = ("weights",)
+
+    def __init__(self, *, weights: str = "linear"):
+        self.weights = weights
+
+    def fit(self, labels, *, n_classes: int | None = None):
+        """Fit the agreement skills and compute the weighted vote.
+
+        Parameters
+        ----------
+        labels : CrowdLabels, (item, expert, label) tuple, (n_items, n_experts) matrix
+            or pandas DataFrame with columns ``task``, ``worker``, ``label``
+        n_classes : int, optional
+        """
+        _check_weights(self.weights)
+        crowd = _read(labels, n_classes)
+        mv = weighted_posterior(crowd, np.ones(crowd.n_experts), "linear")
+        skills = _agreement(crowd, np.argmax(mv, axis=1))
+        self._store(crowd, labels, skills, weighted_posterior(crowd, skills, self.weights))
+        self.majority_posterior_ = mv
+        return self
+
+
+class ZeroBasedSkill(_VoteBase):
+    r"""Zero-Based Skill: skills and weighted vote refined in turn by small steps.
+
+    All skills start equal, at :math:`p_j^{(0)} = 1/K` (crowd-kit starts at
+    :math:`1/K + 10^{-5}`; equal skills make the first vote the plain
+    majority vote). Then, for :math:`s = 1, 2, \dots, \texttt{max\_iter}`:
+
+    1. if :math:`s` is a multiple of ``lr_steps_to_reduce``, the learning rate
+       :math:`\eta` (initially ``lr_init``) is multiplied by ``lr_reduce_factor``;
+    2. :math:`\hat y^{(s)}` is the weighted majority vote with the skills
+       :math:`p^{(s-1)}` (lowest class on ties);
+    3. every skill moves towards the worker's accuracy on that aggregate,
+       :math:`a_j^{(s)} = \frac{1}{n_j}\sum_{t:\, j_t = j}
+       1\{l_t = \hat y^{(s)}_{i_t}\}` (:math:`1/K` for a worker with no label):
+
+       .. math:: p_j^{(s)} = p_j^{(s-1)} + \eta\,\big(a_j^{(s)} - p_j^{(s-1)}\big),
+
+       a gradient step on :math:`\frac12 \sum_j (a_j - p_j)^2`;
+    4. stop early (``converged_``) when :math:`\max_j |p_j^{(s)} - p_j^{(s-1)}|
+       \le` ``tol``.
+
+    The result is the weighted vote with the final skills. With ``tol=0`` this
+    is crowd-kit's ``ZeroBasedSkill`` schedule (which always runs ``n_iter``
+    steps); as in :class:`Wawa`, repeated identical labels all count. With
+    the default ``lr_init=1`` the first step sets the skills to the accuracies
+    on the plain majority vote, whatever they started at.
+
+    Parameters
+    ----------
+    max_iter : int, default 100
+        At most this many steps (crowd-kit's ``n_iter``).
+    lr_init : float, default 1.0
+        Initial learning rate :math:`\eta`, in :math:`(0, 1]`.
+    lr_steps_to_reduce : int, default 20
+    lr_reduce_factor : float, default 0.5
+        In :math:`(0, 1]`.
+    tol : float, default 1e-5
+        Early-stopping threshold on the largest skill change (0: never stop early).
+    weights : {"linear", "log-odds"}, default "linear"
+        As in :class:`WeightedMajorityVote` (crowd-kit: linear).
+
+    Attributes
+    ----------
+    posterior_, labels_, probas_, skills_, weights_, n_items_, n_experts_, n_classes_
+        As in :class:`Wawa`, with the final skills.
+    n_iter_ : int
+        Steps taken.
+    converged_ : bool
+        Whether the largest skill change fell to ``tol`` before ``max_iter``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn.weighted_vote import ZeroBasedSkill
+    >>> z = ZeroBasedSkill().fit(np.array([[0, 0, 1], [1, 1, 0], [0, 0, 0], [1, 0, 1]]))
+    >>> z.skills_.tolist(), z.n_iter_, z.converged_
+    ([1.0, 0.75, 0.5], 2, True)
+    """
+
+    _param_names = ("max_iter", "lr_init", "lr_steps_to_reduce", "lr_reduce_factor", "tol",
+                    "weights")
+
+    def __init__(self, *, max_iter: int = 100, lr_init: float = 1.0, lr_steps_to_reduce: int = 20,
+                 lr_reduce_factor: float = 0.5, tol: float = 1e-5, weights: str = "linear"):
+        self.max_iter = max_iter
+        self.lr_init = lr_init
+        self.lr_steps_to_reduce = lr_steps_to_reduce
+        self.lr_reduce_factor = lr_reduce_factor
+        self.tol = tol
+        self.weights = weights
+
+    def _check_params(self):
+        _check_weights(self.weights)
+        check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=0)
+        check_scalar(self.lr_init, "lr_init", low=0.0, high=1.0, low_inclusive=False)
+        check_scalar(self.lr_steps_to_reduce, "lr_steps_to_reduce", kind=numbers.Integral, low=1)
+        check_scalar(self.lr_reduce_factor, "lr_reduce_factor", low=0.0, high=1.0,
+                     low_inclusive=False)
+        check_scalar(self.tol, "tol", low=0.0)
+
+    def fit(self, labels, *, n_classes: int | None = None):
+        """Fit the skills by the Zero-Based Skill iteration and compute the weighted vote.
+
+        Parameters
+        ----------
+        labels : CrowdLabels, (item, expert, label) tuple, (n_items, n_experts) matrix
+            or pandas DataFrame with columns ``task``, ``worker``, ``label``
+        n_classes : int, optional
+        """
+        self._check_params()
+        crowd = _read(labels, n_classes)
+        skills = np.full(crowd.n_experts, 1.0 / crowd.n_classes)
+        lr = float(self.lr_init)
+        converged = False
+        n_iter = 0
+        for step in range(1, self.max_iter + 1):
+            if step % self.lr_steps_to_reduce == 0:
+                lr *= self.lr_reduce_factor
+            hard = np.argmax(weighted_posterior(crowd, skills, self.weights), axis=1)
+            new = skills + lr * (_agreement(crowd, hard) - skills)
+            change = float(np.max(np.abs(new - skills))) if new.size else 0.0
+            skills = new
+            n_iter = step
+            if change <= self.tol:
+                converged = True
+                break
+        self._store(crowd, labels, skills, weighted_posterior(crowd, skills, self.weights))
+        self.n_iter_ = n_iter
+        self.converged_ = converged
+        return self

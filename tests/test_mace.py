@@ -1,0 +1,443 @@
+"""Tests of MACE (crowdlearn.mace): brute force, the M-step, EM's monotonicity, recovery."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from crowdlearn.exceptions import ConvergenceWarning, NotFittedError
+from crowdlearn.labels import from_triples
+from crowdlearn.mace import MACE, MACEParams, mace_confusion
+from crowdlearn.majority_vote import MajorityVote
+
+
+# -- the model written out with loops, straight from its definition ---------------------------
+def p_label(theta, xi, l, k):
+    """P(annotator says l | true class k) = theta 1{l = k} + (1 - theta) xi_l."""
+    return theta * (1.0 if l == k else 0.0) + (1.0 - theta) * xi[l]
+
+
+def brute_log_joint(triples, n_items, prior, trust, strategy):
+    K = len(prior)
+    out = np.zeros((n_items, K))
+    for i in range(n_items):
+        for k in range(K):
+            prob = prior[k]
+            for (it, j, l) in triples:
+                if it == i:
+                    prob *= p_label(trust[j], strategy[j], l, k)
+            out[i, k] = math.log(prob) if prob > 0 else -math.inf
+    return out
+
+
+def brute_posterior(triples, n_items, prior, trust, strategy):
+    lj = brute_log_joint(triples, n_items, prior, trust, strategy)
+    post = np.zeros_like(lj)
+    for i in range(n_items):
+        joint = [math.exp(v) for v in lj[i]]
+        post[i] = [v / sum(joint) for v in joint]
+    return post
+
+
+def brute_log_likelihood(triples, n_items, prior, trust, strategy):
+    lj = brute_log_joint(triples, n_items, prior, trust, strategy)
+    return sum(math.log(sum(math.exp(v) for v in row)) for row in lj)
+
+
+def brute_log_prior(a, b, c, trust, strategy):
+    total = 0.0
+    for j in range(len(trust)):
+        total += (a - 1) * math.log(trust[j]) if a > 1 else 0.0
+        total += (b - 1) * math.log(1 - trust[j]) if b > 1 else 0.0
+        total += sum((c - 1) * math.log(x) for x in strategy[j]) if c > 1 else 0.0
+    return total
+
+
+def brute_expected_counts(triples, q, trust, strategy):
+    """Expected known and spammed labels per (annotator, label), by enumerating T and S."""
+    J, K = strategy.shape
+    known, spam = np.zeros((J, K)), np.zeros((J, K))
+    for (i, j, l) in triples:
+        for k in range(K):
+            p_know = trust[j] * (1.0 if l == k else 0.0)
+            p_spam = (1 - trust[j]) * strategy[j][l]
+            total = p_know + p_spam
+            if total == 0:
+                continue
+            known[j, l] += q[i, k] * p_know / total
+            spam[j, l] += q[i, k] * p_spam / total
+    return known, spam
+
+
+def brute_q_function(triples, q, old, new, a, b, c, fit_prior):
+    """Expected complete-data log-posterior at ``new``, the expectation taken under ``old``."""
+    prior, trust, strategy = new
+    known, spam = brute_expected_counts(triples, q, old[1], old[2])
+    total = 0.0
+    J, K = strategy.shape
+    for j in range(J):
+        for l in range(K):
+            if known[j, l] > 0:
+                total += known[j, l] * math.log(trust[j])
+            if spam[j, l] > 0:
+                total += spam[j, l] * (math.log(1 - trust[j]) + math.log(strategy[j][l]))
+    if fit_prior:
+        total += sum(q[i, k] * math.log(prior[k]) for i in range(q.shape[0]) for k in range(K))
+    return total + brute_log_prior(a, b, c, trust, strategy)
+
+
+def brute_m_step(triples, q, old, a, b, c, fit_prior):
+    J, K = old[2].shape
+    known, spam = brute_expected_counts(triples, q, old[1], old[2])
+    trust, strategy = np.zeros(J), np.zeros((J, K))
+    for j in range(J):
+        n_j = sum(1 for (_, jj, _) in triples if jj == j)
+        kappa = sum(known[j])
+        trust[j] = (kappa + a - 1) / (n_j + a + b - 2)
+        s = sum(spam[j]) + K * (c - 1)
+        for l in range(K):
+            strategy[j, l] = (spam[j, l] + c - 1) / s
+    prior = q.mean(axis=0) if fit_prior else np.full(K, 1 / K)
+    return prior, trust, strategy
+
+
+def tiny_problem():
+    """5 items (item 4 unlabelled), 3 annotators, 3 classes; annotator 0 labels item 3 twice."""
+    triples = [(0, 0, 0), (0, 1, 0), (0, 2, 1), (1, 0, 1), (1, 1, 1), (2, 0, 2),
+               (2, 1, 0), (3, 1, 2), (3, 0, 2), (3, 0, 1), (1, 2, 1), (2, 2, 2)]
+    item, expert, label = (np.array(c) for c in zip(*triples))
+    crowd = from_triples(item, expert, label, n_items=5, n_experts=3, n_classes=3)
+    return triples, crowd
+
+
+def simulate_mace(n_items, trust, strategy, K, *, missing=0.0, seed=0):
+    """Labels drawn from the MACE model itself (dense, -1 missing), and the truth."""
+    rng = np.random.default_rng(seed)
+    trust = np.asarray(trust)
+    J = len(trust)
+    truth = rng.integers(0, K, n_items)
+    knows = rng.random((n_items, J)) < trust
+    spam = np.column_stack([rng.choice(K, n_items, p=strategy[j]) for j in range(J)])
+    labels = np.where(knows, truth[:, None], spam)
+    labels[rng.random((n_items, J)) < missing] = -1
+    return labels, truth
+
+
+def quiet_fit(model, labels):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return model.fit(labels)
+
+
+# -- brute force ------------------------------------------------------------------------------
+def test_confusion_matrices_by_hand():
+    conf = mace_confusion([0.7, 0.0, 1.0], [[0.5, 0.3, 0.2], [1, 0, 0], [0.2, 0.2, 0.6]])
+    for j, (theta, xi) in enumerate([(0.7, [0.5, 0.3, 0.2]), (0.0, [1, 0, 0]),
+                                     (1.0, [0.2, 0.2, 0.6])]):
+        for k in range(3):
+            for l in range(3):
+                assert conf[j, k, l] == pytest.approx(p_label(theta, xi, l, k), abs=1e-15)
+    np.testing.assert_allclose(conf.sum(axis=2), 1.0)
+
+
+@pytest.mark.parametrize("priors, fit_prior", [((1.0, 1.0, 1.0), False),
+                                               ((2.0, 1.5, 1.3), False),
+                                               ((1.0, 3.0, 2.0), True)])
+def test_objective_posterior_and_m_step_step_by_step(priors, fit_prior):
+    """At every E-step: the objective is the brute-force log-likelihood plus log prior, the
+    posterior is Bayes' rule by enumeration, and the next parameters are the M-step computed
+    with loops over the labels and the hidden (T, S)."""
+    a, b, c = priors
+    triples, crowd = tiny_problem()
+    states = []
+    quiet_fit(MACE(theta_prior=(a, b), strategy_prior=c, fit_class_prior=fit_prior, tol=0,
+                   max_iter=8, n_init=2, random_state=1, callback=states.append), crowd)
+    assert len(states) == 18
+    for s, nxt in zip(states, states[1:] + [None]):
+        p = s.params
+        assert isinstance(p, MACEParams)
+        ll = brute_log_likelihood(triples, 5, p.class_prior, p.trust, p.strategy)
+        want = ll + brute_log_prior(a, b, c, p.trust, p.strategy)
+        assert s.objective == pytest.approx(want, rel=1e-12)
+        np.testing.assert_allclose(s.posterior, brute_posterior(triples, 5, p.class_prior,
+                                                                p.trust, p.strategy),
+                                   atol=1e-12)
+        if nxt is not None and nxt.restart == s.restart:
+            prior, trust, strategy = brute_m_step(triples, s.posterior, p, a, b, c, fit_prior)
+            np.testing.assert_allclose(nxt.params.class_prior, prior, atol=1e-12)
+            np.testing.assert_allclose(nxt.params.trust, trust, atol=1e-12)
+            np.testing.assert_allclose(nxt.params.strategy, strategy, atol=1e-12)
+
+
+def test_fitted_posterior_and_likelihood_equal_brute_force():
+    triples, crowd = tiny_problem()
+    m = MACE(n_init=3, random_state=0, theta_prior=(2, 2), strategy_prior=2).fit(crowd)
+    want = brute_posterior(triples, 5, m.class_prior_, m.trust_, m.strategy_)
+    np.testing.assert_allclose(m.posterior_, want, atol=1e-10)
+    np.testing.assert_allclose(m.predict_proba(), want, atol=1e-10)
+    np.testing.assert_allclose(m.posterior_[4], m.class_prior_, atol=1e-12)  # unlabelled
+    assert m.log_likelihood_ == pytest.approx(
+        brute_log_likelihood(triples, 5, m.class_prior_, m.trust_, m.strategy_), rel=1e-12)
+    assert m.objective_ == pytest.approx(
+        m.log_likelihood_ + brute_log_prior(2, 2, 2, m.trust_, m.strategy_), rel=1e-12)
+    # new items, scored under the fitted parameters
+    new = [(0, 2, 1), (0, 0, 1), (1, 1, 2), (2, 0, 0), (2, 0, 0)]
+    item, expert, label = (np.array(c) for c in zip(*new))
+    np.testing.assert_allclose(m.predict_proba((item, expert, label)),
+                               brute_posterior(new, 3, m.class_prior_, m.trust_, m.strategy_),
+                               atol=1e-12)
+    assert m.predict((item, expert, label)).tolist() == \
+        np.argmax(brute_posterior(new, 3, m.class_prior_, m.trust_, m.strategy_), 1).tolist()
+
+
+# -- the M-step -------------------------------------------------------------------------------
+@pytest.mark.parametrize("priors, fit_prior", [((1.0, 1.0, 1.0), False),
+                                               ((1.5, 2.0, 1.2), True)])
+def test_m_step_maximises_the_q_function(priors, fit_prior):
+    """No perturbation of the M-step's output (theta in (0, 1), xi and phi on the simplex)
+    increases the brute-force expected complete-data log-posterior."""
+    a, b, c = priors
+    triples, crowd = tiny_problem()
+    rng = np.random.default_rng(0)
+    m = MACE(theta_prior=(a, b), strategy_prior=c, fit_class_prior=fit_prior)
+    m._hyper = (a, b, c)
+    data = m._data(crowd)
+    for _ in range(5):
+        old = MACEParams(np.full(3, 1 / 3), rng.uniform(0.05, 0.95, 3), rng.dirichlet(np.ones(3), 3))
+        q = rng.dirichlet(np.ones(3), 5)
+        new = m._m_step(data, q, old)
+        best = brute_q_function(triples, q, old, new, a, b, c, fit_prior)
+        for _ in range(200):
+            eps = 10 ** rng.uniform(-6, -1)
+            trust = np.clip(new.trust + eps * rng.normal(size=3), 1e-9, 1 - 1e-9)
+            strategy = np.clip(new.strategy + eps * rng.normal(size=(3, 3)), 1e-12, None)
+            strategy /= strategy.sum(axis=1, keepdims=True)
+            prior = new.class_prior
+            if fit_prior:
+                prior = np.clip(prior + eps * rng.normal(size=3), 1e-12, None)
+                prior = prior / prior.sum()
+            got = brute_q_function(triples, q, old, (prior, trust, strategy), a, b, c, fit_prior)
+            assert got <= best + 1e-10 * abs(best)
+
+
+def test_m_step_closed_forms_by_sympy():
+    """The theta update zeroes the derivative of its part of the Q function, and the strategy
+    update is the stationary point of its Lagrangian on the simplex."""
+    sp = pytest.importorskip("sympy")
+    theta, kappa, sigma, a, b = sp.symbols("theta kappa sigma a b", positive=True)
+    q_theta = (kappa + a - 1) * sp.log(theta) + (sigma + b - 1) * sp.log(1 - theta)
+    sol = sp.solve(sp.diff(q_theta, theta), theta)
+    assert len(sol) == 1
+    assert sp.simplify(sol[0] - (kappa + a - 1) / (kappa + sigma + a + b - 2)) == 0
+    assert sp.simplify(sp.diff(q_theta, theta, 2).subs(theta, sol[0])
+                       .subs({kappa: 3, sigma: 2, a: 2, b: 1})) < 0  # a maximum
+    K = 3
+    xi = sp.symbols("xi0:3", positive=True)
+    s = sp.symbols("s0:3", positive=True)
+    c, lam = sp.symbols("c lambda", positive=True)
+    lagrangian = sum((s[l] + c - 1) * sp.log(xi[l]) for l in range(K)) - lam * (sum(xi) - 1)
+    eqs = [sp.diff(lagrangian, x) for x in xi] + [sum(xi) - 1]
+    (solution,) = sp.solve(eqs, list(xi) + [lam], dict=True)
+    for l in range(K):
+        assert sp.simplify(solution[xi[l]] - (s[l] + c - 1) / (sum(s) + K * (c - 1))) == 0
+
+
+# -- EM ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("priors, fit_prior", [((1.0, 1.0, 1.0), False),
+                                               ((1.0 + 0.01 / 3, 1.0 + 0.01 / 3, 1.0 + 0.01 / 3),
+                                                False),
+                                               ((2.0, 5.0, 3.0), True)])
+def test_objective_never_decreases(priors, fit_prior):
+    a, b, c = priors
+    labels, _ = simulate_mace(300, [0.9, 0.7, 0.5, 0.2, 0.0],
+                              [np.ones(3) / 3, [0.6, 0.2, 0.2], [1, 0, 0], [0.1, 0.1, 0.8],
+                               [0.3, 0.3, 0.4]], 3, missing=0.3, seed=2)
+    runs = {}
+    m = quiet_fit(MACE(theta_prior=(a, b), strategy_prior=c, fit_class_prior=fit_prior, tol=0,
+                       max_iter=60, n_init=4, random_state=0,
+                       callback=lambda s: runs.setdefault(s.restart, []).append(s.objective)),
+                  labels)
+    hist = m.log_likelihood_history_
+    assert hist.shape == (m.n_iter_ + 1,)
+    assert np.isfinite(hist).all()
+    assert (np.diff(hist) >= -1e-9 * np.abs(hist[1:])).all(), np.diff(hist).min()
+    assert sorted(runs) == [0, 1, 2, 3]
+    for objs in runs.values():
+        objs = np.array(objs)
+        assert (np.diff(objs) >= -1e-9 * np.abs(objs[1:])).all()
+    assert hist[-1] == pytest.approx(max(o[-1] for o in runs.values()), rel=1e-12)
+    assert m.objective_ == hist[-1]
+
+
+def test_recovers_spammers_on_simulated_mace_data():
+    K = 4
+    trust = [0.9, 0.8, 0.8, 0.85, 0.95, 0.15, 0.05, 0.0, 0.1]
+    strategy = [np.ones(K) / K] * 5 + [[1, 0, 0, 0], np.ones(K) / K, [0.1, 0.1, 0.1, 0.7],
+                                       [0.4, 0.4, 0.1, 0.1]]
+    labels, truth = simulate_mace(3000, trust, strategy, K, missing=0.3, seed=5)
+    m = MACE(n_init=5, random_state=0).fit(labels)
+    assert m.converged_
+    good, spammers = np.arange(5), np.arange(5, 9)
+    assert (m.trust_[spammers] < 0.3).all(), m.trust_
+    assert (m.trust_[good] > 0.7).all(), m.trust_
+    np.testing.assert_allclose(m.trust_, trust, atol=0.05)
+    np.testing.assert_allclose(m.spamming_, 1 - m.trust_)
+    assert np.abs(m.strategy_[5] - [1, 0, 0, 0]).max() < 0.05  # the "always 0" spammer
+    assert np.abs(m.strategy_[7] - [0.1, 0.1, 0.1, 0.7]).max() < 0.05
+    acc = (m.labels_ == truth).mean()
+    mv_acc = (MajorityVote(tie_break="lowest", unlabelled="uniform").fit(labels).labels_
+              == truth).mean()
+    assert acc > 0.95 and acc > mv_acc
+    np.testing.assert_array_equal(m.skills_, m.trust_)
+
+
+def test_rows_sum_to_one_and_shapes():
+    labels, _ = simulate_mace(200, [0.8, 0.6, 0.3], [np.ones(3) / 3] * 3, 3, missing=0.5,
+                              seed=1)
+    m = quiet_fit(MACE(n_init=2, random_state=0, max_iter=50), labels)
+    np.testing.assert_allclose(m.posterior_.sum(axis=1), 1.0, atol=1e-12)
+    assert (m.posterior_ >= 0).all()
+    np.testing.assert_allclose(m.strategy_.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(m.confusion_.sum(axis=2), 1.0, atol=1e-12)
+    np.testing.assert_allclose(m.class_prior_, 1 / 3)  # fixed uniform by default
+    assert m.posterior_.shape == (200, 3) and m.strategy_.shape == (3, 3)
+    assert (m.n_items_, m.n_experts_, m.n_classes_) == (200, 3, 3)
+    assert m.labels_.tolist() == np.argmax(m.posterior_, axis=1).tolist()
+
+
+def test_same_seed_same_result():
+    labels, _ = simulate_mace(300, [0.8, 0.5, 0.2, 0.6], [np.ones(2) / 2] * 4, 2, seed=3)
+    fits = [MACE(n_init=4, random_state=s).fit(labels) for s in (7, 7)]
+    np.testing.assert_array_equal(fits[0].posterior_, fits[1].posterior_)
+    np.testing.assert_array_equal(fits[0].trust_, fits[1].trust_)
+    np.testing.assert_array_equal(fits[0].log_likelihood_history_,
+                                  fits[1].log_likelihood_history_)
+    g = MACE(n_init=4, random_state=np.random.default_rng(7)).fit(labels)
+    np.testing.assert_array_equal(g.trust_, fits[0].trust_)
+
+
+def test_no_nan_at_the_boundaries():
+    # an annotator always right and one who always says 0: MLE drives theta to 1 and 0
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 3, 200)
+    noisy = [np.where(rng.random(200) < 0.8, truth, rng.integers(0, 3, 200)) for _ in range(3)]
+    labels = np.column_stack([truth, np.zeros(200, int)] + noisy)
+    m = MACE(n_init=3, random_state=0).fit(labels)
+    for attr in ("posterior_", "trust_", "strategy_", "log_likelihood_history_"):
+        assert np.isfinite(getattr(m, attr)).all(), attr
+    assert m.trust_[0] > 0.999 and m.trust_[1] < 0.01
+    np.testing.assert_allclose(m.strategy_[1], [1, 0, 0], atol=1e-6)
+    assert (m.labels_ == truth).all()
+    # the E-step at parameters exactly on the boundary
+    triples, crowd = tiny_problem()
+    m = MACE()
+    m._hyper = (1.0, 1.0, 1.0)
+    params = MACEParams(np.full(3, 1 / 3), np.array([0.0, 1.0, 0.5]),
+                        np.array([[0.2, 0.3, 0.5], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]))
+    data = m._data(from_triples([0, 1, 1, 2], [0, 1, 2, 1], [1, 0, 0, 2], n_classes=3))
+    q, obj = m._e_step(data, params)
+    assert np.isfinite(q).all() and np.isfinite(obj)
+    np.testing.assert_allclose(q, brute_posterior([(0, 0, 1), (1, 1, 0), (1, 2, 0), (2, 1, 2)],
+                                                  3, params.class_prior, params.trust,
+                                                  params.strategy), atol=1e-12)
+    new = m._m_step(data, q, params)
+    assert all(np.isfinite(x).all() for x in new)
+    # priors > 1 keep everything strictly inside
+    m = MACE(theta_prior=(2, 2), strategy_prior=2, n_init=2, random_state=0).fit(labels)
+    assert ((m.trust_ > 0) & (m.trust_ < 1)).all() and (m.strategy_ > 0).all()
+
+
+def test_new_labels_with_zero_probability_are_refused():
+    m = quiet_fit(MACE(n_init=1), np.array([[0, 0], [1, 1], [0, 0], [1, 1]]))
+    assert m.trust_.min() > 0.999
+    m._params = m._params._replace(trust=np.ones(2))  # two annotators who are never wrong
+    with pytest.raises(ValueError, match="probability 0 under every class"):
+        m.predict_proba(np.array([[0, 1]]))
+
+
+def test_dataframe_gives_results_by_id():
+    pd = pytest.importorskip("pandas")
+    trust = [0.9, 0.8, 0.1, 0.85, 0.75]
+    labels, truth = simulate_mace(300, trust, [np.ones(2) / 2, np.ones(2) / 2, [1.0, 0.0],
+                                               np.ones(2) / 2, np.ones(2) / 2], 2, seed=4)
+    names = np.array(["cat", "dog"])
+    rows = [(f"task{i}", f"w{j}", names[labels[i, j]]) for i in range(300) for j in range(5)
+            if (i + j) % 4]  # some labels missing
+    df = pd.DataFrame(rows, columns=["task", "worker", "label"])
+    m = MACE(n_init=2, random_state=0).fit(df)
+    assert isinstance(m.labels_, pd.Series) and isinstance(m.skills_, pd.Series)
+    assert m.skills_.index.name == "worker"
+    assert m.skills_["w2"] == m.trust_[list(m.expert_ids_).index("w2")] and m.skills_["w2"] < 0.3
+    np.testing.assert_allclose(m.skills_.loc[[f"w{j}" for j in range(5)]], trust, atol=0.1)
+    want = pd.Series(names[truth], index=[f"task{i}" for i in range(300)])
+    assert (m.labels_.loc[want.index] == want).mean() > 0.9
+    assert set(m.labels_.unique()) <= {"cat", "dog"}
+    probas = m.probas_
+    assert isinstance(probas, pd.DataFrame) and list(probas.columns) == ["cat", "dog"]
+    np.testing.assert_allclose(probas.sum(axis=1), 1.0)
+    # new labels by id are mapped onto the fitted annotators
+    new = pd.DataFrame({"task": ["x", "x"], "worker": ["w1", "w0"], "label": ["dog", "dog"]})
+    assert m.predict(new).tolist() == [1]
+    with pytest.raises(ValueError, match="unknown worker"):
+        m.predict_proba(pd.DataFrame({"task": ["x"], "worker": ["w9"], "label": ["dog"]}))
+    with pytest.raises(ValueError, match="unknown label"):
+        m.predict_proba(pd.DataFrame({"task": ["x"], "worker": ["w1"], "label": ["cow"]}))
+
+
+def test_numpy_input_gives_numpy_results():
+    labels, _ = simulate_mace(50, [0.9, 0.8, 0.1], [np.ones(2) / 2] * 3, 2, seed=4)
+    m = quiet_fit(MACE(n_init=1), labels)
+    assert isinstance(m.labels_, np.ndarray) and isinstance(m.skills_, np.ndarray)
+    assert isinstance(m.probas_, np.ndarray)
+
+
+def test_api():
+    m = MACE(n_init=2, random_state=5)
+    assert m.get_params()["theta_prior"] == (1.0, 1.0)
+    assert m.get_params()["fit_class_prior"] is False
+    assert repr(m).startswith("MACE(n_classes=None, theta_prior=(1.0, 1.0)")
+    with pytest.raises(NotFittedError):
+        m.predict()
+    with pytest.raises(NotFittedError):
+        m.labels_
+    triples, crowd = tiny_problem()
+    np.testing.assert_array_equal(m.fit_predict(crowd), m.predict())
+    assert m.fit(crowd, ) is m
+    assert MACE(n_classes=5, n_init=1).fit(crowd).posterior_.shape == (5, 5)
+
+
+@pytest.mark.parametrize("params, labels, match", [
+    ({}, [[0, np.nan]], "NaN"),
+    ({}, [0, 1, 1], "2-D"),
+    ({}, np.zeros((0, 2)), "empty"),
+    ({}, [[-1, -1]], "no label at all"),
+    (dict(n_classes=2), [[0, 2]], "out of range"),
+    ({}, ([0, 1], [0], [1, 0]), "same length"),
+    ({}, None, "labels is None"),
+    (dict(theta_prior=(0.5, 1.0)), [[0, 1]], r"theta_prior\[0\] \(a\) must be >= 1"),
+    (dict(theta_prior=(1.0, -2)), [[0, 1]], r"theta_prior\[1\] \(b\) must be >= 1"),
+    (dict(theta_prior=(1.0,)), [[0, 1]], "pair"),
+    (dict(theta_prior="flat"), [[0, 1]], "pair"),
+    (dict(theta_prior=(1.0, np.nan)), [[0, 1]], "finite"),
+    (dict(strategy_prior=0.5), [[0, 1]], "strategy_prior must be >= 1"),
+    (dict(strategy_prior="x"), [[0, 1]], "strategy_prior must be a number"),
+    (dict(fit_class_prior="yes"), [[0, 1]], "fit_class_prior must be True or False"),
+    (dict(n_init=0), [[0, 1]], "n_init"),
+    (dict(max_iter=-1), [[0, 1]], "max_iter"),
+    (dict(tol=-1.0), [[0, 1]], "tol"),
+    (dict(n_classes=1), [[0, 1]], "n_classes"),
+    (dict(callback=3), [[0, 1]], "callback"),
+    (dict(random_state="seed"), [[0, 1]], "random_state"),
+])
+def test_bad_input(params, labels, match):
+    with pytest.raises(ValueError, match=match):
+        MACE(**params).fit(labels)
+
+
+def test_bad_new_labels():
+    m = quiet_fit(MACE(n_init=1), np.array([[0, 1, 1], [1, 1, 0]]))
+    with pytest.raises(ValueError, match="unknown expert|n_experts"):
+        m.predict((np.array([0]), np.array([5]), np.array([0])))
+    with pytest.raises(ValueError, match="out of range"):
+        m.predict(np.array([[0, 2, 1]]))

@@ -33,6 +33,7 @@ from .labels import (CrowdLabels, as_crowd_labels, from_dataframe, from_dense, f
 from .latent_class import LatentClassModel
 from .logistic_annotators import LogisticAnnotators
 from .majority_vote import MajorityVote
+from .glad import GLAD
 from .mace import MACE
 from .weighted_vote import Wawa, WeightedMajorityVote, ZeroBasedSkill
 from .agreement import krippendorff_alpha, posterior_entropy, worker_quality_intervals
@@ -49,6 +50,7 @@ from . import (agreement, datasets, experiments, model_selection, simulate, simu
 __version__ = "0.1.0"
 
 __all__ = [
+    "GLAD",
     "agreement",
     "worker_quality_intervals",
     "posterior_entropy",

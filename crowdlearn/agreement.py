@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse, stats
+from scipy.special import expit
 from scipy.optimize import linear_sum_assignment
 
 from ._validation import check_probability_matrix, check_random_state, check_scalar
@@ -540,8 +541,7 @@ def _fisher_one_coin(model, crowd, level):
     ok = np.isfinite(var) & (var > 0)
     eta = np.log(np.clip(p, eps, 1 - eps)) - np.log1p(-np.clip(p, eps, 1 - eps))
     half = z * np.sqrt(np.where(ok, var, 0.0))
-    lo = 1.0 / (1.0 + np.exp(-(eta - half)))
-    hi = 1.0 / (1.0 + np.exp(-(eta + half)))
+    lo, hi = expit(eta - half), expit(eta + half)  # no overflow for huge half-widths
     if not ok.all():  # boundary estimates or no labels: the counts interval
         c_lo, c_hi, _, _ = _counts(model, crowd, level, True)
         lo = np.where(ok, lo, c_lo)

@@ -47,7 +47,7 @@ def _hard_labels(posterior: np.ndarray) -> np.ndarray:
 class IdResults:
     """Mixin for label models: ``labels_``, ``probas_``, ``skills_`` by original id.
 
-    A model calls :meth:`_remember_ids` in ``fit`` with the :class:`CrowdLabels`
+    A model calls ``_remember_ids`` in ``fit`` with the :class:`CrowdLabels`
     it fitted, and sets ``posterior_`` (items x classes). Models with one number
     per worker define ``_skills()``; Dawid--Skene models have ``confusion_``.
     """

@@ -14,7 +14,7 @@ from ._validation import check_em_params, check_random_state, check_scalar
 from .dawid_skene import _softmax_rows_inplace
 from .em import fit_em
 from .frames import IdResults
-from .labels import CrowdLabels, _is_dataframe, _reindex_onto, as_crowd_labels
+from .labels import CrowdLabels, _reindex_onto, as_crowd_labels
 
 __all__ = ["GLAD", "GLADParams", "glad_q_and_grad"]
 
@@ -35,31 +35,31 @@ class GLADParams(NamedTuple):
     b: np.ndarray            # (n_items,) log beta: log of the inverse difficulties
 
 
-def _log_sigmoid(x: np.ndarray) -> np.ndarray:
-    r""":math:`\log\sigma(x) = \min(x, 0) - \log(1 + e^{-|x|})`, finite for every finite ``x``."""
-    return np.minimum(x, 0.0) - np.log1p(np.exp(-np.abs(x)))
+def _log_sigmoids(x: np.ndarray):
+    r""":math:`\log\sigma(x)`, :math:`\log\sigma(-x)` and :math:`\sigma(x)`.
 
-
-def _log_sigmoid_and_sigmoid(x: np.ndarray):
-    r""":math:`\log\sigma(x) = \min(x, 0) - \log(1 + e^{-|x|})` and :math:`\sigma(x)`.
-
-    The same value as ``-np.logaddexp(0, -x)`` (twice as fast): :math:`e^{-|x|}` never
-    overflows, so both are finite and NaN-free for every finite ``x``.
+    :math:`\log\sigma(\pm x) = \min(\pm x, 0) - \log(1 + e^{-|x|})`: the same values as
+    ``-np.logaddexp(0, -x)`` and ``-np.logaddexp(0, x)`` at the cost of one of them.
+    :math:`e^{-|x|}` never overflows (it may underflow to 0, harmlessly), so all three
+    are finite and NaN-free for every finite ``x``, and both logs are computed without
+    cancellation even for huge :math:`|x|`.
     """
     e = np.exp(-np.abs(x))
-    one_plus = 1.0 + e
-    log_sig = np.minimum(x, 0.0) - np.log1p(e)
-    sig = np.where(x >= 0, 1.0, e) / one_plus
-    return log_sig, sig
+    log1p_e = np.log1p(e)
+    log_sig = np.minimum(x, 0.0) - log1p_e
+    log_sig_neg = np.minimum(-x, 0.0) - log1p_e
+    sig = np.where(x >= 0, 1.0, e) / (1.0 + e)
+    return log_sig, log_sig_neg, sig
 
 
 def _q_and_grad(alpha, b, item, expert, correct, log_km1, n_items, n_experts):
     """:func:`glad_q_and_grad` with ``correct = q[item, label]`` precomputed."""
     beta_t = np.exp(b)[item]
     x = alpha[expert] * beta_t
-    log_sig, sig = _log_sigmoid_and_sigmoid(x)
+    log_sig, log_sig_neg, sig = _log_sigmoids(x)
     wrong = 1.0 - correct
-    Q = float(log_sig.sum() - (wrong * x).sum() - log_km1 * wrong.sum())  # no BLAS: see _m_step
+    # every term <= 0: no cancellation (no BLAS either: see _m_step)
+    Q = float((correct * log_sig).sum() + (wrong * log_sig_neg).sum() - log_km1 * wrong.sum())
     resid = correct - sig  # dQ/dx_t = c_t - sigma(x_t)
     d_alpha = np.bincount(expert, weights=resid * beta_t, minlength=n_experts)
     d_b = np.bincount(item, weights=resid * x, minlength=n_items)
@@ -72,11 +72,12 @@ def glad_q_and_grad(alpha, b, item, expert, label, q, n_classes):
     .. math::
 
         Q(\alpha, b) = \sum_t \sum_k q_{i_t}(k) \log P(l_t \mid y_{i_t} = k)
-        = \sum_t \Big[\log\sigma(x_t) - (1 - c_t)\,x_t - (1 - c_t)\log(K - 1)\Big],
+        = \sum_t \Big[c_t\log\sigma(x_t) + (1 - c_t)\log\sigma(-x_t)
+        - (1 - c_t)\log(K - 1)\Big],
 
     with :math:`x_t = \alpha_{j_t} e^{b_{i_t}}` and :math:`c_t = q_{i_t}(l_t)`
-    (using :math:`\log(1 - \sigma(x)) = \log\sigma(x) - x` and rows of ``q``
-    summing to one), and
+    (using :math:`1 - \sigma(x) = \sigma(-x)` and rows of ``q`` summing to
+    one), and
 
     .. math::
 
@@ -119,7 +120,8 @@ def _gauss_log_prior(values: np.ndarray, prior) -> tuple[float, np.ndarray]:
         return 0.0, np.zeros_like(values)
     mean, sd = float(prior[0]), float(prior[1])
     z = (values - mean) / sd
-    value = -0.5 * float((z * z).sum()) - values.shape[0] * (math.log(sd) + 0.5 * math.log(2 * math.pi))
+    log_norm = math.log(sd) + 0.5 * math.log(2 * math.pi)
+    value = -0.5 * float((z * z).sum()) - values.shape[0] * log_norm
     return value, -z / sd
 
 
@@ -229,17 +231,21 @@ class GLAD(IdResults, BaseEstimator):
         + \sum_i \log N(b_i; \mu_b, s_b^2), \qquad
         \ell = \sum_i \log \sum_k \phi_k \prod_{t:\, i_t = i} P(l_t \mid y_i = k).
 
-    **E-step**, in log space. Since :math:`\log\sigma(x) - \log(1 - \sigma(x)) = x`,
+    **E-step**, in log space (:math:`1 - \sigma(x) = \sigma(-x)`):
 
     .. math::
 
-        \log q_i(k) = \log\phi_k + \sum_{t:\, i_t = i}
-        \Big[\log\sigma(-x_t) - \log(K - 1)\Big]
-        + \sum_{t:\, i_t = i,\, l_t = k} \big[x_t + \log(K - 1)\big] - \log Z_i,
+        \log q_i(k) = \log\phi_k + R_{ik} + \sum_{l \ne k} W_{il} - \log Z_i,
 
-    two weighted ``np.bincount`` over the labels; :math:`\log\sigma(-x) =
-    -\mathrm{logaddexp}(0, x)` is finite for every finite :math:`x`, and
-    :math:`\ell = \sum_i \log Z_i`.
+    with, over item :math:`i`'s labels in class :math:`l`, :math:`R_{il} =
+    \sum_{t:\, i_t = i,\, l_t = l} \log\sigma(x_t)` and :math:`W_{il} =
+    \sum_{t:\, i_t = i,\, l_t = l} [\log\sigma(-x_t) - \log(K - 1)]`: two
+    weighted ``np.bincount`` over the labels, then running sums over the
+    classes. :math:`\log\sigma(\pm x) = \min(\pm x, 0) - \log(1 + e^{-|x|})`
+    (the value of ``-np.logaddexp(0, \mp x)``) is finite for every finite
+    :math:`x`, and every term summed is :math:`\le 0`, so nothing cancels even
+    when :math:`|x_t|` is huge; :math:`\ell = \sum_i \log Z_i`, the row-wise
+    log-sum-exp taken with the row maximum subtracted.
 
     **M-step.** The expected complete-data objective splits into a class-prior
     part, maximised in closed form by :math:`\phi_k = \frac{1}{n_L}\sum_{i
@@ -248,10 +254,10 @@ class GLAD(IdResults, BaseEstimator):
 
     .. math::
 
-        Q(\alpha, b) = \sum_t \Big[\log\sigma(x_t) - (1 - c_t)\,x_t
+        Q(\alpha, b) = \sum_t \Big[c_t\log\sigma(x_t) + (1 - c_t)\log\sigma(-x_t)
         - (1 - c_t)\log(K - 1)\Big], \qquad c_t = q_{i_t}(l_t),
 
-    whose gradient is (:func:`glad_q_and_grad`)
+    whose gradient is (:func:`~crowdlearn.glad.glad_q_and_grad`)
 
     .. math::
 
@@ -283,6 +289,12 @@ class GLAD(IdResults, BaseEstimator):
     the fit picks the copy whose posterior agrees best with the votes; with
     the default prior (mean 1) the prior itself prefers positive abilities
     and nothing is relabelled. For :math:`K > 2` there is no such symmetry.
+
+    **Maximum likelihood** (``alpha_prior=None, beta_prior=None``) is
+    ill-posed: with one free :math:`b_i` per item and a few labels per item,
+    the likelihood grows without limit along directions where abilities and
+    difficulties run to the box, and EM may end in such a degenerate fit. The
+    default priors (Whitehill et al.'s) keep every parameter finite.
 
     References
     ----------
@@ -367,12 +379,24 @@ class GLAD(IdResults, BaseEstimator):
     def _log_joint(crowd: CrowdLabels, params: GLADParams) -> np.ndarray:
         """``log P(y_i = k, labels_i)``, shape ``(n_items, K)``."""
         n, K = crowd.n_items, params.class_prior.shape[0]
-        log_km1 = math.log(K - 1)
         x = params.alpha[crowd.expert] * np.exp(params.b)[crowd.item]
-        base = np.bincount(crowd.item, weights=_log_sigmoid(-x) - log_km1, minlength=n)
-        out = np.bincount(crowd.item * K + crowd.label, weights=x + log_km1,
-                          minlength=n * K).reshape(n, K)
-        out += base[:, None]
+        log_sig, log_sig_neg, _ = _log_sigmoids(x)
+        cell = crowd.item * K + crowd.label
+        # right[i, l]: sum of log sigma(x_t) over item i's labels l; wrong[i, l]: of
+        # log sigma(-x_t) - log(K - 1). Then log_joint[i, k] = right[i, k] + sum over
+        # l != k of wrong[i, l] -- sums of terms <= 0 only, exact even for huge x
+        right = np.bincount(cell, weights=log_sig, minlength=n * K).reshape(n, K)
+        wrong = np.bincount(cell, weights=log_sig_neg - math.log(K - 1),
+                            minlength=n * K).reshape(n, K)
+        out = right
+        before = np.zeros(n)
+        for k in range(K):  # sum over l < k, running
+            out[:, k] += before
+            before += wrong[:, k]
+        after = np.zeros(n)
+        for k in range(K - 1, -1, -1):  # sum over l > k
+            out[:, k] += after
+            after += wrong[:, k]
         with np.errstate(divide="ignore"):
             out += np.log(params.class_prior)
         return out
@@ -414,7 +438,7 @@ class GLAD(IdResults, BaseEstimator):
         # diagonal preconditioner: the Fisher curvature of Q (plus the priors') at z0
         beta_t = np.exp(np.clip(params.b, -_B_BOUND, _B_BOUND))[item]
         x = np.clip(params.alpha, -_ALPHA_BOUND, _ALPHA_BOUND)[expert] * beta_t
-        _, sig = _log_sigmoid_and_sigmoid(x)
+        sig = _log_sigmoids(x)[2]
         w = sig * (1.0 - sig)
         curv = np.concatenate([np.bincount(expert, weights=w * beta_t * beta_t, minlength=J),
                                np.bincount(item, weights=w * x * x, minlength=n)])
@@ -509,8 +533,6 @@ class GLAD(IdResults, BaseEstimator):
         self.converged_ = result.converged
         self.n_items_, self.n_experts_, self.n_classes_ = n, J, K
         self._remember_ids(crowd)
-        if _is_dataframe(labels):
-            self._as_frame = True
         return self
 
     def _skills(self) -> np.ndarray:

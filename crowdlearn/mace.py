@@ -44,6 +44,24 @@ def mace_confusion(trust, strategy) -> np.ndarray:
     return conf
 
 
+def _mace_flat(K: int, J: int):
+    """SQUAREM's view of the parameters: log class prior, logit trust, log strategies
+    (clipped so exact zeros and ones stay finite), and the way back."""
+    def flatten(p: MACEParams) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            parts = (np.log(p.class_prior), np.log(p.trust) - np.log1p(-p.trust),
+                     np.log(p.strategy).ravel())
+        return np.concatenate(parts).clip(-700.0, 700.0)
+
+    def unflatten(x: np.ndarray) -> MACEParams:
+        prior = np.exp(x[:K] - x[:K].max())
+        strategy = x[K + J:].reshape(J, K)
+        strategy = np.exp(strategy - strategy.max(axis=1, keepdims=True))
+        return MACEParams(prior / prior.sum(), 1.0 / (1.0 + np.exp(-x[K:K + J])),
+                          strategy / strategy.sum(axis=1, keepdims=True))
+    return flatten, unflatten
+
+
 def _check_prior_value(value, name: str) -> float:
     check_scalar(value, name, low=1.0)
     return float(value)
@@ -94,9 +112,14 @@ class MACE(IdResults, BaseEstimator):
         with :math:`\theta_j = 1/2`, :math:`\xi_j` uniform); the others from
         random parameters: :math:`\theta_j \sim U(0, 1)`,
         :math:`\xi_j \sim` Dirichlet(1, ..., 1), :math:`\phi` uniform.
-    max_iter : int, default 200
+    max_iter : int, default 1000
+        At most this many M-steps per run (MACE's EM is slow: on the bundled RTE
+        crowd the best run needs about 300).
     tol : float, default 1e-8
         A run stops when the objective rises by at most ``tol * max(1, |objective|)``.
+    accelerate : bool, default False
+        SQUAREM with the engine's monotonicity safeguard (see
+        :class:`~crowdlearn.DawidSkene`); same fixed points, fewer iterations.
     random_state : None, int or numpy Generator
         Seed of the random restarts.
     callback : callable, optional
@@ -234,12 +257,12 @@ class MACE(IdResults, BaseEstimator):
     """
 
     _param_names = ("n_classes", "theta_prior", "strategy_prior", "fit_class_prior", "n_init",
-                    "max_iter", "tol", "random_state", "callback", "progress")
+                    "max_iter", "tol", "accelerate", "random_state", "callback", "progress")
 
     def __init__(self, *, n_classes: int | None = None, theta_prior=(1.0, 1.0),
                  strategy_prior: float = 1.0, fit_class_prior: bool = False, n_init: int = 10,
-                 max_iter: int = 200, tol: float = 1e-8, random_state=None, callback=None,
-                 progress: bool = False):
+                 max_iter: int = 1000, tol: float = 1e-8, accelerate: bool = False,
+                 random_state=None, callback=None, progress: bool = False):
         self.n_classes = n_classes
         self.theta_prior = theta_prior
         self.strategy_prior = strategy_prior
@@ -247,6 +270,7 @@ class MACE(IdResults, BaseEstimator):
         self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
+        self.accelerate = accelerate
         self.random_state = random_state
         self.callback = callback
         self.progress = progress
@@ -268,6 +292,8 @@ class MACE(IdResults, BaseEstimator):
         check_em_params(self)
         if self.progress not in (None, True, False):
             raise ValueError(f"progress must be None, True or False, got {self.progress!r}")
+        if not isinstance(self.accelerate, (bool, np.bool_)):
+            raise ValueError(f"accelerate must be True or False, got {self.accelerate!r}")
         return a, b, c
 
     @staticmethod
@@ -379,7 +405,8 @@ class MACE(IdResults, BaseEstimator):
                         lambda q, p: self._m_step(data, q, p), n_init=self.n_init, tol=self.tol,
                         max_iter=self.max_iter, callback=self.callback,
                         estimator_name=type(self).__name__, progress=self.progress,
-                        warm_start=True)
+                        warm_start=True,
+                        accelerate=_mace_flat(K, J) if self.accelerate else None)
         params = result.params
         self._params = params
         _remember_input_ids(self, crowd, labels)

@@ -368,3 +368,25 @@ def test_features_are_matched_to_tasks_by_id():
     # integer task ids 0..n-1: a bare array is unambiguous
     dfi = pd.DataFrame({"task": item, "worker": worker, "label": label})
     assert np.allclose(DawidSkene().fit(dfi, Xb).posterior_, ref.posterior_)
+
+
+def test_readme_round_trip_runs(tmp_path, monkeypatch):
+    """The README's DataFrame snippet, run as written on a real crowd written to labels.csv."""
+    import re
+    from pathlib import Path
+
+    from crowdlearn.datasets import load_dataset
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### A DataFrame in, a DataFrame out", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    data = load_dataset("rte")
+    task, worker, label = data.labels.to_table()
+    pd.DataFrame({"task": task, "worker": worker, "label": label}).to_csv(
+        tmp_path / "labels.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    result = pd.read_csv(tmp_path / "result.csv", index_col="task")["agg_label"]
+    assert sorted(result.index) == sorted(set(task))
+    truth = dict(zip(data.item_ids, data.class_ids[data.truth]))
+    assert np.mean([result[t] == truth[t] for t in result.index]) > 0.9

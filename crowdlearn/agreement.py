@@ -96,10 +96,12 @@ def krippendorff_alpha(labels, *, n_classes=None) -> float:
 
     .. math::
 
-        D_o = \frac{1}{n}\sum_{c \ne k} o_{ck}, \qquad
-        D_e = \frac{1}{n(n-1)}\sum_{c \ne k} n_c\, n_k, \qquad
-        \alpha = 1 - \frac{D_o}{D_e}
+        \begin{aligned}
+        D_o &= \frac{1}{n}\sum_{c \ne k} o_{ck}, \qquad
+        D_e = \frac{1}{n(n-1)}\sum_{c \ne k} n_c\, n_k, \\
+        \alpha &= 1 - \frac{D_o}{D_e}
                = 1 - (n - 1)\frac{\sum_{c \ne k} o_{ck}}{n^2 - \sum_c n_c^2}.
+        \end{aligned}
 
     Examples
     --------

@@ -71,9 +71,11 @@ def glad_q_and_grad(alpha, b, item, expert, label, q, n_classes):
 
     .. math::
 
-        Q(\alpha, b) = \sum_t \sum_k q_{i_t}(k) \log P(l_t \mid y_{i_t} = k)
-        = \sum_t \Big[c_t\log\sigma(x_t) + (1 - c_t)\log\sigma(-x_t)
+        \begin{aligned}
+        Q(\alpha, b) &= \sum_t \sum_k q_{i_t}(k) \log P(l_t \mid y_{i_t} = k) \\
+        &= \sum_t \Big[c_t\log\sigma(x_t) + (1 - c_t)\log\sigma(-x_t)
         - (1 - c_t)\log(K - 1)\Big],
+        \end{aligned}
 
     with :math:`x_t = \alpha_{j_t} e^{b_{i_t}}` and :math:`c_t = q_{i_t}(l_t)`
     (using :math:`1 - \sigma(x) = \sigma(-x)` and rows of ``q`` summing to
@@ -227,9 +229,11 @@ class GLAD(IdResults, BaseEstimator):
 
     .. math::
 
-        F = \ell(\phi, \alpha, b) + \sum_j \log N(\alpha_j; \mu_\alpha, s_\alpha^2)
-        + \sum_i \log N(b_i; \mu_b, s_b^2), \qquad
-        \ell = \sum_i \log \sum_k \phi_k \prod_{t:\, i_t = i} P(l_t \mid y_i = k).
+        \begin{aligned}
+        F &= \ell(\phi, \alpha, b) + \sum_j \log N(\alpha_j; \mu_\alpha, s_\alpha^2)
+        + \sum_i \log N(b_i; \mu_b, s_b^2), \\
+        \ell &= \sum_i \log \sum_k \phi_k \prod_{t:\, i_t = i} P(l_t \mid y_i = k).
+        \end{aligned}
 
     **E-step**, in log space (:math:`1 - \sigma(x) = \sigma(-x)`):
 
@@ -254,8 +258,11 @@ class GLAD(IdResults, BaseEstimator):
 
     .. math::
 
-        Q(\alpha, b) = \sum_t \Big[c_t\log\sigma(x_t) + (1 - c_t)\log\sigma(-x_t)
-        - (1 - c_t)\log(K - 1)\Big], \qquad c_t = q_{i_t}(l_t),
+        \begin{aligned}
+        Q(\alpha, b) &= \sum_t \Big[c_t\log\sigma(x_t) + (1 - c_t)\log\sigma(-x_t)
+        - (1 - c_t)\log(K - 1)\Big], \\
+        c_t &= q_{i_t}(l_t),
+        \end{aligned}
 
     whose gradient is (:func:`~crowdlearn.glad.glad_q_and_grad`)
 

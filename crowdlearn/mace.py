@@ -172,9 +172,11 @@ class MACE(IdResults, BaseEstimator):
 
     .. math::
 
-        F = \sum_i \log \sum_k \phi_k \prod_{t:\, i_t = i} \pi^{(j_t)}_{k\, l_t}
-        + \sum_j \Big[(a - 1)\log\theta_j + (b - 1)\log(1 - \theta_j)
+        \begin{aligned}
+        F = {} &\sum_i \log \sum_k \phi_k \prod_{t:\, i_t = i} \pi^{(j_t)}_{k\, l_t} \\
+        &+ \sum_j \Big[(a - 1)\log\theta_j + (b - 1)\log(1 - \theta_j)
         + (c - 1)\sum_l \log\xi_{jl}\Big],
+        \end{aligned}
 
     the log-posterior up to a constant (terms whose coefficient is 0 are left
     out, so a parameter at 0 or 1 never gives :math:`0 \cdot \infty`).
@@ -201,9 +203,11 @@ class MACE(IdResults, BaseEstimator):
 
     .. math::
 
-        \sum_l \Big[E[\text{known}_{jl}]\log\theta_j
-        + E[\text{spam}_{jl}]\big(\log(1 - \theta_j) + \log\xi_{jl}\big)\Big]
-        + (a - 1)\log\theta_j + (b - 1)\log(1 - \theta_j) + (c - 1)\sum_l\log\xi_{jl},
+        \begin{aligned}
+        &\sum_l \Big[E[\text{known}_{jl}]\log\theta_j
+        + E[\text{spam}_{jl}]\big(\log(1 - \theta_j) + \log\xi_{jl}\big)\Big] \\
+        &\quad + (a - 1)\log\theta_j + (b - 1)\log(1 - \theta_j) + (c - 1)\sum_l\log\xi_{jl},
+        \end{aligned}
 
     plus :math:`\sum_{i,k} Q_i(k)\log\phi_k`. Writing
     :math:`\kappa_j = \sum_l E[\text{known}_{jl}]` and
@@ -218,9 +222,11 @@ class MACE(IdResults, BaseEstimator):
 
     .. math::
 
-        \theta_j = \frac{\kappa_j + a - 1}{n_j + a + b - 2}, \qquad
-        \xi_{jl} = \frac{E[\text{spam}_{jl}] + c - 1}{\sigma_j + K(c - 1)}, \qquad
-        \phi_k = \frac{1}{n}\sum_i Q_i(k) \;\; (\text{only if fitted}).
+        \begin{aligned}
+        \theta_j &= \frac{\kappa_j + a - 1}{n_j + a + b - 2}, \qquad
+        \xi_{jl} = \frac{E[\text{spam}_{jl}] + c - 1}{\sigma_j + K(c - 1)}, \\
+        \phi_k &= \frac{1}{n}\sum_i Q_i(k) \;\; (\text{only if fitted}).
+        \end{aligned}
 
     A zero denominator (an annotator with no label, or no expected spam, under
     flat priors) leaves that parameter out of :math:`F`: it is set to 1/2 or

@@ -107,6 +107,11 @@ def _softmax_rows_inplace(log_joint: np.ndarray, block_size: int = 1 << 17):
     return log_joint, log_evidence
 
 
+def _is_dask_frame(labels) -> bool:
+    """A dask DataFrame (fitted by :func:`crowdlearn.dask_backend.fit_dask`)."""
+    return type(labels).__module__.startswith("dask") and hasattr(labels, "npartitions")
+
+
 def _is_tuple_input(labels) -> bool:
     return isinstance(labels, tuple) and len(labels) == 3
 
@@ -642,6 +647,12 @@ class DawidSkene(IdResults, BaseEstimator):
         -------
         self
         """
+        if _is_dask_frame(labels):
+            if X is not None or gold is not None:
+                raise ValueError("fitting a dask DataFrame does not support X or gold yet; "
+                                 "fit a pandas DataFrame (ddf.compute()) for those")
+            from .dask_backend import fit_dask
+            return fit_dask(self, labels)
         self._check_params()
         X = features_by_task(labels, X)
         if X is not None:

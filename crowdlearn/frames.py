@@ -88,8 +88,12 @@ class IdResults:
         """Hard labels (arg-max of ``posterior_``, lowest class on ties).
 
         A ``Series`` of original class ids indexed by task id when fitted on a
-        DataFrame; otherwise an array of class indices.
+        DataFrame (a dask ``Series`` after a dask fit with ``collect=False``);
+        otherwise an array of class indices.
         """
+        dask_result = getattr(self, "labels_dask_", None)
+        if dask_result is not None and not hasattr(self, "posterior_"):
+            return dask_result  # a distributed fit that kept its posteriors on the cluster
         self._check_fitted()
         hard = _hard_labels(self.posterior_)
         if not self._frame_out():
@@ -103,6 +107,9 @@ class IdResults:
         A ``DataFrame`` (rows: task ids, columns: class ids) when fitted on a
         DataFrame; otherwise a copy of ``posterior_``.
         """
+        dask_result = getattr(self, "probas_dask_", None)
+        if dask_result is not None and not hasattr(self, "posterior_"):
+            return dask_result
         self._check_fitted()
         if not self._frame_out():
             return self.posterior_.copy()

@@ -1,0 +1,440 @@
+"""Fit Dawid--Skene models on a dask DataFrame of labels, without gathering the labels.
+
+:func:`fit_dask` fits a :class:`~crowdlearn.DawidSkene` or
+:class:`~crowdlearn.OneCoinDawidSkene` on a ``dask.dataframe.DataFrame`` with one
+row per label (columns ``task``, ``worker``, ``label``), and gives the same
+answer as the in-memory fit of ``ddf.compute()`` (to rounding: the sums are
+taken partition by partition). ``DawidSkene().fit(ddf)`` calls it.
+
+How it works
+------------
+1. One pass computes the sorted distinct worker ids and class ids (small), the
+   number of missing values per column and, unless asked to shuffle, the tasks
+   found in more than one partition. The indices are those of
+   :func:`~crowdlearn.from_dataframe` (sorted identifiers), so the fitted
+   parameters line up with the in-memory fit.
+2. Every partition is encoded once into the sparse label matrix of
+   :func:`crowdlearn.dawid_skene._flat_indices` (its own tasks, the global
+   worker and class indices) and kept on the cluster.
+3. EM runs on the one engine, :func:`crowdlearn.em.fit_em`. Its E-step sends the
+   small parameter tables to every partition, which computes its posteriors
+   (kept on the cluster) and, in the same task, returns only its expected counts
+   ``(n_workers * K + 1, K)`` and the sum of its log-evidences. The driver adds
+   them up; the M-step is the model's own ``_m_step`` applied to those sums, so
+   the formulas (``alpha``, empty rows -> uniform, the one-coin accuracy) are
+   exactly the in-memory ones. The "posterior" the engine passes around (and a
+   callback sees as ``state.posterior``) is a :class:`DistributedPosterior` handle.
+4. The hidden classes are relabelled to agree with the vote as in memory
+   (the agreement table is the sum of the partitions' expected counts).
+
+Partitioning
+------------
+All the labels of a task must be in one partition (the E-step is per task). By
+default (``split_tasks="raise"``) a task found in two partitions raises a
+``ValueError`` naming it; ``split_tasks="shuffle"`` repartitions with
+``ddf.shuffle(on=task)`` first (a full shuffle of the labels). Empty partitions
+are fine.
+
+Not supported (``ValueError``): ``X`` (features), ``gold``, ``confusion_prior``,
+``accelerate=True`` and random restarts (``n_init > 1``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy import sparse
+from scipy.optimize import linear_sum_assignment
+
+from .dawid_skene import DawidSkene, _Data, _flat_indices, _softmax_rows_inplace
+from .labels import _encode
+
+__all__ = ["fit_dask", "DistributedPosterior"]
+
+
+class _Crowd(NamedTuple):
+    """What ``_flat_indices`` and the EM pieces read of a partition's labels."""
+
+    item: np.ndarray
+    expert: np.ndarray
+    label: np.ndarray
+    n_items: int
+    n_experts: int
+    n_classes: int
+
+    @property
+    def n_labels(self) -> int:
+        return int(self.item.size)
+
+
+class _Part(NamedTuple):
+    """One encoded partition: its tasks (sorted ids) and its label matrix."""
+
+    task_ids: np.ndarray
+    data: _Data
+
+
+class DistributedPosterior(NamedTuple):
+    """The E-step's result as the EM engine carries it in the distributed fit.
+
+    ``parts`` are one future (or value, without a distributed client) per
+    partition holding ``(posterior, counts, log_evidence)``; ``counts`` is the
+    sum over partitions of the expected counts ``V^T q``, shape
+    ``(n_workers * K + 1, K)`` (last row: the expected class counts).
+    """
+
+    parts: list
+    counts: np.ndarray
+
+
+# -- functions run on the workers ---------------------------------------------------------
+def _encode_part(frame, names, worker_ids, class_ids) -> _Part:
+    task, worker, label = names
+    J, K = worker_ids.size, class_ids.size
+    if len(frame) == 0:
+        empty = np.zeros(0, dtype=np.intp)
+        task_ids, icode, ecode, ccode = np.zeros(0), empty, empty, empty
+    else:
+        task_ids, icode = _encode(frame[task], "task")
+        _, ecode = _encode(frame[worker], "worker", worker_ids)
+        _, ccode = _encode(frame[label], "label", class_ids)
+    crowd = _Crowd(icode, ecode, ccode, int(task_ids.size), J, K)
+    votes, votes_t = _flat_indices(crowd, K)
+    # keep only the label matrix (12 bytes per label): the index arrays are not needed again
+    empty = np.zeros(0, dtype=np.intp)
+    sizes = _Crowd(empty, empty, empty, crowd.n_items, J, K)
+    return _Part(task_ids, _Data(sizes, None, votes, votes_t))
+
+
+def _majority_part(part: _Part, K: int) -> np.ndarray:
+    q = DawidSkene._majority_start(part.data, K)
+    return part.data.votes_t @ q
+
+
+def _e_step_part(part: _Part, params):
+    log_joint = DawidSkene._log_joint(None, part.data, params)
+    q, log_evidence = _softmax_rows_inplace(log_joint)
+    return q, part.data.votes_t @ q, float(log_evidence.sum())
+
+
+def _small(result):
+    return result[1], result[2]
+
+
+def _final_part(part: _Part, result, inv):
+    q = result[0]
+    return part.task_ids, (q if inv is None else q[:, inv])
+
+
+def _probas_frame(final, class_ids):
+    import pandas as pd
+
+    task_ids, q = final
+    return pd.DataFrame(q, index=pd.Index(task_ids, name="task"),
+                        columns=pd.Index(class_ids, name="label"))
+
+
+def _labels_series(frame, class_ids):
+    import pandas as pd
+
+    hard = np.argmax(frame.to_numpy(), axis=1) if len(frame) else np.zeros(0, dtype=np.intp)
+    return pd.Series(np.asarray(class_ids)[hard], index=frame.index, name="agg_label")
+
+
+def _n_tasks(final) -> int:
+    return int(final[0].size)
+
+
+def _first_ids(series, n=5):
+    return series.iloc[:n]
+
+
+# -- a stand-in for a distributed Client: runs everything here, at once --------------------
+# in-process, even when a distributed client exists (its p2p shuffle needs its workers)
+_LOCAL_CONFIG = {"scheduler": "sync", "dataframe.shuffle.method": "tasks"}
+
+
+class _LocalClient:
+    def map(self, fn, *iterables, pure=False, **kwargs):
+        return [fn(*args, **kwargs) for args in zip(*iterables)]
+
+    def gather(self, values):
+        return values
+
+    def scatter(self, values, broadcast=False):
+        return values
+
+
+def _get_client(client):
+    if client is not None:
+        return client
+    try:
+        from distributed import default_client
+
+        return default_client()
+    except (ImportError, ValueError):
+        return _LocalClient()
+
+
+class _FakeData(NamedTuple):
+    """Lets the model's own ``_m_step`` read summed counts: ``votes_t`` is the identity,
+    so ``_expected_counts(data, table)`` gives back ``table``."""
+
+    crowd: _Crowd
+    X: None
+    votes: sparse.csr_array
+    votes_t: sparse.csr_array
+
+
+def _fake_data(J: int, K: int) -> _FakeData:
+    eye = sparse.identity(J * K + 1, format="csr")
+    empty = np.zeros(0, dtype=np.intp)
+    return _FakeData(_Crowd(empty, empty, empty, 0, J, K), None, eye, eye)
+
+
+def _check_model(model):
+    from .one_coin import OneCoinDawidSkene
+
+    if type(model) not in (DawidSkene, OneCoinDawidSkene):
+        raise ValueError(f"fit_dask fits DawidSkene or OneCoinDawidSkene, got "
+                         f"{type(model).__name__}")
+    model._check_params()
+    if model.n_init != 1:
+        raise ValueError(f"fitting a dask DataFrame runs EM from the majority vote only: "
+                         f"n_init must be 1, got {model.n_init} (random restarts are not "
+                         f"supported yet)")
+    if model.accelerate:
+        raise ValueError("fitting a dask DataFrame does not support accelerate=True yet")
+    if model.confusion_prior is not None:
+        raise ValueError("fitting a dask DataFrame does not support confusion_prior yet")
+
+
+def _first_pass(model, ddf, names, split_tasks, client):
+    """Check the labels, find the worker and class ids, and hand out the partitions."""
+    import dask
+
+    task, worker, label = names
+    ddf = ddf[list(names)]
+    if split_tasks == "shuffle":
+        ddf = ddf.shuffle(on=task)
+
+    # -- pass 1: ids, missing values, tasks split across partitions ------------------------
+    pieces = [ddf.isna().sum(), ddf[worker].unique(), ddf[label].unique(),
+              ddf.map_partitions(len, meta=(None, "int64"))]
+    if split_tasks == "raise":
+        per_part = ddf[task].map_partitions(lambda s: s.drop_duplicates(), meta=ddf[task]._meta)
+        seen = per_part.value_counts()
+        pieces.append(seen[seen > 1].map_partitions(_first_ids, meta=seen._meta))
+    if isinstance(client, _LocalClient):
+        results = dask.compute(*pieces)
+    else:
+        results = client.gather(client.compute(pieces))
+    na, workers, classes, lengths = results[:4]
+    for c in names:
+        if int(na[c]):
+            raise ValueError(f"column {c!r} has {int(na[c])} missing value(s) (NaN/None); "
+                             f"drop those rows first (a missing label is simply a row that "
+                             f"is not there)")
+    if int(np.sum(lengths)) == 0:
+        raise ValueError("the DataFrame of labels has no rows")
+    if split_tasks == "raise" and len(results[4]):
+        bad = results[4].index.tolist()[:5]
+        raise ValueError(f"the labels of task(s) {bad} are in more than one partition of the "
+                         f"dask DataFrame; every task's labels must be in one partition. "
+                         f"Repartition with ddf.shuffle(on={task!r}) or call "
+                         f"fit_dask(..., split_tasks='shuffle')")
+    worker_ids, _ = _encode(workers, "worker")
+    class_ids, _ = _encode(classes, "label")
+    if class_ids.size < 2:
+        raise ValueError(f"at least 2 classes are needed, got {class_ids.tolist()}")
+    J, K = worker_ids.size, class_ids.size
+    if model.n_classes is not None and model.n_classes != K:
+        raise ValueError(f"n_classes={model.n_classes} was asked for but the labels have "
+                         f"{K} classes {class_ids[:10].tolist()}; a dask fit takes the "
+                         f"classes from the labels (leave n_classes=None)")
+
+    # the partitions, to be encoded once and kept on the cluster
+    if isinstance(client, _LocalClient):
+        frames = list(dask.compute(*ddf.to_delayed()))
+    else:  # read and encoded in one task each: a raw partition lives only while encoded
+        frames = ddf.to_delayed()
+    return ddf[task]._meta, worker_ids, class_ids, frames
+
+
+def fit_dask(model, ddf, *, task: str = "task", worker: str = "worker", label: str = "label",
+             client=None, collect: bool = True, split_tasks: str = "raise"):
+    """Fit ``model`` (a DawidSkene or OneCoinDawidSkene) on a dask DataFrame of labels.
+
+    Parameters
+    ----------
+    model : DawidSkene or OneCoinDawidSkene
+        Its hyper-parameters are used (``alpha``, ``max_iter``, ``tol``,
+        ``callback``, ``progress``; ``n_init`` must be 1) and its fitted
+        attributes set.
+    ddf : dask.dataframe.DataFrame
+        One row per label. Every task's labels must be in one partition (see
+        ``split_tasks``).
+    task, worker, label : str
+        Column names.
+    client : distributed.Client, optional
+        Where to run. Default: the current default client, or, without one,
+        everything in this process (partition by partition).
+    collect : bool, default True
+        Also gather the posterior into ``posterior_`` (``n_tasks x K``, rows in
+        sorted task order, as in memory), which makes ``labels_``,
+        ``probas_``, ``errors_`` and ``predict`` work as after an in-memory fit.
+        With ``collect=False`` the posteriors stay on the cluster and
+        ``posterior_`` is not set: ``labels_`` and ``probas_`` are then the
+        dask objects ``labels_dask_`` and ``probas_dask_`` (computed lazily),
+        and ``errors_`` and ``predict_proba`` say the model is not fitted.
+    split_tasks : {"raise", "shuffle"}, default "raise"
+        What to do when a task's labels are in more than one partition:
+        ``"raise"`` raises ``ValueError`` naming such tasks; ``"shuffle"`` first
+        repartitions with ``ddf.shuffle(on=task)`` (without checking).
+
+    Returns
+    -------
+    model
+        Fitted: ``class_prior_``, ``confusion_`` (and ``accuracy_`` for one-coin),
+        ``log_likelihood_history_``, ``log_likelihood_``, ``objective_``,
+        ``n_iter_``, ``converged_``, ``n_items_``, ``n_experts_``,
+        ``n_classes_``, ``n_features_in_`` (0), ``expert_ids_``, ``class_ids_``
+        and, with ``collect=True``, ``posterior_`` and ``item_ids_``; with
+        ``collect=False``, ``probas_dask_`` (dask DataFrame indexed by task,
+        one column per class id) and ``labels_dask_`` (dask Series of class ids,
+        indexed by task), whose partitions follow ``ddf``'s (tasks sorted
+        within each). ``item_ids_`` is then None.
+    """
+    from .em import fit_em
+    from .one_coin import OneCoinDawidSkene
+
+    _check_model(model)
+    if split_tasks not in ("raise", "shuffle"):
+        raise ValueError(f"split_tasks must be 'raise' or 'shuffle', got {split_tasks!r}")
+    if not hasattr(ddf, "npartitions") or not hasattr(ddf, "columns"):
+        raise ValueError(f"fit_dask needs a dask DataFrame, got {type(ddf).__name__}")
+    names = (task, worker, label)
+    if len(set(names)) != 3:
+        raise ValueError(f"task, worker and label must be three different columns, got "
+                         f"{list(names)}")
+    missing = [c for c in names if c not in list(ddf.columns)]
+    if missing:
+        raise ValueError(f"a DataFrame of labels needs the columns {list(names)} (one row "
+                         f"per label: task id, worker id, label); missing {missing}, got "
+                         f"{list(map(str, ddf.columns))[:10]}")
+    import dask
+
+    client = _get_client(client)
+    if isinstance(client, _LocalClient):  # in-process, even when a distributed client exists
+        with dask.config.set(_LOCAL_CONFIG):
+            task_meta, worker_ids, class_ids, frames = _first_pass(model, ddf, names,
+                                                                   split_tasks, client)
+    else:
+        task_meta, worker_ids, class_ids, frames = _first_pass(model, ddf, names, split_tasks,
+                                                               client)
+    J, K = worker_ids.size, class_ids.size
+    if isinstance(client, _LocalClient):
+        parts = client.map(_encode_part, frames, names=names, worker_ids=worker_ids,
+                           class_ids=class_ids, pure=False)
+    else:
+        encode = dask.delayed(_encode_part, pure=False)
+        parts = client.compute([encode(f, names, worker_ids, class_ids) for f in frames])
+    del frames
+
+    fake = _fake_data(J, K)
+    model._prior = None
+    model._gold = None
+    if isinstance(model, OneCoinDawidSkene):
+        model._prior_coin = None
+
+    def total(tables):
+        out = np.zeros((J * K + 1, K))
+        for t in tables:
+            out += t
+        return out
+
+    def init(restart):
+        counts = total(client.gather(client.map(_majority_part, parts, K=K, pure=False)))
+        return model._m_step(fake, counts)
+
+    def e_step(params):
+        shared = client.scatter([params], broadcast=True)[0]  # the tuple as one object
+        results = client.map(_e_step_part, parts, params=shared, pure=False)
+        small = client.gather(client.map(_small, results, pure=False))
+        counts = total(c for c, _ in small)
+        log_evidence = 0.0
+        for _, s in small:
+            log_evidence += s
+        return (DistributedPosterior(results, counts),
+                log_evidence + model._log_prior_term(params))
+
+    def m_step(posterior: DistributedPosterior):
+        return model._m_step(fake, posterior.counts)
+
+    result = fit_em(init, e_step, m_step, n_init=1, tol=model.tol, max_iter=model.max_iter,
+                    callback=model.callback, estimator_name=type(model).__name__,
+                    progress=model.progress)
+
+    # -- relabel as in memory (DawidSkene._align_with_vote on the summed counts) -----------
+    params, handle = result.params, result.posterior
+    aligned, _ = type(model)._align_with_vote(fake, params, handle.counts)
+    inv = None
+    if aligned is not params:
+        agreement = handle.counts[:-1].reshape(J, K, K).sum(axis=0)  # [label, true class]
+        _, target = linear_sum_assignment(agreement.T, maximize=True)
+        inv = np.argsort(target)
+        params = aligned
+    finals = client.map(_final_part, parts, handle.parts, inv=inv, pure=False)
+    del parts, handle
+
+    model._params = params
+    model.class_prior_ = params.class_prior
+    model.confusion_ = params.confusion
+    if hasattr(model, "feature_prob_"):
+        del model.feature_prob_
+    model.log_likelihood_history_ = result.history
+    model.objective_ = result.objective
+    model.log_likelihood_ = result.objective - model._log_prior_term(params)
+    model.n_iter_ = result.n_iter
+    model.converged_ = result.converged
+    model.n_experts_ = J
+    model.n_classes_ = K
+    model.n_features_in_ = 0
+    model.expert_ids_ = worker_ids
+    model.class_ids_ = class_ids
+    model._as_frame = True
+    model.gold_ = None
+    if isinstance(model, OneCoinDawidSkene):
+        model.accuracy_ = model.confusion_[:, 0, 0].copy()
+    for name in ("posterior_", "item_ids_", "probas_dask_", "labels_dask_"):
+        if name in vars(model):
+            delattr(model, name)
+    if collect:
+        gathered = [(t, q) for t, q in client.gather(finals) if t.size]
+        if gathered:
+            all_ids = np.concatenate([t for t, _ in gathered])
+            order = np.argsort(all_ids, kind="stable")
+            task_ids = all_ids[order]
+            q = np.concatenate([q for _, q in gathered])[order]
+        else:  # pragma: no cover - refused above (no rows)
+            task_ids, q = np.zeros(0), np.zeros((0, K))
+        model.posterior_ = q
+        model.item_ids_ = task_ids
+        model.n_items_ = int(q.shape[0])
+    else:
+        import dask.dataframe as dd
+        import pandas as pd
+
+        sizes = client.gather(client.map(_n_tasks, finals, pure=False))
+        model.n_items_ = int(sum(sizes))
+        index = pd.Index(task_meta.iloc[:0], name="task")
+        meta = pd.DataFrame(np.zeros((0, K)), index=index,
+                            columns=pd.Index(class_ids, name="label"))
+        frames = [dask.delayed(_probas_frame)(f, class_ids) for f in finals]
+        model.probas_dask_ = dd.from_delayed(frames, meta=meta, verify_meta=False)
+        model.labels_dask_ = model.probas_dask_.map_partitions(
+            _labels_series, class_ids, meta=pd.Series(class_ids[:0], index=index,
+                                                      name="agg_label"))
+        model.item_ids_ = None
+    return model

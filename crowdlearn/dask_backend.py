@@ -45,7 +45,6 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy import sparse
-from scipy.optimize import linear_sum_assignment
 
 from .dawid_skene import DawidSkene, _Data, _flat_indices, _softmax_rows_inplace
 from .labels import _encode
@@ -78,10 +77,11 @@ class _Part(NamedTuple):
 class DistributedPosterior(NamedTuple):
     """The E-step's result as the EM engine carries it in the distributed fit.
 
-    ``parts`` are one future (or value, without a distributed client) per
-    partition holding ``(posterior, counts, log_evidence)``; ``counts`` is the
-    sum over partitions of the expected counts ``V^T q``, shape
-    ``(n_workers * K + 1, K)`` (last row: the expected class counts).
+    ``counts`` is the sum over partitions of the expected counts ``V^T q``, shape
+    ``(n_workers * K + 1, K)`` (last row: the expected class counts): all the
+    M-step needs. The posteriors are not kept between iterations (``parts`` is
+    empty), so the cluster holds only the encoded labels; the final posterior
+    is computed once, under the final parameters.
     """
 
     parts: list
@@ -113,18 +113,17 @@ def _majority_part(part: _Part, K: int) -> np.ndarray:
 
 
 def _e_step_part(part: _Part, params):
+    """The E-step on one partition; only the small sufficient statistics leave it (the
+    posterior is not kept: the final one is recomputed once, under the final parameters)."""
     log_joint = DawidSkene._log_joint(None, part.data, params)
     q, log_evidence = _softmax_rows_inplace(log_joint)
-    return q, part.data.votes_t @ q, float(log_evidence.sum())
+    return part.data.votes_t @ q, float(log_evidence.sum())
 
 
-def _small(result):
-    return result[1], result[2]
-
-
-def _final_part(part: _Part, result, inv):
-    q = result[0]
-    return part.task_ids, (q if inv is None else q[:, inv])
+def _final_part(part: _Part, params):
+    """The posterior of one partition's tasks under the final (relabelled) parameters."""
+    q, _ = _softmax_rows_inplace(DawidSkene._log_joint(None, part.data, params))
+    return part.task_ids, q
 
 
 def _probas_frame(final, class_ids):
@@ -146,10 +145,6 @@ def _n_tasks(final) -> int:
     return int(final[0].size)
 
 
-def _first_ids(series, n=5):
-    return series.iloc[:n]
-
-
 # -- a stand-in for a distributed Client: runs everything here, at once --------------------
 # in-process, even when a distributed client exists (its p2p shuffle needs its workers)
 _LOCAL_CONFIG = {"scheduler": "sync", "dataframe.shuffle.method": "tasks"}
@@ -162,8 +157,39 @@ class _LocalClient:
     def gather(self, values):
         return values
 
-    def scatter(self, values, broadcast=False):
+    def scatter(self, values, broadcast=False, hash=True):
         return values
+
+
+def _task_range(part: _Part):
+    ids = part.task_ids
+    return (ids[0], ids[-1]) if ids.size else None
+
+
+def _task_ids(part: _Part):
+    return part.task_ids
+
+
+def _check_no_split_task(client, parts, task: str) -> None:
+    """Refuse a task whose labels are in two partitions.
+
+    Each encoded partition knows its sorted task ids. When the partitions' id
+    ranges do not overlap (files written in task order), no task can be split and
+    only the ranges travel; otherwise the ids are gathered and checked.
+    """
+    ranges = sorted(r for r in client.gather(client.map(_task_range, parts, pure=False))
+                    if r is not None)
+    if all(b[0] > a[1] for a, b in zip(ranges, ranges[1:])):
+        return
+    ids = [i for i in client.gather(client.map(_task_ids, parts, pure=False)) if i.size]
+    every = np.sort(np.concatenate(ids), kind="stable")
+    repeated = every[1:][every[1:] == every[:-1]]
+    if repeated.size:
+        bad = np.unique(repeated)[:5].tolist()
+        raise ValueError(f"the labels of task(s) {bad} are in more than one partition of the "
+                         f"dask DataFrame; every task's labels must be in one partition. "
+                         f"Repartition with ddf.shuffle(on={task!r}) or call "
+                         f"fit_dask(..., split_tasks='shuffle')")
 
 
 def _get_client(client):
@@ -222,10 +248,6 @@ def _first_pass(model, ddf, names, split_tasks, client):
     # -- pass 1: ids, missing values, tasks split across partitions ------------------------
     pieces = [ddf.isna().sum(), ddf[worker].unique(), ddf[label].unique(),
               ddf.map_partitions(len, meta=(None, "int64"))]
-    if split_tasks == "raise":
-        per_part = ddf[task].map_partitions(lambda s: s.drop_duplicates(), meta=ddf[task]._meta)
-        seen = per_part.value_counts()
-        pieces.append(seen[seen > 1].map_partitions(_first_ids, meta=seen._meta))
     if isinstance(client, _LocalClient):
         results = dask.compute(*pieces)
     else:
@@ -238,12 +260,6 @@ def _first_pass(model, ddf, names, split_tasks, client):
                              f"is not there)")
     if int(np.sum(lengths)) == 0:
         raise ValueError("the DataFrame of labels has no rows")
-    if split_tasks == "raise" and len(results[4]):
-        bad = results[4].index.tolist()[:5]
-        raise ValueError(f"the labels of task(s) {bad} are in more than one partition of the "
-                         f"dask DataFrame; every task's labels must be in one partition. "
-                         f"Repartition with ddf.shuffle(on={task!r}) or call "
-                         f"fit_dask(..., split_tasks='shuffle')")
     worker_ids, _ = _encode(workers, "worker")
     class_ids, _ = _encode(classes, "label")
     if class_ids.size < 2:
@@ -341,6 +357,8 @@ def fit_dask(model, ddf, *, task: str = "task", worker: str = "worker", label: s
         encode = dask.delayed(_encode_part, pure=False)
         parts = client.compute([encode(f, names, worker_ids, class_ids) for f in frames])
     del frames
+    if split_tasks == "raise":
+        _check_no_split_task(client, parts, task)
 
     fake = _fake_data(J, K)
     model._prior = None
@@ -359,14 +377,14 @@ def fit_dask(model, ddf, *, task: str = "task", worker: str = "worker", label: s
         return model._m_step(fake, counts)
 
     def e_step(params):
-        shared = client.scatter([params], broadcast=True)[0]  # the tuple as one object
-        results = client.map(_e_step_part, parts, params=shared, pure=False)
-        small = client.gather(client.map(_small, results, pure=False))
+        # the tuple as one object, under a new key each time
+        shared = client.scatter([params], broadcast=True, hash=False)[0]
+        small = client.gather(client.map(_e_step_part, parts, params=shared, pure=False))
         counts = total(c for c, _ in small)
         log_evidence = 0.0
         for _, s in small:
             log_evidence += s
-        return (DistributedPosterior(results, counts),
+        return (DistributedPosterior([], counts),
                 log_evidence + model._log_prior_term(params))
 
     def m_step(posterior: DistributedPosterior):
@@ -378,15 +396,16 @@ def fit_dask(model, ddf, *, task: str = "task", worker: str = "worker", label: s
 
     # -- relabel as in memory (DawidSkene._align_with_vote on the summed counts) -----------
     params, handle = result.params, result.posterior
-    aligned, _ = type(model)._align_with_vote(fake, params, handle.counts)
-    inv = None
-    if aligned is not params:
-        agreement = handle.counts[:-1].reshape(J, K, K).sum(axis=0)  # [label, true class]
-        _, target = linear_sum_assignment(agreement.T, maximize=True)
-        inv = np.argsort(target)
-        params = aligned
-    finals = client.map(_final_part, parts, handle.parts, inv=inv, pure=False)
-    del parts, handle
+    # relabelling permutes the parameters; the posterior under the permuted parameters is
+    # the permuted posterior, computed below in one more pass under the final parameters
+    params, _ = type(model)._align_with_vote(fake, params, handle.counts)
+    shared = client.scatter([params], broadcast=True, hash=False)[0]
+    finals = client.map(_final_part, parts, params=shared, pure=False)
+    if not isinstance(client, _LocalClient):
+        from distributed import wait
+
+        wait(finals)  # the encoded partitions may go only once the posteriors exist
+    del parts, handle, shared
 
     model._params = params
     model.class_prior_ = params.class_prior

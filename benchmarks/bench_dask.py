@@ -130,7 +130,7 @@ def main() -> int:
     from distributed import Client, LocalCluster
 
     from crowdlearn import DawidSkene
-    from crowdlearn.dask_backend import fit_dask
+    from crowdlearn.distributed.dask_backend import fit_dask
 
     print(f"crowdlearn DawidSkene on dask: {args.labels:,} labels, {K} classes, {J:,} workers, "
           f"{PER_TASK} labels per task, {os.cpu_count()} cores")

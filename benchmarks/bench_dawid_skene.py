@@ -92,7 +92,7 @@ def read_pass(crowd, K: int, repeats: int = 7):
 def step_times(ds: DawidSkene, crowd, repeats: int = 5):
     """CPU time of the E-step and the M-step alone (private API: skipped if it changes)."""
     try:
-        from crowdlearn.dawid_skene import _Data, _flat_indices
+        from crowdlearn.aggregation.dawid_skene import _Data, _flat_indices
         data = _Data(crowd, None, *_flat_indices(crowd, ds.n_classes_))
         e, m = [], []
         for _ in range(repeats):

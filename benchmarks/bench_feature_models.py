@@ -10,10 +10,10 @@ Prints, all measured in this one run:
     moderate size (20,000 rows, 10 groups, 100 features): the previous implementation,
     kept here as a tiny reference (one ``np.bincount`` per pair of columns, a Python
     loop over ``p (p + 1) / 2`` pairs), against the current one
-    (:func:`crowdlearn._logistic._group_gram`: one BLAS ``syrk`` per group), with their
+    (:func:`crowdlearn._solvers.logistic._group_gram`: one BLAS ``syrk`` per group), with their
     largest relative difference; and the same for the curvature of the L1 solver (the
     previous one formed one column at a time, one ``O(n d)`` product each; the current
-    :class:`crowdlearn._l1_logistic._Curvature` forms a block of columns, here all of
+    :class:`crowdlearn._solvers.l1_logistic._Curvature` forms a block of columns, here all of
     them, in one product).
 (b) seconds per EM iteration of ``LogisticAnnotators`` (``l2=1``) and
     ``SparseExpertsEM`` (``lam=1``) at (features, items, experts) = (50, 2000, 10),
@@ -65,12 +65,12 @@ from scipy.special import expit  # noqa: E402
 
 import crowdlearn  # noqa: E402
 from crowdlearn import ConvergenceWarning  # noqa: E402
-from crowdlearn._l1_logistic import _check_problem, _Curvature  # noqa: E402
-from crowdlearn._logistic import _group_gram  # noqa: E402
-from crowdlearn.logistic_annotators import LogisticAnnotators  # noqa: E402
-from crowdlearn.simulate_annotators import simulate_logistic_annotators  # noqa: E402
-from crowdlearn.simulate_sparse import simulate_sparse_experts  # noqa: E402
-from crowdlearn.sparse_experts import MajorityVoteLogistic, SparseExpertsEM  # noqa: E402
+from crowdlearn._solvers.l1_logistic import _check_problem, _Curvature  # noqa: E402
+from crowdlearn._solvers.logistic import _group_gram  # noqa: E402
+from crowdlearn.features.logistic_annotators import LogisticAnnotators  # noqa: E402
+from crowdlearn.simulate.annotators import simulate_logistic_annotators  # noqa: E402
+from crowdlearn.simulate.sparse import simulate_sparse_experts  # noqa: E402
+from crowdlearn.features.sparse_experts import MajorityVoteLogistic, SparseExpertsEM  # noqa: E402
 
 SIZES = ((50, 2000, 10), (250, 2000, 10), (500, 2000, 10))  # (features, items, experts)
 MANY = (20, 10_000, 10_000)                                  # one label per expert

@@ -9,7 +9,7 @@ paint). Two explorers:
 
 * chapter 4's Dawid--Skene explorer (``crowdlearn.widgets.live_explorer_html``: 500 items,
   3 classes, 9 experts), target < 30 ms median;
-* chapter 8's logistic-annotators explorer (``crowdlearn.widgets_annotators.
+* chapter 8's logistic-annotators explorer (``crowdlearn.widgets.annotators.
   live_annotators_html``: 600 items, up to 6 annotators, majority vote, Dawid--Skene and the
   logistic-annotator EM with Newton M-steps refitted on every move), target < 100 ms median.
 
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from crowdlearn.widgets import DawidSkeneExplorer
-from crowdlearn.widgets_annotators import LogisticAnnotatorsExplorer
+from crowdlearn.widgets.annotators import LogisticAnnotatorsExplorer
 
 MEASURE = """async ([selector, values]) => {
   const el = document.querySelector('.cl-explorer');

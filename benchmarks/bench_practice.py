@@ -279,7 +279,7 @@ def glad(ck: bool, n_items: int = 8_000) -> None:
 
 # -- (e) ---------------------------------------------------------------------------------------
 def agreement(ck: bool) -> None:
-    from crowdlearn.agreement import krippendorff_alpha
+    from crowdlearn.metrics import krippendorff_alpha
 
     print("\n(e) Krippendorff's alpha (nominal) on the bundled sets")
     for name in DATASETS:

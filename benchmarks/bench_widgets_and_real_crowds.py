@@ -22,7 +22,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import crowdlearn as cl  # noqa: E402
-from crowdlearn.one_coin import OneCoinDawidSkene  # noqa: E402
+from crowdlearn.aggregation.one_coin import OneCoinDawidSkene  # noqa: E402
 
 
 def latency(make, n: int = 10):
@@ -42,7 +42,7 @@ def main():
           f"load average {os.getloadavg()[0]:.2f}")
     print("(a) widget update at the chapter's default view, median of 10 seed changes")
     from crowdlearn.widgets import DawidSkeneExplorer
-    from crowdlearn.widgets_annotators import LogisticAnnotatorsExplorer
+    from crowdlearn.widgets.annotators import LogisticAnnotatorsExplorer
     for name, make in [("DawidSkeneExplorer (chapters 4-6)", DawidSkeneExplorer),
                        ("LogisticAnnotatorsExplorer (chapter 8)", LogisticAnnotatorsExplorer)]:
         w, c = latency(make)

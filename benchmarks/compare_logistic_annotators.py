@@ -5,7 +5,7 @@ Run from the repository root::
 
     /tmp/venv/bin/python benchmarks/compare_logistic_annotators.py
 
-Simulated crowd (:func:`crowdlearn.simulate_annotators.simulate_logistic_annotators`):
+Simulated crowd (:func:`crowdlearn.simulate.annotators.simulate_logistic_annotators`):
 2,000 items with 2 standard-normal features, truth :math:`P(z=1|x) = \\sigma(2x_1 - x_2)`,
 and 5 annotators, right with probability :math:`\\eta_t(x) = \\sigma(w_t^\\top x - \\gamma_t)`:
 
@@ -38,8 +38,8 @@ from scipy.special import expit
 
 import crowdlearn
 from crowdlearn import ConvergenceWarning, DawidSkene, MajorityVote
-from crowdlearn.logistic_annotators import LogisticAnnotators
-from crowdlearn.simulate_annotators import simulate_logistic_annotators
+from crowdlearn.features.logistic_annotators import LogisticAnnotators
+from crowdlearn.simulate.annotators import simulate_logistic_annotators
 
 N_ITEMS = 2000
 SEEDS = range(10)

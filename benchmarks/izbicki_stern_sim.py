@@ -5,7 +5,7 @@ Run from the repository root::
     .venv/bin/python benchmarks/izbicki_stern_sim.py                    # 8 seeds, 4 settings
     .venv/bin/python benchmarks/izbicki_stern_sim.py --seeds 30 --n-lambdas 8 --n-jobs 2
 
-Part 1 runs :func:`crowdlearn.izbicki_stern.replication_study` (the protocol of chapter 10:
+Part 1 runs :func:`crowdlearn.simulate.izbicki_stern.replication_study` (the protocol of chapter 10:
 penalty grid, lambda chosen by S-hat on fresh validation items, expected error on 20,000
 test items) and prints, per setting, each method's mean expected test error with a 95%
 t-interval over seeds, and the paired differences with a verdict only where the interval
@@ -31,9 +31,9 @@ import numpy as np
 
 import crowdlearn
 from crowdlearn import ConvergenceWarning
-from crowdlearn.izbicki_stern import METHODS, bayes_error, replication_study
-from crowdlearn.simulate_sparse import simulate_izbicki_stern
-from crowdlearn.sparse_experts import SparseExpertsEM, sparse_experts_lambda_max
+from crowdlearn.simulate.izbicki_stern import METHODS, bayes_error, replication_study
+from crowdlearn.simulate.sparse import simulate_izbicki_stern
+from crowdlearn.features.sparse_experts import SparseExpertsEM, sparse_experts_lambda_max
 
 # Table 2 of the paper, "Simulated" rows: S-hat of (EM-Sparse, EM, Majority). The column
 # headers are lost in the extracted text; the order is inferred from section 4.1.

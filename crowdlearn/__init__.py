@@ -10,48 +10,52 @@ The package behind the crowdlearn book. Public API, flat:
   :class:`GLAD`, :class:`MACE`, :class:`WeightedMajorityVote`, :class:`Wawa`,
   :class:`ZeroBasedSkill`
 * agreement and doubt: :func:`krippendorff_alpha`, :func:`posterior_entropy`,
-  :func:`worker_quality_intervals` (:mod:`crowdlearn.agreement`)
+  :func:`worker_quality_intervals` (:mod:`crowdlearn.metrics`)
 * results by original id (pandas): :mod:`crowdlearn.frames`
 * the EM engine: :func:`run_em`, :func:`fit_em`
 * size limits on what a crowd may imply: :func:`size_limits`, :func:`set_size_limits`
-* simulators: :mod:`crowdlearn.simulate`, :mod:`crowdlearn.simulate_annotators`,
-  :mod:`crowdlearn.simulate_sparse`
-* model selection without true labels: :mod:`crowdlearn.model_selection`
+* simulators: :mod:`crowdlearn.simulate`, :mod:`crowdlearn.simulate.annotators`,
+  :mod:`crowdlearn.simulate.sparse`
+* model selection without true labels: :mod:`crowdlearn.selection`
 * derivations: :mod:`crowdlearn.symbolic`
 * real data sets: :mod:`crowdlearn.datasets`
 * widgets and experiments behind the chapters: :mod:`crowdlearn.widgets`,
-  :mod:`crowdlearn.widgets_annotators`,
+  :mod:`crowdlearn.widgets.annotators`,
   :mod:`crowdlearn.experiments`
 """
 
-from .dawid_skene import DawidSkene
-from .em import EMResult, EMState, fit_em, run_em
-from .exceptions import ConvergenceWarning, DegenerateFitWarning, NotFittedError
-from ._limits import SizeLimits, get_size_limits, set_size_limits, size_limits
-from .labels import (CrowdLabels, as_crowd_labels, from_dataframe, from_dense, from_table,
-                     from_triples)
-from .latent_class import LatentClassModel
-from .logistic_annotators import LogisticAnnotators
-from .majority_vote import MajorityVote
-from .glad import GLAD
-from .mace import MACE
-from .weighted_vote import Wawa, WeightedMajorityVote, ZeroBasedSkill
-from .agreement import krippendorff_alpha, posterior_entropy, worker_quality_intervals
-from .multilabel import (MultiCrowdLabels, MultiLabelDawidSkene, as_multi_labels,
-                         from_dense_multi, from_quadruples)
-from .naive_bayes import BernoulliNaiveBayes
-from .one_coin import OneCoinDawidSkene
-from .sparse_experts import MajorityVoteLogistic, SparseExpertsEM, sparse_experts_path
-from .model_selection import (expected_surrogate_risk, select_by_surrogate, select_penalty,
-                              surrogate_risk, true_risk)
-from . import (agreement, datasets, experiments, model_selection, simulate, simulate_annotators,
-               simulate_sparse, symbolic)
+from crowdlearn.aggregation.dawid_skene import DawidSkene
+from crowdlearn.em import EMResult, EMState, fit_em, run_em
+from crowdlearn.exceptions import ConvergenceWarning, DegenerateFitWarning, NotFittedError
+from crowdlearn._limits import SizeLimits, get_size_limits, set_size_limits, size_limits
+from crowdlearn.labels import (CrowdLabels, as_crowd_labels, from_dataframe, from_dense,
+                               from_table, from_triples)
+from crowdlearn.features.latent_class import LatentClassModel
+from crowdlearn.features.logistic_annotators import LogisticAnnotators
+from crowdlearn.aggregation.majority_vote import MajorityVote
+from crowdlearn.aggregation.glad import GLAD
+from crowdlearn.aggregation.mace import MACE
+from crowdlearn.aggregation.weighted_vote import Wawa, WeightedMajorityVote, ZeroBasedSkill
+from crowdlearn.metrics import krippendorff_alpha, posterior_entropy, worker_quality_intervals
+from crowdlearn.aggregation.multilabel import (MultiCrowdLabels, MultiLabelDawidSkene,
+                                               as_multi_labels, from_dense_multi, from_quadruples)
+from crowdlearn.features.naive_bayes import BernoulliNaiveBayes
+from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
+from crowdlearn.features.sparse_experts import (MajorityVoteLogistic, SparseExpertsEM,
+                                                sparse_experts_path)
+from crowdlearn.selection import (expected_surrogate_risk, select_by_surrogate, select_penalty,
+                                  surrogate_risk, true_risk)
+from crowdlearn import (aggregation, datasets, experiments, features, metrics, selection,
+                        simulate, symbolic)
+from crowdlearn import _moved
+
+_moved.install()  # the module paths of 0.1 (crowdlearn.dawid_skene, ...) for one more release
 
 __version__ = "0.1.0"
 
 __all__ = [
     "GLAD",
-    "agreement",
+    "metrics",
     "worker_quality_intervals",
     "posterior_entropy",
     "krippendorff_alpha",
@@ -82,7 +86,7 @@ __all__ = [
     "expected_surrogate_risk",
     "experiments",
     "fit_em",
-    "model_selection",
+    "selection",
     "from_dataframe",
     "from_dense",
     "from_dense_multi",
@@ -95,22 +99,25 @@ __all__ = [
     "select_penalty",
     "set_size_limits",
     "simulate",
-    "simulate_annotators",
-    "simulate_sparse",
     "size_limits",
     "sparse_experts_path",
     "surrogate_risk",
     "symbolic",
     "true_risk",
     "widgets",
-    "widgets_annotators",
+    "aggregation",
+    "features",
+    "classroom",
+    "distributed",
 ]
 
 
 def __getattr__(name):
     # crowdlearn.widgets pulls in ipywidgets and matplotlib: import it only when asked for
-    if name in ("widgets", "widgets_annotators"):
+    if name in ("widgets", "classroom", "distributed"):
         import importlib
 
-        return importlib.import_module(f".{name}", __name__)
+        return importlib.import_module(f"crowdlearn.{name}")
+    if f"crowdlearn.{name}" in _moved.OLD_TO_NEW:  # an old module path, e.g. crowdlearn.agreement
+        return _moved.load(f"crowdlearn.{name}")
     raise AttributeError(f"module 'crowdlearn' has no attribute {name!r}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .exceptions import NotFittedError
+from crowdlearn.exceptions import NotFittedError
 
 
 class BaseEstimator:

@@ -1,6 +1,6 @@
 """A minimal progress bar: an ``ipywidgets.IntProgress`` in a notebook, one text line elsewhere.
 
-Used by long loops such as :func:`crowdlearn.sparse_experts.sparse_experts_path`. It is
+Used by long loops such as :func:`crowdlearn.features.sparse_experts.sparse_experts_path`. It is
 off unless asked for (``progress=True``); nothing is printed or displayed otherwise.
 """
 

@@ -31,9 +31,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._progress import ProgressBar
-from ._validation import check_scalar
-from .exceptions import ConvergenceWarning
+from crowdlearn._progress import ProgressBar
+from crowdlearn._validation import check_scalar
+from crowdlearn.exceptions import ConvergenceWarning
 
 __all__ = ["EMState", "EMResult", "run_em", "fit_em"]
 

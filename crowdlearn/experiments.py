@@ -28,13 +28,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._base import normalize_log
-from ._validation import check_scalar
-from .dawid_skene import DawidSkene
-from .exceptions import ConvergenceWarning
-from .labels import CrowdLabels, as_crowd_labels
-from .majority_vote import MajorityVote
-from .simulate import one_coin_confusion, simulate_crowd
+from crowdlearn._base import normalize_log
+from crowdlearn._validation import check_scalar
+from crowdlearn.aggregation.dawid_skene import DawidSkene
+from crowdlearn.exceptions import ConvergenceWarning
+from crowdlearn.labels import CrowdLabels, as_crowd_labels
+from crowdlearn.aggregation.majority_vote import MajorityVote
+from crowdlearn.simulate import one_coin_confusion, simulate_crowd
 
 __all__ = [
     "CrowdComparison",

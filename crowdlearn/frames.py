@@ -145,7 +145,7 @@ def features_by_task(labels, X):
     """
     if X is None:
         return None
-    from .labels import CrowdLabels, _is_dataframe, from_dataframe
+    from crowdlearn.labels import CrowdLabels, _is_dataframe, from_dataframe
 
     if _is_dataframe(labels):
         ids = from_dataframe(labels).item_ids

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._limits import check_crowd_size
-from ._validation import check_int_array
+from crowdlearn._limits import check_crowd_size
+from crowdlearn._validation import check_int_array
 
 __all__ = ["CrowdLabels", "from_triples", "from_dense", "from_table", "from_dataframe",
            "as_crowd_labels"]

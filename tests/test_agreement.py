@@ -1,4 +1,4 @@
-"""Tests of crowdlearn.agreement: Krippendorff's alpha, posterior entropy, and
+"""Tests of crowdlearn.metrics: Krippendorff's alpha, posterior entropy, and
 confidence intervals for the workers' quality."""
 
 import itertools
@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 from scipy.special import logsumexp
 
-from crowdlearn.agreement import (WorkerQualityIntervals, _one_coin_information,
+from crowdlearn.metrics import (WorkerQualityIntervals, _one_coin_information,
                                   _training_crowd, coincidence_matrix, krippendorff_alpha,
                                   posterior_entropy, worker_quality_intervals)
-from crowdlearn.dawid_skene import DawidSkene, DawidSkeneParams, _Data, _flat_indices
+from crowdlearn.aggregation.dawid_skene import DawidSkene, DawidSkeneParams, _Data, _flat_indices
 from crowdlearn.exceptions import NotFittedError
 from crowdlearn.labels import from_triples
-from crowdlearn.one_coin import OneCoinDawidSkene, _one_coin_matrices
+from crowdlearn.aggregation.one_coin import OneCoinDawidSkene, _one_coin_matrices
 from crowdlearn.simulate import one_coin_confusion, simulate_crowd
 
 
@@ -287,7 +287,7 @@ def test_bootstrap_has_no_label_switching():
 def test_bootstrap_identity_resample_reproduces_the_fit():
     """A resample drawing every item once is the training set: EM warm-started at the
     fit stays there."""
-    from crowdlearn.agreement import _Resampler
+    from crowdlearn.metrics import _Resampler
     sim = one_coin_sim(5, n_items=200, K=3)
     for model in (quiet_fit(DawidSkene(tol=1e-13, max_iter=3000), sim.labels),
                   quiet_fit(OneCoinDawidSkene(alpha=1.0, tol=1e-13, max_iter=3000),

@@ -57,12 +57,12 @@ def bwrap():
 
 @pytest.fixture(scope="module")
 def no_policy():
-    """The cheating policy (crowdlearn.classroom_policy, tested on its own) switched off, so
+    """The cheating policy (crowdlearn.classroom.policy, tested on its own) switched off, so
     these tests see the grader's own scores; its integration is tested with a fake one."""
-    fake = types.ModuleType("crowdlearn.classroom_policy")
+    fake = types.ModuleType("crowdlearn.classroom.policy")
     fake.flagged_checks = lambda nb, name: {}
     with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(sys.modules, "crowdlearn.classroom_policy", fake)
+        mp.setitem(sys.modules, "crowdlearn.classroom.policy", fake)
         yield
 
 
@@ -439,9 +439,9 @@ def test_flagged_checks_are_zeroed_with_the_reason(bwrap, tmp_path, instructor, 
             return {"check_prior": "your answer calls crowdlearn.symbolic"}
         return {}
 
-    fake = types.ModuleType("crowdlearn.classroom_policy")
+    fake = types.ModuleType("crowdlearn.classroom.policy")
     fake.flagged_checks = flagged_checks
-    monkeypatch.setitem(sys.modules, "crowdlearn.classroom_policy", fake)
+    monkeypatch.setitem(sys.modules, "crowdlearn.classroom.policy", fake)
     by = _by(classroom.grade(subs, SOURCE, timeout=TIMEOUT))
     assert seen == [A1, A1]
     auto = _auto(instructor)

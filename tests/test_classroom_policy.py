@@ -1,4 +1,4 @@
-"""crowdlearn.classroom_policy: the static audit of submissions and the checks' helpers.
+"""crowdlearn.classroom.policy: the static audit of submissions and the checks' helpers.
 
 * the instructor version of every assignment is clean (no false positive);
 * a submission that calls the package's reference implementation instead of the student's own
@@ -27,7 +27,7 @@ from conftest import BOOK
 jupytext = pytest.importorskip("jupytext")
 nbformat = pytest.importorskip("nbformat")
 
-from crowdlearn import classroom_policy as policy  # noqa: E402
+from crowdlearn.classroom import policy  # noqa: E402
 from crowdlearn.classroom import replace_solution  # noqa: E402
 
 SOURCE = BOOK / "assignments"
@@ -116,7 +116,7 @@ def test_every_assignment_binds_the_check_helpers_before_any_solution(notebooks,
     assert _meta(nb.cells[helpers]) == {"grade": False, "grade_id": "check_helpers",
                                         "locked": True, "schema_version": 3,
                                         "solution": False, "task": False}
-    assert "from crowdlearn.classroom_policy import checks as _checks" in \
+    assert "from crowdlearn.classroom.policy import checks as _checks" in \
         nb.cells[helpers].source
     for cell in nb.cells:
         if _meta(cell).get("grade") and cell.cell_type == "code":
@@ -159,13 +159,13 @@ CALLS_THE_PACKAGE = [
         class_prior, confusion = fit.class_prior_, fit.confusion_
         """, "DawidSkene"),
     ("a4_logistic_gradients", "crowd_gradient", """
-        from crowdlearn._logistic import weighted_logistic_objective
+        from crowdlearn._solvers.logistic import weighted_logistic_objective
         _, g, *_ = weighted_logistic_objective(params.coef, params.intercept, X, mu)
         return LogisticAnnotatorsParams(g[:-1], g[-1], params.reliability_coef * 0,
                                         params.reliability_intercept * 0)
-        """, "crowdlearn._logistic"),
+        """, "crowdlearn._solvers.logistic"),
     ("a5_choosing_penalty", "surrogate", """
-        from crowdlearn.model_selection import surrogate_risk
+        from crowdlearn.selection import surrogate_risk
         return surrogate_risk(pred, Y)
         """, "surrogate_risk"),
     ("a5_choosing_penalty", "risks", """
@@ -192,7 +192,7 @@ def test_calling_the_package_flags_the_task(notebooks, name, cell, code, phrase)
 A1_ESTIMATOR_CHEATS = {
     "alias": "import crowdlearn as c\nm = c.naive_bayes.BernoulliNaiveBayes(alpha=0)",
     "alias_assignment": "import crowdlearn\nc = crowdlearn\nm = c.BernoulliNaiveBayes(alpha=0)",
-    "submodule_alias": "import crowdlearn.naive_bayes as nbm\nm = nbm.BernoulliNaiveBayes()",
+    "submodule_alias": "import crowdlearn.features.naive_bayes as nbm\nm = nbm.BernoulliNaiveBayes()",
     "getattr_constant": "import crowdlearn\nm = getattr(crowdlearn, 'BernoulliNaiveBayes')",
     "getattr_computed": "import crowdlearn\nm = getattr(crowdlearn, 'sym' + 'bolic')",
     "importlib": "import importlib\nm = importlib.import_module('crowdlearn.symbolic')",
@@ -205,7 +205,7 @@ A1_ESTIMATOR_CHEATS = {
     "check_only_name": "m = BernoulliNaiveBayes(alpha=0)",  # imported by a later check cell
     "check_result": "m = reference.numeric",  # bound by check_prior from crowdlearn.symbolic
     "star_import": "from crowdlearn import *",
-    "private_module": "from crowdlearn._logistic import weighted_logistic_objective as f",
+    "private_module": "from crowdlearn._solvers.logistic import weighted_logistic_objective as f",
     "dunder": "m = np.__dict__",
     "sys_modules": "import sys\nm = sys.modules['crowdlearn.symbolic']",
     "ipython_magic": "%time m = BernoulliNaiveBayes(alpha=0)",
@@ -214,7 +214,7 @@ A1_ESTIMATOR_CHEATS = {
     "sympify_code": "m = sp.sympify('__import__(\"crowdlearn\")')",
     "pickle": "import pickle\nm = pickle.loads(b'')",
     "os_system": "import os\nos.system('cp /dev/null x')",
-    "policy_module": "import crowdlearn.classroom_policy as cp\nm = cp.checks",
+    "policy_module": "import crowdlearn.classroom.policy as cp\nm = cp.checks",
 }
 
 
@@ -369,7 +369,7 @@ ALLOWED = [
         confusion = (counts + a) / (counts.sum(axis=2, keepdims=True) + K * a)
         """),
     ("a4_logistic_gradients", "crowd_gradient", """
-        from crowdlearn.logistic_annotators import LogisticAnnotatorsParams as P
+        from crowdlearn.features.logistic_annotators import LogisticAnnotatorsParams as P
         from scipy.special import expit
         r = mu - expit(X @ params.coef + params.intercept)
         eta = expit(np.sum(X[item] * params.reliability_coef[annotator], axis=1)
@@ -410,16 +410,16 @@ def test_allowlisted_uses_are_not_flagged(notebooks, name, cell, code):
 
 
 def test_allowlists():
-    assert "crowdlearn.sparse_experts.SparseExpertsEM" in policy.allowlist(
+    assert "crowdlearn.features.sparse_experts.SparseExpertsEM" in policy.allowlist(
         "a5_choosing_penalty")
-    assert "crowdlearn.logistic_annotators.LogisticAnnotatorsParams" in policy.allowlist(
+    assert "crowdlearn.features.logistic_annotators.LogisticAnnotatorsParams" in policy.allowlist(
         "a4_logistic_gradients")
     for name in ASSIGNMENTS:
         allowed = policy.allowlist(name)
         assert "crowdlearn.simulate" in allowed
-        for reference in ("crowdlearn.symbolic", "crowdlearn.dawid_skene.DawidSkene",
-                          "crowdlearn.model_selection.surrogate_risk",
-                          "crowdlearn._logistic", "crowdlearn.naive_bayes"):
+        for reference in ("crowdlearn.symbolic", "crowdlearn.aggregation.dawid_skene.DawidSkene",
+                          "crowdlearn.selection.surrogate_risk",
+                          "crowdlearn._solvers.logistic", "crowdlearn.features.naive_bayes"):
             assert reference not in allowed
 
 

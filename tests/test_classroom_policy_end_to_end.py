@@ -1,4 +1,4 @@
-"""End to end with the real cheating policy (crowdlearn.classroom_policy), in its own module:
+"""End to end with the real cheating policy (crowdlearn.classroom.policy), in its own module:
 tests/test_classroom_grading.py switches the policy off for the whole of that module."""
 
 from test_classroom_grading import (A1, SOURCE, TIMEOUT, _auto, _by, _prepend,  # noqa: F401
@@ -7,7 +7,7 @@ from test_classroom_grading import (A1, SOURCE, TIMEOUT, _auto, _by, _prepend,  
 
 def test_real_policy_zeroes_the_package_caller_and_the_monkeypatcher(bwrap, tmp_path,
                                                                       instructor):
-    """End to end, with the real crowdlearn.classroom_policy: a submission that imports the
+    """End to end, with the real crowdlearn.classroom.policy: a submission that imports the
     package's reference estimator loses that task's checks only; one that patches numpy
     loses every check after the patch; the honest one keeps everything."""
     subs = tmp_path / "subs"

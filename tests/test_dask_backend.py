@@ -1,4 +1,4 @@
-"""Fitting Dawid--Skene models on a dask DataFrame (crowdlearn.dask_backend): the same
+"""Fitting Dawid--Skene models on a dask DataFrame (crowdlearn.distributed.dask_backend): the same
 answer as the in-memory fit, whatever the partitioning."""
 
 import warnings
@@ -11,7 +11,7 @@ dd = pytest.importorskip("dask.dataframe")
 pd = pytest.importorskip("pandas")
 
 from crowdlearn import DawidSkene, OneCoinDawidSkene  # noqa: E402
-from crowdlearn.dask_backend import fit_dask  # noqa: E402
+from crowdlearn.distributed.dask_backend import fit_dask  # noqa: E402
 from crowdlearn.exceptions import ConvergenceWarning  # noqa: E402
 from crowdlearn.simulate import one_coin_confusion, simulate_crowd  # noqa: E402
 
@@ -203,7 +203,7 @@ def test_relabelling_without_a_cluster(monkeypatch, model):
     """Start EM from the vote with its two classes swapped: it ends in the swapped copy,
     which the fit relabels to agree with the vote, in memory and here alike. Runs in
     this process (no distributed client), so the patched start reaches the partitions."""
-    from crowdlearn.dask_backend import _LocalClient
+    from crowdlearn.distributed.dask_backend import _LocalClient
 
     start = DawidSkene._majority_start
     swapped = []

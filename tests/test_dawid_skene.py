@@ -1,4 +1,4 @@
-"""Tests of the Dawid--Skene model (crowdlearn.dawid_skene)."""
+"""Tests of the Dawid--Skene model (crowdlearn.aggregation.dawid_skene)."""
 
 import math
 import warnings
@@ -8,11 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crowdlearn.dawid_skene import DawidSkene
+from crowdlearn.aggregation.dawid_skene import DawidSkene
 from crowdlearn.datasets import load_dataset
 from crowdlearn.exceptions import ConvergenceWarning, NotFittedError
 from crowdlearn.labels import from_table, from_triples
-from crowdlearn.majority_vote import MajorityVote
+from crowdlearn.aggregation.majority_vote import MajorityVote
 from crowdlearn.simulate import one_coin_confusion, random_confusion, simulate_crowd
 
 

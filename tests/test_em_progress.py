@@ -8,7 +8,7 @@ import pytest
 import crowdlearn._progress as progress_module
 import crowdlearn.em as em
 from crowdlearn import ConvergenceWarning, DawidSkene, fit_em
-from crowdlearn.one_coin import OneCoinDawidSkene
+from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
 from crowdlearn.simulate import one_coin_confusion, simulate_crowd
 
 

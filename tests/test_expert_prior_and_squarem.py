@@ -9,8 +9,8 @@ import pytest
 from scipy.special import log_expit
 
 from crowdlearn import ConvergenceWarning, run_em
-from crowdlearn.simulate_sparse import simulate_izbicki_stern, simulate_sparse_experts
-from crowdlearn.sparse_experts import SparseExpertsEM, SparseExpertsParams
+from crowdlearn.simulate.sparse import simulate_izbicki_stern, simulate_sparse_experts
+from crowdlearn.features.sparse_experts import SparseExpertsEM, SparseExpertsParams
 
 from test_em import BernoulliMixture, assert_non_decreasing, mixture_data  # noqa: F401
 from test_sparse_experts import brute_objective, sparse_crowd, tiny_problem

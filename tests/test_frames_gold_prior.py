@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from crowdlearn import DawidSkene, OneCoinDawidSkene, from_dataframe, from_triples
-from crowdlearn.dawid_skene import _Data, _flat_indices
+from crowdlearn.aggregation.dawid_skene import _Data, _flat_indices
 from crowdlearn.simulate import one_coin_confusion, random_confusion, simulate_crowd
 
 pd = pytest.importorskip("pandas")

@@ -1,4 +1,4 @@
-"""Tests of the GLAD model (crowdlearn.glad)."""
+"""Tests of the GLAD model (crowdlearn.aggregation.glad)."""
 
 import math
 import warnings
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from crowdlearn.exceptions import ConvergenceWarning, NotFittedError
-from crowdlearn.glad import GLAD, GLADParams, glad_q_and_grad
+from crowdlearn.aggregation.glad import GLAD, GLADParams, glad_q_and_grad
 from crowdlearn.labels import from_triples
-from crowdlearn.majority_vote import MajorityVote
+from crowdlearn.aggregation.majority_vote import MajorityVote
 
 
 # -- brute force: the model written out with loops, straight from its definition -------------

@@ -1,4 +1,4 @@
-"""crowdlearn.izbicki_stern: the chapter 10 study, scored and summarised correctly."""
+"""crowdlearn.simulate.izbicki_stern: the chapter 10 study, scored and summarised correctly."""
 
 import os
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from crowdlearn.izbicki_stern import (METHODS, Study, bayes_error, expected_error, replicate,
+from crowdlearn.simulate.izbicki_stern import (METHODS, Study, bayes_error, expected_error, replicate,
                                       replication_study)
 
 SMALL = dict(n_train=300, n_valid=300, n_test=2000, n_lambdas=2)

@@ -1,9 +1,9 @@
-"""Chapter 8's browser-side EM (crowdlearn/static/annotators_em.js) gives the package's numbers.
+"""Chapter 8's browser-side EM (crowdlearn/widgets/static/annotators_em.js) gives the package's numbers.
 
 For many explorer settings the JavaScript simulates a crowd whose reliability depends on
 the item, and fits majority vote, Dawid--Skene and the logistic-annotator model; the
 package then fits :class:`crowdlearn.LogisticAnnotators` and :class:`crowdlearn.DawidSkene`
-on that same crowd (:func:`crowdlearn.widgets_annotators.fit_explorer_crowd`), and the
+on that same crowd (:func:`crowdlearn.widgets.annotators.fit_explorer_crowd`), and the
 posteriors must agree to 1e-9 with the same iteration counts, convergence flags, sign flip,
 objective history and accuracies. Run in Node (whenever ``node`` is installed) and in
 headless Chromium (skipped without it, except under CI).
@@ -19,7 +19,7 @@ import pytest
 
 import crowdlearn as cl
 from crowdlearn.widgets import _live_module
-from crowdlearn.widgets_annotators import fit_explorer_crowd
+from crowdlearn.widgets.annotators import fit_explorer_crowd
 
 from conftest import CHROMIUM_ARGS, chromium_or_skip, run_node_module, serve
 

@@ -1,4 +1,4 @@
-"""The browser-side EM (crowdlearn/static/crowd_em.js) gives the package's numbers.
+"""The browser-side EM (crowdlearn/widgets/static/crowd_em.js) gives the package's numbers.
 
 For many explorer settings, the JavaScript simulates a crowd and fits Dawid--Skene;
 the package then fits :class:`crowdlearn.DawidSkene` on that same crowd, and the
@@ -24,7 +24,7 @@ from crowdlearn.simulate import one_coin_confusion
 
 from conftest import CHROMIUM_ARGS, chromium_or_skip, run_node_module, serve
 
-STATIC = Path(cl.__file__).parent / "static"
+STATIC = Path(cl.__file__).parent / "widgets" / "static"
 ENGINE = STATIC / "crowd_em.js"
 
 SETTINGS = (

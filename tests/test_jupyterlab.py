@@ -155,13 +155,13 @@ print(f"RESULT experts={s['nExperts']} updates={r['updates']} agree={same}")
 ```
 
 ```{code-cell} ipython3
-from crowdlearn.widgets_annotators import LogisticAnnotatorsExplorer
+from crowdlearn.widgets.annotators import LogisticAnnotatorsExplorer
 la = LogisticAnnotatorsExplorer(n_annotators=4, seed=0)
 la
 ```
 
 ```{code-cell} ipython3
-from crowdlearn.widgets_annotators import fit_explorer_crowd
+from crowdlearn.widgets.annotators import fit_explorer_crowd
 r = la.live_widget().result
 s = r["settings"]
 T = s["nAnnotators"]

@@ -1,4 +1,4 @@
-"""Tests of the weighted L1-penalised logistic regression solver (crowdlearn._l1_logistic)."""
+"""Tests of the weighted L1-penalised logistic regression solver (crowdlearn._solvers.l1_logistic)."""
 
 import warnings
 
@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-from crowdlearn._l1_logistic import (fit_l1_logistic, kkt_violation, l1_logistic_gradient,
+from crowdlearn._solvers.l1_logistic import (fit_l1_logistic, kkt_violation, l1_logistic_gradient,
                                      l1_logistic_lambda_max, l1_logistic_objective)
-from crowdlearn._logistic import fit_weighted_logistic
+from crowdlearn._solvers.logistic import fit_weighted_logistic
 
 
 def random_problem(seed, n=300, d=6, n_rows=None, G=1, shift=True):
@@ -261,7 +261,7 @@ CURVATURE_CASES = {
 
 @pytest.mark.parametrize("name", list(CURVATURE_CASES))
 def test_curvature_equals_reference_hessian(name):
-    from crowdlearn._l1_logistic import _check_problem, _Curvature
+    from crowdlearn._solvers.l1_logistic import _check_problem, _Curvature
     spec = CURVATURE_CASES[name]
     rng = np.random.default_rng(len(name))
     n, d, G = spec["n"], spec["d"], spec["G"]
@@ -316,7 +316,7 @@ def test_curvature_equals_reference_hessian(name):
 def test_coordinate_descent_solves_the_penalised_quadratic():
     """The model maximised by each proximal Newton step: its KKT conditions hold at the
     result, with many intercepts (vectorised sweep, Schur-complement solve)."""
-    from crowdlearn._l1_logistic import (_check_problem, _coordinate_descent, _Curvature,
+    from crowdlearn._solvers.l1_logistic import (_check_problem, _coordinate_descent, _Curvature,
                                          _violation)
     rng = np.random.default_rng(5)
     n, d, G = 400, 12, 60

@@ -1,4 +1,4 @@
-"""Tests of the weighted logistic regression solver (crowdlearn._logistic)."""
+"""Tests of the weighted logistic regression solver (crowdlearn._solvers.logistic)."""
 
 import warnings
 
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy.optimize import approx_fprime, minimize
 from scipy.special import expit, log_expit
 
-from crowdlearn._logistic import fit_weighted_logistic, weighted_logistic_objective
+from crowdlearn._solvers.logistic import fit_weighted_logistic, weighted_logistic_objective
 
 
 # -- the objective, written out independently of the package ------------------------------------
@@ -239,7 +239,7 @@ GROUP_KINDS = ["one group", "few large groups, one empty", "one row per group, m
 @pytest.mark.parametrize("kind", GROUP_KINDS)
 @pytest.mark.parametrize("chunk", [None, 50])
 def test_group_gram_equals_reference(kind, chunk, monkeypatch):
-    from crowdlearn import _logistic
+    from crowdlearn._solvers import logistic as _logistic
     if chunk is not None:   # tiny chunks: the small groups are summed in many pieces
         monkeypatch.setattr(_logistic, "_OUTER_CHUNK_ENTRIES", chunk)
     rng = np.random.default_rng(len(kind))

@@ -1,5 +1,5 @@
-"""Tests of LogisticAnnotators (crowdlearn.logistic_annotators) and its simulator
-(crowdlearn.simulate_annotators)."""
+"""Tests of LogisticAnnotators (crowdlearn.features.logistic_annotators) and its simulator
+(crowdlearn.simulate.annotators)."""
 
 import itertools
 import math
@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from scipy.special import expit, logit
 
 from crowdlearn import DawidSkene, MajorityVote, from_dense, from_triples
-from crowdlearn._logistic import fit_weighted_logistic, weighted_logistic_objective
+from crowdlearn._solvers.logistic import fit_weighted_logistic, weighted_logistic_objective
 from crowdlearn.exceptions import ConvergenceWarning, NotFittedError
-from crowdlearn.logistic_annotators import (LogisticAnnotators, LogisticAnnotatorsParams,
+from crowdlearn.features.logistic_annotators import (LogisticAnnotators, LogisticAnnotatorsParams,
                                             observed_log_likelihood)
-from crowdlearn.simulate_annotators import simulate_logistic_annotators
+from crowdlearn.simulate.annotators import simulate_logistic_annotators
 
 
 # -- the model written out with loops, straight from its definition -----------------------------

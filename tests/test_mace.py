@@ -1,4 +1,4 @@
-"""Tests of MACE (crowdlearn.mace): brute force, the M-step, EM's monotonicity, recovery."""
+"""Tests of MACE (crowdlearn.aggregation.mace): brute force, the M-step, EM's monotonicity, recovery."""
 
 import math
 import warnings
@@ -8,8 +8,8 @@ import pytest
 
 from crowdlearn.exceptions import ConvergenceWarning, NotFittedError
 from crowdlearn.labels import from_triples
-from crowdlearn.mace import MACE, MACEParams, mace_confusion
-from crowdlearn.majority_vote import MajorityVote
+from crowdlearn.aggregation.mace import MACE, MACEParams, mace_confusion
+from crowdlearn.aggregation.majority_vote import MajorityVote
 
 
 # -- the model written out with loops, straight from its definition ---------------------------

@@ -1,5 +1,5 @@
 """Tests of the surrogate risk S-hat and model selection without true labels
-(crowdlearn.model_selection)."""
+(crowdlearn.selection)."""
 
 import warnings
 
@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 
 from crowdlearn import from_dense, from_triples
 from crowdlearn.exceptions import ConvergenceWarning
-from crowdlearn.model_selection import (expected_surrogate_risk, select_by_surrogate,
+from crowdlearn.selection import (expected_surrogate_risk, select_by_surrogate,
                                         select_penalty, surrogate_bias_bound,
                                         surrogate_decomposition, surrogate_risk, true_risk)
-from crowdlearn.simulate_sparse import simulate_sparse_experts
-from crowdlearn.sparse_experts import MajorityVoteLogistic, SparseExpertsEM
+from crowdlearn.simulate.sparse import simulate_sparse_experts
+from crowdlearn.features.sparse_experts import MajorityVoteLogistic, SparseExpertsEM
 
 
 # -- S-hat and R-hat by hand ---------------------------------------------------------------------

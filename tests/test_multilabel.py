@@ -1,4 +1,4 @@
-"""Tests of the multi-label Dawid--Skene model (crowdlearn.multilabel)."""
+"""Tests of the multi-label Dawid--Skene model (crowdlearn.aggregation.multilabel)."""
 
 import itertools
 import math
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from crowdlearn import DawidSkene
 from crowdlearn.exceptions import ConvergenceWarning, NotFittedError
-from crowdlearn.multilabel import (MultiCrowdLabels, MultiLabelDawidSkene, as_multi_labels,
+from crowdlearn.aggregation.multilabel import (MultiCrowdLabels, MultiLabelDawidSkene, as_multi_labels,
                                    from_dense_multi, from_quadruples)
 from crowdlearn.simulate import random_confusion, simulate_crowd
 

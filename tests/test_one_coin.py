@@ -1,4 +1,4 @@
-"""Tests of the one-coin Dawid--Skene model (crowdlearn.one_coin)."""
+"""Tests of the one-coin Dawid--Skene model (crowdlearn.aggregation.one_coin)."""
 
 import math
 import warnings
@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from crowdlearn.dawid_skene import DawidSkene
+from crowdlearn.aggregation.dawid_skene import DawidSkene
 from crowdlearn.datasets import load_dataset
 from crowdlearn.exceptions import ConvergenceWarning, NotFittedError
 from crowdlearn.labels import from_triples
-from crowdlearn.majority_vote import MajorityVote
-from crowdlearn.one_coin import OneCoinDawidSkene
+from crowdlearn.aggregation.majority_vote import MajorityVote
+from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
 from crowdlearn.simulate import one_coin_confusion, random_confusion, simulate_crowd
 
 
@@ -376,7 +376,7 @@ def test_params_and_repr():
 
 
 def test_relabelling_flips_binary_copies_and_leaves_k_above_two_alone():
-    from crowdlearn.dawid_skene import DawidSkeneParams, _Data, _flat_indices
+    from crowdlearn.aggregation.dawid_skene import DawidSkeneParams, _Data, _flat_indices
 
     sim = one_coin_crowd(seed=14, K=2, n_items=300)
     oc = OneCoinDawidSkene().fit(sim.labels)

@@ -1,5 +1,5 @@
-"""Tests of SparseExpertsEM and its penalty path (crowdlearn.sparse_experts) and of the
-simulators in crowdlearn.simulate_sparse."""
+"""Tests of SparseExpertsEM and its penalty path (crowdlearn.features.sparse_experts) and of the
+simulators in crowdlearn.simulate.sparse."""
 
 import math
 import warnings
@@ -9,11 +9,11 @@ import pytest
 from scipy.special import expit
 
 from crowdlearn import from_triples
-from crowdlearn._l1_logistic import fit_l1_logistic, kkt_violation
+from crowdlearn._solvers.l1_logistic import fit_l1_logistic, kkt_violation
 from crowdlearn.exceptions import ConvergenceWarning, NotFittedError
-from crowdlearn.simulate_sparse import (IZBICKI_STERN, simulate_izbicki_stern,
+from crowdlearn.simulate.sparse import (IZBICKI_STERN, simulate_izbicki_stern,
                                         simulate_sparse_experts)
-from crowdlearn.sparse_experts import (MajorityVoteLogistic, SparseExpertsEM,
+from crowdlearn.features.sparse_experts import (MajorityVoteLogistic, SparseExpertsEM,
                                        SparseExpertsParams, sparse_experts_lambda_max,
                                        sparse_experts_path)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from crowdlearn import classroom
-from crowdlearn.classroom_kit import INSTRUCTOR_ONLY, build_student_kit
+from crowdlearn.classroom.kit import INSTRUCTOR_ONLY, build_student_kit
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,16 +1,16 @@
-"""Tests of the weighted majority votes (crowdlearn.weighted_vote)."""
+"""Tests of the weighted majority votes (crowdlearn.aggregation.weighted_vote)."""
 
 import math
 
 import numpy as np
 import pytest
 
-from crowdlearn.dawid_skene import DawidSkeneParams, _Data, _flat_indices
+from crowdlearn.aggregation.dawid_skene import DawidSkeneParams, _Data, _flat_indices
 from crowdlearn.exceptions import NotFittedError
 from crowdlearn.labels import from_dense, from_triples
-from crowdlearn.one_coin import OneCoinDawidSkene
+from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
 from crowdlearn.simulate import one_coin_confusion, simulate_crowd
-from crowdlearn.weighted_vote import (Wawa, WeightedMajorityVote, ZeroBasedSkill,
+from crowdlearn.aggregation.weighted_vote import (Wawa, WeightedMajorityVote, ZeroBasedSkill,
                                       log_odds_weights)
 
 
@@ -137,7 +137,7 @@ def test_ties_go_to_the_lowest_class():
 
 
 def test_no_skills_is_the_plain_majority_vote():
-    from crowdlearn.majority_vote import MajorityVote
+    from crowdlearn.aggregation.majority_vote import MajorityVote
     for weights in ("log-odds", "linear"):
         wmv = WeightedMajorityVote(weights=weights).fit(TOY[:3])
         np.testing.assert_allclose(wmv.posterior_, MajorityVote().fit(TOY[:3]).posterior_)
@@ -258,7 +258,7 @@ def test_zero_based_skill_stops_early_and_reports_it():
 def test_weighted_votes_beat_plain_majority_on_a_skewed_crowd():
     sim = simulate_crowd(2000, one_coin_confusion([0.95, 0.9, 0.4, 0.4, 0.4], 3),
                          random_state=0)
-    from crowdlearn.majority_vote import MajorityVote
+    from crowdlearn.aggregation.majority_vote import MajorityVote
     mv = (MajorityVote(tie_break="lowest").fit(sim.labels).labels_ == sim.truth).mean()
     for est in (Wawa(), ZeroBasedSkill(), Wawa(weights="log-odds")):
         assert (est.fit(sim.labels).labels_ == sim.truth).mean() > mv

@@ -1,4 +1,4 @@
-"""Headless tests of LogisticAnnotatorsExplorer (crowdlearn.widgets_annotators).
+"""Headless tests of LogisticAnnotatorsExplorer (crowdlearn.widgets.annotators).
 
 ipywidgets callbacks run synchronously in plain Python, so setting a slider's
 ``value`` recomputes at once; no kernel or browser is needed.
@@ -14,8 +14,8 @@ import pytest  # noqa: E402
 from scipy.special import expit  # noqa: E402
 
 from crowdlearn import LogisticAnnotators, from_triples  # noqa: E402
-from crowdlearn.simulate_annotators import simulate_logistic_annotators  # noqa: E402
-from crowdlearn.widgets_annotators import (  # noqa: E402
+from crowdlearn.simulate.annotators import simulate_logistic_annotators  # noqa: E402
+from crowdlearn.widgets.annotators import (  # noqa: E402
     DEFAULT_SLOPES,
     LogisticAnnotatorsExplorer,
     bayes_posterior,

@@ -5,7 +5,7 @@ hidden truth, and experts who err with a probability that depends on the item
 through an expert-specific intercept :math:`\alpha_k` and coefficients
 :math:`\gamma` shared by all experts. An L1 penalty on :math:`\beta` and
 :math:`\gamma` makes the fit sparse; EM's M-step is then two weighted
-L1-penalised logistic regressions (:mod:`crowdlearn._l1_logistic`).
+L1-penalised logistic regressions (:mod:`crowdlearn._solvers.l1_logistic`).
 
 * :class:`SparseExpertsEM` -- the estimator.
 * :func:`sparse_experts_path` (or :meth:`SparseExpertsEM.path`) -- a decreasing
@@ -26,15 +26,17 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit, log_expit
 
-from ._base import BaseEstimator, normalize_log
-from ._l1_logistic import fit_l1_logistic, l1_logistic_lambda_max
-from ._progress import ProgressBar
-from ._validation import _describe_positions, check_random_state, check_em_params, check_scalar
-from .em import fit_em
-from .exceptions import ConvergenceWarning
-from .frames import features_by_task
-from .labels import CrowdLabels, _reindex_onto, as_crowd_labels
-from .logistic_annotators import _check_features, _orient_by_vote, _soft_vote
+from crowdlearn._base import BaseEstimator, normalize_log
+from crowdlearn._solvers.l1_logistic import fit_l1_logistic, l1_logistic_lambda_max
+from crowdlearn._progress import ProgressBar
+from crowdlearn._validation import (_describe_positions, check_random_state, check_em_params,
+                                    check_scalar)
+from crowdlearn.em import fit_em
+from crowdlearn.exceptions import ConvergenceWarning
+from crowdlearn.frames import features_by_task
+from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
+from crowdlearn.features._binary import _check_features, _orient_by_vote, _soft_vote
+from crowdlearn.features._binary import _as_binary_labels, _read_labels  # noqa: F401
 
 __all__ = ["SparseExpertsEM", "SparseExpertsParams", "SparseExpertsPath",
            "sparse_experts_path", "sparse_experts_lambda_max", "MajorityVoteLogistic"]
@@ -76,58 +78,6 @@ class _Data(NamedTuple):
     crowd: CrowdLabels
     X: np.ndarray     # (n_items, d)
     sign: np.ndarray  # (n_labels,): +1 for label 1, -1 for label 0
-
-
-
-def _as_binary_labels(labels) -> CrowdLabels:
-    """Any accepted label form as binary CrowdLabels (``n_classes == 2`` even if every
-    label is 0), with a clear error for other labels."""
-    if labels is None:
-        raise ValueError("labels is None: pass a CrowdLabels, an (item, expert, label) tuple "
-                         "or an (n_items, n_experts) matrix with -1 for missing")
-    if isinstance(labels, CrowdLabels):
-        crowd = labels
-    else:
-        try:
-            crowd = as_crowd_labels(labels, n_classes=2)
-        except ValueError as exc:
-            if "label has values out of range" in str(exc):
-                raise ValueError(f"labels must be binary (0 or 1); {exc}") from None
-            raise
-    if crowd.n_labels == 0:
-        raise ValueError("labels holds no label at all")
-    if crowd.label.max() > 1 or crowd.n_classes > 2:
-        bad = crowd.label > 1
-        if bad.any():
-            raise ValueError(f"labels must be binary (0 or 1), got label "
-                             f"{int(crowd.label[bad][0])} at label position(s) "
-                             f"{_describe_positions(bad)}")
-        raise ValueError(f"labels must be binary, got n_classes={crowd.n_classes}")
-    return CrowdLabels(crowd.item, crowd.expert, crowd.label, crowd.n_items, crowd.n_experts,
-                       2, crowd.item_ids, crowd.expert_ids, crowd.class_ids)
-
-
-def _read_labels(labels, X: np.ndarray, n_experts: int | None = None, ids=None) -> CrowdLabels:
-    """Binary CrowdLabels whose items are the rows of ``X``, with clear errors; with ``ids``
-    (a fitted model's ``(expert_ids_, class_ids_)``) new table ids are mapped onto them."""
-    crowd = _as_binary_labels(labels)
-    if ids is not None:
-        crowd = _reindex_onto(crowd, *ids)
-    if n_experts is not None and crowd.expert.max() >= n_experts:
-        raise ValueError(f"unknown expert {int(crowd.expert.max())}: the model was fitted on "
-                         f"{n_experts} experts (indices 0 to {n_experts - 1})")
-    if n_experts is not None and crowd.n_experts > n_experts:
-        raise ValueError(f"unknown experts: the labels come from {crowd.n_experts} experts but "
-                         f"the model was fitted on {n_experts}")
-    n_items = crowd.n_items
-    if X.shape[0] != n_items:
-        if isinstance(labels, tuple) and X.shape[0] > n_items:
-            n_items = X.shape[0]  # items beyond the largest index simply have no label
-        else:
-            raise ValueError(f"X has {X.shape[0]} rows but the labels describe {n_items} items")
-    K = crowd.n_experts if n_experts is None else n_experts
-    return CrowdLabels(crowd.item, crowd.expert, crowd.label, n_items, K, 2,
-                       crowd.item_ids, crowd.expert_ids, crowd.class_ids)
 
 
 def _log_joint(data: _Data, p: SparseExpertsParams) -> np.ndarray:
@@ -249,7 +199,7 @@ class SparseExpertsEM(BaseEstimator):
         A run stops when :math:`F` rises by at most ``tol * max(1, |F|)``.
     m_step_tol : float, default 1e-9
         KKT tolerance of each M-step's L1 logistic regression (relative to its
-        total weight, see :func:`crowdlearn._l1_logistic.fit_l1_logistic`).
+        total weight, see :func:`crowdlearn._solvers.l1_logistic.fit_l1_logistic`).
     m_step_max_iter : int, default 50
         Proximal Newton iterations per M-step problem.
     accelerate : bool, default False
@@ -348,7 +298,7 @@ class SparseExpertsEM(BaseEstimator):
         indicator of the expert, whose coefficients :math:`\alpha` are not penalised,
         next to the item's features, whose coefficients :math:`\gamma` are).
 
-    Both are solved by :func:`~crowdlearn._l1_logistic.fit_l1_logistic` from the
+    Both are solved by :func:`~crowdlearn._solvers.l1_logistic.fit_l1_logistic` from the
     current parameters, accepting only steps that raise them, so
     :math:`Q - \text{penalty}` never falls and therefore neither does :math:`F`
     (generalised EM). At convergence each satisfies its KKT conditions, e.g. for (a)
@@ -370,8 +320,8 @@ class SparseExpertsEM(BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from crowdlearn.sparse_experts import SparseExpertsEM
-    >>> from crowdlearn.simulate_sparse import simulate_sparse_experts
+    >>> from crowdlearn.features.sparse_experts import SparseExpertsEM
+    >>> from crowdlearn.simulate.sparse import simulate_sparse_experts
     >>> beta = np.r_[2.0, -1.5, 1.0, np.zeros(7)]        # 3 of 10 features matter
     >>> gamma = np.r_[0.0, 0.0, 0.0, 1.0, np.zeros(6)]   # feature 3 makes items easier
     >>> sim = simulate_sparse_experts(1000, beta, 0.3, [1.5, 1.0, 0.5, 2.0, -0.5], gamma,
@@ -663,7 +613,7 @@ class SparseExpertsEM(BaseEstimator):
         """One M-step from ``posterior`` (shape ``(n_items, 2)``), for teaching and tests.
 
         Returns ``(params, fit_a, fit_b)``: the new :class:`SparseExpertsParams` and the
-        two :class:`~crowdlearn._l1_logistic.L1LogisticFit` results (problems (a) and (b)
+        two :class:`~crowdlearn._solvers.l1_logistic.L1LogisticFit` results (problems (a) and (b)
         of the Notes), whose ``kkt`` fields are the KKT violations.
         """
         self._check_params()

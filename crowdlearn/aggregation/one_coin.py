@@ -4,21 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dawid_skene import DawidSkene, DawidSkeneParams, _Data
+from crowdlearn.aggregation._common import _Data
+from crowdlearn.aggregation.dawid_skene import DawidSkene, DawidSkeneParams
+from crowdlearn.aggregation._common import _one_coin_matrices  # noqa: F401
 
 __all__ = ["OneCoinDawidSkene"]
-
-
-def _one_coin_matrices(accuracy: np.ndarray, K: int) -> np.ndarray:
-    """``(n_experts, K, K)`` confusion matrices with ``accuracy`` on the diagonal and the
-    rest of each row spread evenly (``crowdlearn.simulate.one_coin_confusion`` without
-    the input checks)."""
-    J = accuracy.shape[0]
-    conf = np.empty((J, K, K))
-    conf[...] = ((1.0 - accuracy) / (K - 1))[:, None, None]
-    idx = np.arange(K)
-    conf[:, idx, idx] = accuracy[:, None]
-    return conf
 
 
 class OneCoinDawidSkene(DawidSkene):
@@ -162,7 +152,7 @@ class OneCoinDawidSkene(DawidSkene):
     Examples
     --------
     >>> import numpy as np
-    >>> from crowdlearn.one_coin import OneCoinDawidSkene
+    >>> from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
     >>> from crowdlearn.simulate import one_coin_confusion, simulate_crowd
     >>> sim = simulate_crowd(3000, one_coin_confusion([0.9, 0.8, 0.7, 0.6, 0.4], 3),
     ...                      random_state=0)

@@ -2,7 +2,7 @@ r"""Annotators whose reliability depends on the item: a logistic classifier lear
 
 The model of Yan et al. (2010) for binary labels, fitted by EM whose M-step is a
 set of weighted logistic regressions with soft targets (solved by Newton's
-method in :mod:`crowdlearn._logistic`).
+method in :mod:`crowdlearn._solvers.logistic`).
 """
 
 from __future__ import annotations
@@ -13,13 +13,15 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit, log_expit
 
-from ._base import BaseEstimator, normalize_log
-from ._logistic import fit_weighted_logistic
-from ._validation import (_describe_positions, as_float_array, check_em_params,
-                          check_random_state, check_scalar)
-from .em import fit_em
-from .frames import features_by_task
-from .labels import CrowdLabels, _reindex_onto, as_crowd_labels
+from crowdlearn._base import BaseEstimator, normalize_log
+from crowdlearn._solvers.logistic import fit_weighted_logistic
+from crowdlearn._validation import (_describe_positions, as_float_array, check_em_params,
+                                    check_random_state, check_scalar)
+from crowdlearn.em import fit_em
+from crowdlearn.frames import features_by_task
+from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
+from crowdlearn.features._binary import (MAX_FEATURE_MAGNITUDE, _check_features,
+                                         _disagrees_with_vote, _orient_by_vote, _soft_vote)  # noqa: F401
 
 __all__ = ["LogisticAnnotators", "LogisticAnnotatorsParams", "observed_log_likelihood"]
 
@@ -83,37 +85,9 @@ def _log_joint(data: _Data, params: LogisticAnnotatorsParams) -> np.ndarray:
     return out
 
 
-MAX_FEATURE_MAGNITUDE = 1e8
 """Largest feature value (in absolute value) the logistic models accept: beyond it,
 scores ``w @ x`` overflow or lose all precision for any non-negligible weight, and
 EM would not move. Standardise such features first."""
-
-
-def _check_features(X, name: str = "X", n_features: int | None = None) -> np.ndarray:
-    arr = as_float_array(X, name)
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-dimensional (n_items, n_features), got shape "
-                         f"{arr.shape}")
-    if arr.shape[0] == 0:
-        raise ValueError(f"{name} is empty: it has no rows")
-    bad = np.isnan(arr)
-    if bad.any():
-        raise ValueError(f"{name} contains NaN at {_describe_positions(bad)}")
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        raise ValueError(f"{name} contains inf at {_describe_positions(bad)}")
-    bad = np.abs(arr) > MAX_FEATURE_MAGNITUDE
-    if bad.any():
-        raise ValueError(f"{name} has values of magnitude up to {np.abs(arr).max():.3g} "
-                         f"(at {_describe_positions(bad)}); the logistic models accept at "
-                         f"most {MAX_FEATURE_MAGNITUDE:.0e}, beyond which w @ x loses "
-                         f"precision or overflows and EM cannot move. Standardise the "
-                         f"features (subtract each column's mean, divide by its standard "
-                         f"deviation)")
-    if n_features is not None and arr.shape[1] != n_features:
-        raise ValueError(f"{name} has {arr.shape[1]} features but the model was fitted "
-                         f"with {n_features}")
-    return arr
 
 
 def _read_binary_labels(labels, X: np.ndarray, n_annotators: int | None = None,
@@ -349,8 +323,8 @@ class LogisticAnnotators(BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from crowdlearn.logistic_annotators import LogisticAnnotators
-    >>> from crowdlearn.simulate_annotators import simulate_logistic_annotators
+    >>> from crowdlearn.features.logistic_annotators import LogisticAnnotators
+    >>> from crowdlearn.simulate.annotators import simulate_logistic_annotators
     >>> sim = simulate_logistic_annotators(
     ...     3000, coef=[2.0, -1.0], intercept=0.0,
     ...     reliability_coef=[[3.0, 0.0], [-3.0, 0.0], [0.0, 0.0]],
@@ -533,30 +507,3 @@ class LogisticAnnotators(BaseEstimator):
         return self.fit(labels, X).predict()
 
 
-def _soft_vote(crowd: CrowdLabels) -> np.ndarray:
-    """Fraction of 1-labels per item; 0.5 for items without labels."""
-    ones = np.bincount(crowd.item, weights=crowd.label.astype(float), minlength=crowd.n_items)
-    total = crowd.labels_per_item()
-    return np.where(total > 0, ones / np.maximum(total, 1), 0.5)
-
-
-def _orient_by_vote(crowd: CrowdLabels, params, posterior: np.ndarray):
-    """Resolve the sign flip: rename z -> 1 - z if the posterior disagrees with the vote.
-
-    ``params`` must have a ``flipped()`` method giving the same likelihood with the
-    classes renamed. Returns ``(params, posterior, flipped)``.
-    """
-    flipped = _disagrees_with_vote(crowd, posterior[:, 1])
-    if flipped:
-        params, posterior = params.flipped(), posterior[:, ::-1].copy()
-    return params, posterior, flipped
-
-
-def _disagrees_with_vote(crowd: CrowdLabels, mu: np.ndarray) -> bool:
-    """True if the posterior agrees with the soft majority vote on fewer than half the
-    labelled items (in expectation)."""
-    labelled = crowd.labels_per_item() > 0
-    v = _soft_vote(crowd)[labelled]
-    m = mu[labelled]
-    agreement = np.sum(m * v + (1.0 - m) * (1.0 - v))
-    return bool(agreement < 0.5 * labelled.sum())

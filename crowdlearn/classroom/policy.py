@@ -8,7 +8,7 @@ would pass every check. This module closes both doors:
 
 * :data:`checks` -- the comparison helpers the check cells use (``_checks.allclose(...)``),
   built from references captured when this module is first imported. Every assignment
-  imports it in a locked setup cell (``from crowdlearn.classroom_policy import checks as
+  imports it in a locked setup cell (``from crowdlearn.classroom.policy import checks as
   _checks``) that runs before any student code, so rebinding ``np.allclose`` later changes
   nothing for the checks.
 * :func:`flagged_checks` -- a static audit (Python's :mod:`ast`) of every cell a student can
@@ -39,7 +39,7 @@ What the audit flags (``RULES`` lists them):
     anything that is not a plain object the student created -- a module (``np.allclose =``,
     ``numpy.testing.assert_allclose =``, ``math.isclose =``), a class or function of the
     package or of the instructor's cells, a builtin; ``import builtins``; ``__builtins__``;
-    ``globals()[...] =``; any use of ``_checks`` or ``crowdlearn.classroom_policy``;
+    ``globals()[...] =``; any use of ``_checks`` or ``crowdlearn.classroom.policy``;
     rebinding at module level (or through ``global``) a name the checks rely on (``np``,
     ``sp``, a builtin the checks call, a function of the instructor's cells); an attribute
     assignment through a container, a function parameter or a nested attribute
@@ -66,13 +66,13 @@ Examples
 ...     return nbformat.v4.new_code_cell(src, metadata={"nbgrader": meta} if meta else {})
 >>> nb = nbformat.v4.new_notebook(cells=[
 ...     cell("import numpy as np", grade_id="setup", locked=True),
-...     cell("from crowdlearn.model_selection import surrogate_risk\n"
+...     cell("from crowdlearn.selection import surrogate_risk\n"
 ...          "def s_hat(pred, Y):\n    return surrogate_risk(pred, Y)\n",
 ...          grade_id="surrogate", solution=True),
 ...     cell("assert s_hat([0], [[0]]) == 0", grade_id="check_s_hat", grade=True, points=1),
 ... ])
 >>> flagged_checks(nb, "some_assignment", instructor=False)  # doctest: +NORMALIZE_WHITESPACE
-{'check_s_hat': "cell 'surrogate' imports crowdlearn.model_selection.surrogate_risk, the
+{'check_s_hat': "cell 'surrogate' imports crowdlearn.selection.surrogate_risk, the
 package's own implementation, which this assignment asks you to write yourself."}
 >>> checks.allclose([1.0, 2.0], [1.0, 2.0 + 1e-12])
 True
@@ -192,7 +192,7 @@ class _Checks:
         raise AttributeError("the check helpers are read-only")
 
     def __repr__(self):
-        return "<crowdlearn.classroom_policy.checks: allclose, isclose, assert_allclose, " \
+        return "<crowdlearn.classroom.policy.checks: allclose, isclose, assert_allclose, " \
                "array_equal, isfinite, all, any>"
 
 
@@ -205,8 +205,8 @@ checks = _Checks()
 # -- the allowlist -------------------------------------------------------------------------------
 _COMMON = frozenset({
     "crowdlearn.simulate",             # simulators: data, not answers
-    "crowdlearn.simulate_annotators",
-    "crowdlearn.simulate_sparse",
+    "crowdlearn.simulate.annotators",
+    "crowdlearn.simulate.sparse",
     "crowdlearn.datasets",             # data loaders
     "crowdlearn.exceptions",           # warning classes, e.g. for warnings.filterwarnings
 })
@@ -216,12 +216,12 @@ ALLOWLIST = {
     "a2_dawid_skene_by_hand": _COMMON,
     "a3_smoothing_map": _COMMON | {"crowdlearn.simulate.simulate_crowd"},
     "a4_logistic_gradients": _COMMON | {
-        "crowdlearn.logistic_annotators.LogisticAnnotatorsParams",
-        "crowdlearn.simulate_annotators.simulate_logistic_annotators"},
+        "crowdlearn.features.logistic_annotators.LogisticAnnotatorsParams",
+        "crowdlearn.simulate.annotators.simulate_logistic_annotators"},
     "a5_choosing_penalty": _COMMON | {
-        "crowdlearn.sparse_experts.SparseExpertsEM",
-        "crowdlearn.simulate_sparse.simulate_sparse_experts",
-        "crowdlearn.model_selection.expected_surrogate_risk"},
+        "crowdlearn.features.sparse_experts.SparseExpertsEM",
+        "crowdlearn.simulate.sparse.simulate_sparse_experts",
+        "crowdlearn.selection.expected_surrogate_risk"},
 }
 """Assignment -> what in ``crowdlearn`` its solution cells may use (a module allows all of
 it). Whatever the assignment's locked (non-check) cells import is allowed too, so an
@@ -238,12 +238,13 @@ RULES = {
     "tamper": "monkeypatches: assigns/deletes/setattr an attribute of a module, a builtin, "
               "the package or the instructor's objects, or of an object reached through a "
               "container, a parameter or a nested attribute; imports builtins, unittest.mock "
-              "or pytest; touches __builtins__, _checks or crowdlearn.classroom_policy; "
+              "or pytest; touches __builtins__, _checks or crowdlearn.classroom.policy; "
               "rebinds at module level a name the checks use; passes a module around; "
               "defines a class whose comparisons or arithmetic can lie",
 }
 
-_POLICY_MODULE = "crowdlearn.classroom_policy"
+_POLICY_MODULE = "crowdlearn.classroom.policy"
+_OLD_POLICY_MODULE = "crowdlearn.classroom_policy"  # its 0.1 path, still importable
 _CHECKS_NAME = "_checks"
 _DYNAMIC_CALLS = {"exec", "eval", "compile", "__import__", "globals", "locals", "vars",
                   "breakpoint", "execfile", "reload"}
@@ -251,8 +252,8 @@ _DYNAMIC_MODULES = {"importlib", "imp", "runpy", "ctypes", "gc", "inspect", "pic
                     "marshal", "dill", "cloudpickle", "shelve", "subprocess", "pty", "code",
                     "codeop", "multiprocessing", "_thread", "threading", "asyncio", "ast",
                     "types", "sysconfig", "pydoc", "sys.monitoring", "joblib", "_pickle"}
-_TAMPER_MODULES = {"builtins", "__builtin__", _POLICY_MODULE, "unittest.mock", "mock",
-                   "pytest", "_pytest", "monkeypatch"}
+_TAMPER_MODULES = {"builtins", "__builtin__", _POLICY_MODULE, _OLD_POLICY_MODULE,
+                   "unittest.mock", "mock", "pytest", "_pytest", "monkeypatch"}
 # a class that defines these can make a comparison lie (x - y == 0, x == y, |x| <= tol)
 _LYING_DUNDERS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__sub__",
                   "__rsub__", "__abs__", "__bool__", "__float__", "__array__",
@@ -309,7 +310,7 @@ def _package_private_names() -> frozenset:
 
 def _canonical(dotted: str) -> str:
     """``crowdlearn.X.Y`` resolved through the package's re-exports (``crowdlearn.DawidSkene``
-    -> ``crowdlearn.dawid_skene.DawidSkene``), without importing anything new."""
+    -> ``crowdlearn.aggregation.dawid_skene.DawidSkene``), without importing anything new."""
     parts = dotted.split(".")
     if parts[0] != "crowdlearn":
         return dotted
@@ -552,7 +553,7 @@ class _CellAuditor(_ast.NodeVisitor):
 
     def is_allowed(self, canonical):
         if any(part.startswith("_") for part in canonical.split(".")[1:]):
-            return False  # crowdlearn._logistic, crowdlearn.simulate.__dict__, ._rng...
+            return False  # crowdlearn._solvers.logistic, crowdlearn.simulate.__dict__, ._rng...
         return any(canonical == a or canonical.startswith(a + ".") for a in self.allowed)
 
     def is_stepping_stone(self, canonical):
@@ -566,7 +567,7 @@ class _CellAuditor(_ast.NodeVisitor):
             return
         canonical = _canonical(dotted)
         if canonical == _POLICY_MODULE or canonical.startswith(_POLICY_MODULE + ".") or \
-                dotted.startswith(_POLICY_MODULE):
+                dotted.startswith((_POLICY_MODULE, _OLD_POLICY_MODULE)):
             self.flag("tamper", f"{how} {dotted}, the module of the checks' own helpers")
             return
         if self.is_allowed(canonical):

@@ -14,7 +14,7 @@ How it works
    :func:`~crowdlearn.from_dataframe` (sorted identifiers), so the fitted
    parameters line up with the in-memory fit.
 2. Every partition is encoded once into the sparse label matrix of
-   :func:`crowdlearn.dawid_skene._flat_indices` (its own tasks, the global
+   :func:`crowdlearn.aggregation.dawid_skene._flat_indices` (its own tasks, the global
    worker and class indices) and kept on the cluster.
 3. EM runs on the one engine, :func:`crowdlearn.em.fit_em`. Its E-step sends the
    small parameter tables to every partition, which computes its posteriors
@@ -46,8 +46,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy import sparse
 
-from .dawid_skene import DawidSkene, _Data, _flat_indices, _softmax_rows_inplace
-from .labels import _encode
+from crowdlearn.aggregation.dawid_skene import DawidSkene
+from crowdlearn.aggregation._common import _Data, _flat_indices, _softmax_rows_inplace
+from crowdlearn.labels import _encode
 
 __all__ = ["fit_dask", "DistributedPosterior"]
 
@@ -220,7 +221,7 @@ def _fake_data(J: int, K: int) -> _FakeData:
 
 
 def _check_model(model):
-    from .one_coin import OneCoinDawidSkene
+    from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
 
     if type(model) not in (DawidSkene, OneCoinDawidSkene):
         raise ValueError(f"fit_dask fits DawidSkene or OneCoinDawidSkene, got "
@@ -322,8 +323,8 @@ def fit_dask(model, ddf, *, task: str = "task", worker: str = "worker", label: s
         indexed by task), whose partitions follow ``ddf``'s (tasks sorted
         within each). ``item_ids_`` is then None.
     """
-    from .em import fit_em
-    from .one_coin import OneCoinDawidSkene
+    from crowdlearn.em import fit_em
+    from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
 
     _check_model(model)
     if split_tasks not in ("raise", "shuffle"):

@@ -4,7 +4,7 @@ Chapter 10 of the book and ``benchmarks/izbicki_stern_sim.py`` call these functi
 instead of repeating the simulate-fit-select-score loop.
 
 * :func:`replicate` -- one scenario, one seed: the penalty grid of
-  :class:`~crowdlearn.sparse_experts.SparseExpertsEM`, the penalty chosen by the
+  :class:`~crowdlearn.features.sparse_experts.SparseExpertsEM`, the penalty chosen by the
   surrogate risk on fresh validation items, and the four methods scored on fresh test
   items (:class:`Replication`).
 * :func:`replication_study` -- :func:`replicate` over scenarios and seeds, in parallel
@@ -30,12 +30,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._progress import ProgressBar
-from ._validation import check_scalar
-from .exceptions import ConvergenceWarning
-from .model_selection import surrogate_risk
-from .simulate_sparse import simulate_izbicki_stern
-from .sparse_experts import MajorityVoteLogistic, SparseExpertsEM, sparse_experts_lambda_max
+from crowdlearn._progress import ProgressBar
+from crowdlearn._validation import check_scalar
+from crowdlearn.exceptions import ConvergenceWarning
+from crowdlearn.selection import surrogate_risk
+from crowdlearn.simulate.sparse import simulate_izbicki_stern
+from crowdlearn.features.sparse_experts import (MajorityVoteLogistic, SparseExpertsEM,
+                                                sparse_experts_lambda_max)
 
 __all__ = ["METHODS", "Replication", "Study", "replicate", "replication_study", "bayes_error",
            "expected_error"]
@@ -81,20 +82,20 @@ def replicate(scenario: str = "i", seed: int = 0, *, squares: str = "raw",
     r"""Section 4.1 of Izbicki and Stern (2013) once, for one scenario and seed.
 
     Three independent draws of the design
-    (:func:`~crowdlearn.simulate_sparse.simulate_izbicki_stern`, seeds ``seed``,
+    (:func:`~crowdlearn.simulate.sparse.simulate_izbicki_stern`, seeds ``seed``,
     ``seed + 1000`` and ``seed + 2000``): ``n_train`` training items (features and the
     experts' labels), ``n_valid`` validation items (their labels only, to choose the
     penalty) and ``n_test`` test items (their :math:`P(z = 1 \mid x)`, to score).
 
-    * **EM-Sparse**: :class:`~crowdlearn.sparse_experts.SparseExpertsEM` at
+    * **EM-Sparse**: :class:`~crowdlearn.features.sparse_experts.SparseExpertsEM` at
       ``n_lambdas`` penalties log-spaced from :math:`\lambda_{\max}`
-      (:func:`~crowdlearn.sparse_experts.sparse_experts_lambda_max`, excluded: all
+      (:func:`~crowdlearn.features.sparse_experts.sparse_experts_lambda_max`, excluded: all
       coefficients are zero there) down to ``lambda_min_ratio`` times it, each fitted from
       the majority-vote start; the penalty with the smallest surrogate risk on the
       validation items wins.
     * **EM**: the same model with :math:`\lambda = 0`.
     * **Majority**: L1 logistic regression on the training majority vote
-      (:class:`~crowdlearn.sparse_experts.MajorityVoteLogistic`), its penalty chosen the
+      (:class:`~crowdlearn.features.sparse_experts.MajorityVoteLogistic`), its penalty chosen the
       same way on a grid of the same size.
     * **True labels**: unpenalised logistic regression on the training truths.
     * **Bayes**: :math:`1\{P(z = 1 \mid x) > 1/2\}`.

@@ -1,6 +1,6 @@
 r"""Weighted L1-penalised logistic regression with soft targets, by proximal Newton steps.
 
-The M-step of the sparse experts model (:mod:`crowdlearn.sparse_experts`) is two
+The M-step of the sparse experts model (:mod:`crowdlearn.features.sparse_experts`) is two
 weighted logistic regressions whose targets are posterior probabilities and
 whose coefficients carry an L1 penalty. This module solves such problems.
 
@@ -81,7 +81,7 @@ then accumulated over the distinct rows, not the observations.
 Examples
 --------
 >>> import numpy as np
->>> from crowdlearn._l1_logistic import fit_l1_logistic, kkt_violation
+>>> from crowdlearn._solvers.l1_logistic import fit_l1_logistic, kkt_violation
 >>> rng = np.random.default_rng(0)
 >>> X = rng.normal(size=(200, 5))
 >>> y = (rng.random(200) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(float)
@@ -104,7 +104,7 @@ from scipy.linalg.blas import daxpy as axpy
 from scipy.linalg.lapack import dpotrf as potrf
 from scipy.special import expit, log_expit
 
-from ._validation import check_scalar
+from crowdlearn._validation import check_scalar
 
 __all__ = ["L1LogisticFit", "fit_l1_logistic", "kkt_violation", "l1_logistic_objective",
            "l1_logistic_gradient", "l1_logistic_lambda_max"]

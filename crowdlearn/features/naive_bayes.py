@@ -6,9 +6,9 @@ import numbers
 
 import numpy as np
 
-from ._base import BaseEstimator, normalize_log
-from ._limits import check_crowd_size
-from ._validation import check_binary_matrix, check_int_array, check_scalar
+from crowdlearn._base import BaseEstimator, normalize_log
+from crowdlearn._limits import check_crowd_size
+from crowdlearn._validation import check_binary_matrix, check_int_array, check_scalar
 
 __all__ = ["BernoulliNaiveBayes", "bernoulli_log_likelihood"]
 
@@ -108,7 +108,7 @@ class BernoulliNaiveBayes(BaseEstimator):
         >>> bool(np.isclose(nb.log_likelihood([[1, 0]], [0]), np.log(0.5 * 0.9 * 0.8)))
         True
         """
-        from ._validation import check_probability_matrix
+        from crowdlearn._validation import check_probability_matrix
         prior = check_probability_matrix(np.atleast_2d(np.asarray(class_prior, float)),
                                          "class_prior")[0]
         phi = np.asarray(feature_prob, dtype=float)

@@ -1,7 +1,7 @@
 """An interactive explorer for annotators whose reliability depends on the item.
 
 :class:`LogisticAnnotatorsExplorer` puts sliders on the crowd of
-:func:`~crowdlearn.simulate_annotators.simulate_logistic_annotators`: how steeply
+:func:`~crowdlearn.simulate.annotators.simulate_logistic_annotators`: how steeply
 each annotator's reliability :math:`\\eta_t(x) = \\sigma(w_t^\\top x - \\gamma_t)`
 rises or falls along the first feature (the slope :math:`w_{t1}`), the base
 reliability :math:`\\gamma` shared by all annotators, the fraction of missing
@@ -40,13 +40,13 @@ import numpy as np
 from matplotlib.figure import Figure
 from scipy.special import expit
 
-from ._validation import check_scalar
-from .dawid_skene import DawidSkene
-from .exceptions import ConvergenceWarning, DegenerateFitWarning
-from .labels import CrowdLabels
-from .logistic_annotators import LogisticAnnotators
-from .majority_vote import MajorityVote
-from .simulate_annotators import simulate_logistic_annotators
+from crowdlearn._validation import check_scalar
+from crowdlearn.aggregation.dawid_skene import DawidSkene
+from crowdlearn.exceptions import ConvergenceWarning, DegenerateFitWarning
+from crowdlearn.labels import CrowdLabels
+from crowdlearn.features.logistic_annotators import LogisticAnnotators
+from crowdlearn.aggregation.majority_vote import MajorityVote
+from crowdlearn.simulate.annotators import simulate_logistic_annotators
 
 __all__ = ["AnnotatorsExplorerResult", "LogisticAnnotatorsExplorer", "COLORS",
            "DEFAULT_SLOPES", "bayes_posterior", "fit_explorer_crowd", "live_annotators_html",
@@ -361,7 +361,7 @@ class LogisticAnnotatorsExplorer:
     slopes make it reliable for small :math:`x_1`) around the base reliability
     :math:`\\sigma(-\\gamma)` at :math:`x_1 = 0` (one slider, shared). On every
     change the explorer draws a new crowd from the seed
-    (:func:`~crowdlearn.simulate_annotators.simulate_logistic_annotators`), fits
+    (:func:`~crowdlearn.simulate.annotators.simulate_logistic_annotators`), fits
     :class:`~crowdlearn.MajorityVote` (items without labels get a random guess),
     :class:`~crowdlearn.DawidSkene` and :class:`~crowdlearn.LogisticAnnotators`,
     and redraws its figure.
@@ -655,7 +655,7 @@ def live_annotators_html(**settings) -> str:
     ``n_annotators`` (2 to 6, a slider in the page), ``slopes``, ``gamma``, ``missing``,
     ``seed``, ``n_items``, ``coef``, ``intercept``, ``l2``, ``max_iter``, ``tol``.
     """
-    from .widgets import _live_html
+    from crowdlearn.widgets import _live_html
 
     return _live_html("annotators_view.js", "mountAnnotatorsExplorer",
                       _live_settings(**settings))
@@ -667,7 +667,7 @@ def live_annotators_widget(**settings):
     crowd (``item``, ``expert``, ``label``, ``X``, ``truth``) and results, which
     :func:`fit_explorer_crowd` recomputes with the package. Keyword arguments as for
     :func:`live_annotators_html`."""
-    from .widgets import _live_widget
+    from crowdlearn.widgets import _live_widget
 
     return _live_widget("annotators_view.js", "mountAnnotatorsExplorer",
                         _live_settings(**settings))

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_probability_matrix, check_random_state, check_scalar
-from .labels import CrowdLabels
+from crowdlearn._validation import check_probability_matrix, check_random_state, check_scalar
+from crowdlearn.labels import CrowdLabels
 
 __all__ = [
     "SimulatedCrowd",

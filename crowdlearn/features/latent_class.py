@@ -7,11 +7,11 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import BaseEstimator, normalize_log
-from ._validation import (check_em_params, check_int_array, check_probability_matrix,
-                          check_random_state, check_scalar)
-from ._limits import get_size_limits
-from .em import fit_em
+from crowdlearn._base import BaseEstimator, normalize_log
+from crowdlearn._validation import (check_em_params, check_int_array, check_probability_matrix,
+                                    check_random_state, check_scalar)
+from crowdlearn._limits import get_size_limits
+from crowdlearn.em import fit_em
 
 __all__ = ["LatentClassModel"]
 

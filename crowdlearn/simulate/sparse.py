@@ -15,8 +15,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit
 
-from ._validation import check_finite_array, check_random_state, check_scalar
-from .labels import CrowdLabels
+from crowdlearn._validation import check_finite_array, check_random_state, check_scalar
+from crowdlearn.labels import CrowdLabels
 
 __all__ = ["SimulatedSparseExperts", "simulate_sparse_experts", "simulate_izbicki_stern",
            "IZBICKI_STERN"]
@@ -85,7 +85,7 @@ def simulate_sparse_experts(n: int, coef, intercept, expert_intercept, reliabili
                             feature_mean=None, feature_cov=None, missing: float = 0.0,
                             random_state=None) -> SimulatedSparseExperts:
     r"""Draw items, truths and labels from the model of
-    :class:`~crowdlearn.sparse_experts.SparseExpertsEM`.
+    :class:`~crowdlearn.features.sparse_experts.SparseExpertsEM`.
 
     :math:`x_i \sim N(\text{feature\_mean}, \text{feature\_cov})`,
     :math:`z_i \sim \text{Bernoulli}(\sigma(\beta_0 + \beta^\top x_i))`, and expert

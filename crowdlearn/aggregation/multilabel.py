@@ -9,7 +9,7 @@ any subset of its targets.
 
 Examples
 --------
->>> from crowdlearn.multilabel import from_quadruples
+>>> from crowdlearn.aggregation.multilabel import from_quadruples
 >>> crowd = from_quadruples([0, 0, 1], [0, 1, 1], [0, 1, 1], [2, 0, 1], n_classes=[3, 2])
 >>> crowd
 MultiCrowdLabels(n_items=2, n_experts=2, n_targets=2, n_classes=(3, 2), n_labels=3)
@@ -26,11 +26,12 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ._base import BaseEstimator, normalize_log
-from ._validation import check_int_array, check_random_state, check_em_params, check_scalar
-from .em import fit_em
-from ._limits import check_crowd_size, get_size_limits
-from .labels import CrowdLabels, _own_index_arrays, _size_arg
+from crowdlearn._base import BaseEstimator, normalize_log
+from crowdlearn._validation import (check_int_array, check_random_state, check_em_params,
+                                    check_scalar)
+from crowdlearn.em import fit_em
+from crowdlearn._limits import check_crowd_size, get_size_limits
+from crowdlearn.labels import CrowdLabels, _own_index_arrays, _size_arg
 
 __all__ = ["MultiCrowdLabels", "MultiLabelDawidSkene", "MultiLabelParams", "as_multi_labels",
            "from_quadruples", "from_dense_multi"]
@@ -381,7 +382,7 @@ class MultiLabelDawidSkene(BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from crowdlearn.multilabel import MultiLabelDawidSkene, from_quadruples
+    >>> from crowdlearn.aggregation.multilabel import MultiLabelDawidSkene, from_quadruples
     >>> from crowdlearn.simulate import one_coin_confusion, simulate_crowd
     >>> sims = [simulate_crowd(500, one_coin_confusion([0.9, 0.7, 0.6], K), random_state=m)
     ...         for m, K in enumerate([2, 3])]

@@ -63,7 +63,7 @@ function of :math:`x` and a classifier that learnt that function,
 experts label an item is independent of everything else.
 
 Model selection: :func:`select_by_surrogate` (any candidates) and
-:func:`select_penalty` (the penalty of :class:`~crowdlearn.sparse_experts.SparseExpertsEM`)
+:func:`select_penalty` (the penalty of :class:`~crowdlearn.features.sparse_experts.SparseExpertsEM`)
 fit on training items and score by :math:`\hat S` on held-out items (or
 held-out labels), once or by K-fold cross-validation.
 """
@@ -75,11 +75,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import check_random_state, check_scalar
-from .labels import CrowdLabels
-from .logistic_annotators import _check_features
-from .sparse_experts import (SparseExpertsEM, _as_binary_labels, _read_labels,
-                             sparse_experts_path)
+from crowdlearn._validation import check_random_state, check_scalar
+from crowdlearn.labels import CrowdLabels
+from crowdlearn.features._binary import _check_features
+from crowdlearn.features.sparse_experts import SparseExpertsEM, sparse_experts_path
+from crowdlearn.features._binary import _as_binary_labels, _read_labels
 
 __all__ = ["surrogate_risk", "true_risk", "surrogate_decomposition", "SurrogateDecomposition",
            "expected_surrogate_risk", "surrogate_bias_bound", "select_by_surrogate",
@@ -449,11 +449,11 @@ def select_penalty(labels, X, lambdas=None, *, holdout: float = 0.3, cv=None,
                    split: str = "items", weighting: str = "item", refit: bool = True,
                    n_lambdas: int = 20, lambda_min_ratio: float = 1e-2, progress=None,
                    model_params: dict | None = None, random_state=None) -> PenaltySelection:
-    r"""Choose the penalty :math:`\lambda` of :class:`~crowdlearn.sparse_experts.SparseExpertsEM`
+    r"""Choose the penalty :math:`\lambda` of :class:`~crowdlearn.features.sparse_experts.SparseExpertsEM`
     by the surrogate risk :math:`\hat S`, without true labels.
 
     On each training part the whole penalty path is fitted with warm starts
-    (:func:`~crowdlearn.sparse_experts.sparse_experts_path`) and every fit is scored by
+    (:func:`~crowdlearn.features.sparse_experts.sparse_experts_path`) and every fit is scored by
     :math:`\hat S` on the held-out part; the :math:`\lambda` with the lowest mean score wins.
 
     Parameters
@@ -469,7 +469,7 @@ def select_penalty(labels, X, lambdas=None, *, holdout: float = 0.3, cv=None,
         refit uses :math:`\lambda^* \cdot n_{\text{all}}/n_{\text{train}}` (labelled
         items), the same penalty per item (``refit_lambda``).
     n_lambdas, lambda_min_ratio, progress
-        As in :func:`~crowdlearn.sparse_experts.sparse_experts_path`.
+        As in :func:`~crowdlearn.features.sparse_experts.sparse_experts_path`.
     model_params : dict, optional
         Other parameters of :class:`SparseExpertsEM`.
 

@@ -4,50 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import BaseEstimator
-from ._validation import check_random_state
-from .frames import IdResults
-from .labels import (CrowdLabels, _from_dataframe, _is_dataframe, _reindex_onto,
-                     as_crowd_labels, from_table)
+from crowdlearn._base import BaseEstimator
+from crowdlearn._validation import check_random_state
+from crowdlearn.frames import IdResults
+from crowdlearn.labels import (CrowdLabels, _from_dataframe, _is_dataframe, _reindex_onto,
+                               as_crowd_labels, from_table)
+from crowdlearn.aggregation._common import _new_crowd, _remember_input_ids  # noqa: F401
 
 __all__ = ["MajorityVote"]
-
-
-def _remember_input_ids(estimator, crowd, labels) -> None:
-    """``estimator._remember_ids(crowd)``, and results by id whenever ``labels`` was a DataFrame
-    (whether or not the :class:`CrowdLabels` built from it carries the DataFrame flag)."""
-    estimator._remember_ids(crowd)
-    if _is_dataframe(labels):
-        estimator._as_frame = True
-
-
-def _new_crowd(labels, expert_ids, class_ids, n_experts: int, n_classes: int) -> CrowdLabels:
-    """New labels on a fitted model's workers and classes, as index-coded ``CrowdLabels``.
-
-    A DataFrame is read straight onto the fitted identifiers (so it may use only
-    some of the classes); other forms are read as in ``fit`` and re-indexed.
-    An unknown worker or class is a ``ValueError``.
-    """
-    if labels is None:
-        raise ValueError("labels is None")
-    if _is_dataframe(labels) and class_ids is not None and expert_ids is not None:
-        missing = [c for c in ("task", "worker", "label") if c not in labels.columns]
-        if missing:
-            _from_dataframe(labels)  # raises the usual message about the columns
-        crowd = from_table(labels["task"], labels["worker"], labels["label"],
-                           classes=class_ids, expert_ids=expert_ids)
-    else:
-        crowd = as_crowd_labels(labels, n_classes=None if isinstance(labels, CrowdLabels)
-                                else n_classes)
-        crowd = _reindex_onto(crowd, expert_ids, class_ids)
-    if crowd.expert.size and crowd.expert.max() >= n_experts:
-        raise ValueError(f"unknown expert {int(crowd.expert.max())}: the model was fitted on "
-                         f"{n_experts} workers (indices 0 to {n_experts - 1})")
-    if crowd.label.size and crowd.label.max() >= n_classes:
-        raise ValueError(f"label {int(crowd.label.max())} out of range: the model was fitted "
-                         f"with n_classes={n_classes}")
-    return CrowdLabels(crowd.item, crowd.expert, crowd.label, crowd.n_items, n_experts,
-                       n_classes)
 
 
 class MajorityVote(IdResults, BaseEstimator):

@@ -25,10 +25,12 @@ from scipy import sparse, stats
 from scipy.special import expit
 from scipy.optimize import linear_sum_assignment
 
-from ._validation import check_probability_matrix, check_random_state, check_scalar
-from .dawid_skene import DawidSkene, _Data, _flat_indices, _softmax_rows_inplace
-from .labels import CrowdLabels, _is_dataframe, as_crowd_labels
-from .one_coin import OneCoinDawidSkene, _one_coin_matrices
+from crowdlearn._validation import check_probability_matrix, check_random_state, check_scalar
+from crowdlearn.aggregation.dawid_skene import DawidSkene
+from crowdlearn.aggregation._common import _Data, _flat_indices, _softmax_rows_inplace
+from crowdlearn.labels import CrowdLabels, _is_dataframe, as_crowd_labels
+from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
+from crowdlearn.aggregation._common import _one_coin_matrices
 
 __all__ = ["krippendorff_alpha", "posterior_entropy", "worker_quality_intervals",
            "WorkerQualityIntervals"]
@@ -106,7 +108,7 @@ def krippendorff_alpha(labels, *, n_classes=None) -> float:
     Examples
     --------
     >>> import numpy as np
-    >>> from crowdlearn.agreement import krippendorff_alpha
+    >>> from crowdlearn.metrics import krippendorff_alpha
     >>> round(krippendorff_alpha(np.array([[0, 0, -1], [1, 1, 1], [0, 1, 1]])), 4)
     0.5333
     """
@@ -149,7 +151,7 @@ def posterior_entropy(posterior_or_model, *, base=2, normalized: bool = False):
     Examples
     --------
     >>> import numpy as np
-    >>> from crowdlearn.agreement import posterior_entropy
+    >>> from crowdlearn.metrics import posterior_entropy
     >>> posterior_entropy(np.array([[1.0, 0.0], [0.5, 0.5], [0.25, 0.75]])).round(4)
     array([0.    , 1.    , 0.8113])
     """
@@ -220,7 +222,7 @@ class WorkerQualityIntervals:
 
     def to_frame(self):
         """The accuracy intervals as a pandas DataFrame indexed by worker."""
-        from .frames import require_pandas
+        from crowdlearn.frames import require_pandas
         pd = require_pandas()
         ids = np.arange(self.accuracy.shape[0]) if self.expert_ids is None else self.expert_ids
         return pd.DataFrame({"accuracy": self.accuracy, "lower": self.accuracy_lower,

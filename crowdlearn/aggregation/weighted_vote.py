@@ -26,11 +26,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._base import BaseEstimator, normalize_log
-from ._validation import check_scalar
-from .frames import IdResults
-from .labels import CrowdLabels, as_crowd_labels
-from .majority_vote import _new_crowd, _remember_input_ids
+from crowdlearn._base import BaseEstimator, normalize_log
+from crowdlearn._validation import check_scalar
+from crowdlearn.frames import IdResults
+from crowdlearn.labels import CrowdLabels, as_crowd_labels
+from crowdlearn.aggregation._common import _new_crowd, _remember_input_ids
 
 __all__ = ["WeightedMajorityVote", "Wawa", "ZeroBasedSkill"]
 
@@ -301,7 +301,7 @@ class WeightedMajorityVote(_VoteBase):
     Examples
     --------
     >>> import numpy as np
-    >>> from crowdlearn.weighted_vote import WeightedMajorityVote
+    >>> from crowdlearn.aggregation.weighted_vote import WeightedMajorityVote
     >>> labels = np.array([[0, 1, 1], [0, 0, 1]])
     >>> wmv = WeightedMajorityVote(skills=[0.9, 0.6, 0.6]).fit(labels)
     >>> wmv.labels_.tolist()   # the 0.9 worker outweighs two 0.6 ones (K = 2)
@@ -395,7 +395,7 @@ class Wawa(_VoteBase):
     Examples
     --------
     >>> import numpy as np
-    >>> from crowdlearn.weighted_vote import Wawa
+    >>> from crowdlearn.aggregation.weighted_vote import Wawa
     >>> w = Wawa().fit(np.array([[0, 0, 1], [1, 1, 0], [0, 0, 0], [1, 0, 1]]))
     >>> w.skills_.tolist()
     [1.0, 0.75, 0.5]
@@ -479,7 +479,7 @@ class ZeroBasedSkill(_VoteBase):
     Examples
     --------
     >>> import numpy as np
-    >>> from crowdlearn.weighted_vote import ZeroBasedSkill
+    >>> from crowdlearn.aggregation.weighted_vote import ZeroBasedSkill
     >>> z = ZeroBasedSkill().fit(np.array([[0, 0, 1], [1, 1, 0], [0, 0, 0], [1, 0, 1]]))
     >>> z.skills_.tolist(), z.n_iter_, z.converged_
     ([1.0, 0.75, 0.5], 2, True)

@@ -13,8 +13,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit
 
-from ._validation import check_finite_array, check_random_state, check_scalar
-from .labels import CrowdLabels
+from crowdlearn._validation import check_finite_array, check_random_state, check_scalar
+from crowdlearn.labels import CrowdLabels
 
 __all__ = ["SimulatedAnnotators", "simulate_logistic_annotators"]
 

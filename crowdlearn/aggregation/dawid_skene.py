@@ -10,13 +10,15 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linear_sum_assignment
 
-from ._base import BaseEstimator, normalize_log
-from ._validation import check_binary_matrix, check_random_state, check_em_params, check_scalar
-from .em import fit_em
-from .frames import IdResults, features_by_task
-from .exceptions import DegenerateFitWarning
-from .labels import CrowdLabels, _reindex_onto, as_crowd_labels
-from .naive_bayes import bernoulli_log_likelihood
+from crowdlearn._base import BaseEstimator, normalize_log
+from crowdlearn._validation import (check_binary_matrix, check_random_state, check_em_params,
+                                    check_scalar)
+from crowdlearn.em import fit_em
+from crowdlearn.frames import IdResults, features_by_task
+from crowdlearn.exceptions import DegenerateFitWarning
+from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
+from crowdlearn.features.naive_bayes import bernoulli_log_likelihood
+from crowdlearn.aggregation._common import _Data, _flat_indices, _softmax_rows_inplace  # noqa: F401
 
 __all__ = ["DawidSkene"]
 
@@ -29,86 +31,8 @@ class DawidSkeneParams(NamedTuple):
     feature_prob: np.ndarray | None  # (K, n_features) or None
 
 
-class _Data(NamedTuple):
-    """Training or prediction data, with the label matrix the E- and M-steps reuse."""
-
-    crowd: CrowdLabels
-    X: np.ndarray | None
-    votes: sparse.csr_array    # (n_items, n_experts * K + 1): see _flat_indices
-    votes_t: sparse.csc_array  # its transpose (a view), for the M-step
-
-
-def _flat_indices(crowd: CrowdLabels, K: int):
-    """The labels as a sparse count matrix over flat ``(expert, label)`` indices, and its transpose.
-
-    ``votes[i, j * K + l]`` is how often expert ``j`` put item ``i`` in class
-    ``l``, and the extra last column is 1 for every item. Both EM steps are then
-    one sparse product, a single pass over the labels that touches only small
-    tables: the E-step's ``votes @ T``, with ``T[j * K + l, k] = log pi[j, k, l]``
-    and last row ``log phi``, sums each item's log-probabilities (and its log
-    prior); the M-step's ``votes.T @ q`` gives the expected counts of every
-    ``(expert, label, true class)`` and, in its last row, of every class.
-    """
-    n, n_labels, JK = crowd.n_items, crowd.n_labels, crowd.n_experts * K
-    nnz = n_labels + n
-    index = np.int32 if max(nnz, JK + 1) < np.iinfo(np.int32).max else np.int64
-    item, expert, label = crowd.item, crowd.expert, crowd.label
-    if n_labels and not (item[1:] >= item[:-1]).all():  # group the labels by item
-        order = np.argsort(item, kind="stable")
-        item, expert, label = item[order], expert[order], label[order]
-    # row i holds item i's labels in their given order, then the prior column JK
-    indptr = np.zeros(n + 1, dtype=index)
-    np.cumsum(np.bincount(item, minlength=n) + 1, out=indptr[1:])
-    indices = np.full(nnz, JK, dtype=index)
-    position = np.arange(n_labels, dtype=index)
-    position += item  # label t goes after the t labels and item_t prior entries before it
-    pair = expert.astype(index)
-    pair *= K
-    pair += label
-    indices[position] = pair
-    votes = sparse.csr_array((np.ones(nnz), indices, indptr), shape=(n, JK + 1))
-    return votes, votes.T
-
-
-def _softmax_rows_inplace(log_joint: np.ndarray, block_size: int = 1 << 17):
-    """Turn rows of log joint probabilities into posteriors, in place.
-
-    Returns ``(posterior, log_evidence)`` as :func:`normalize_log` does (row
-    maximum subtracted before exponentiating; rows that are ``-inf`` everywhere
-    give zeros and ``log_evidence = -inf``), but overwrites its input, works
-    column by column (several times faster than reductions along short rows)
-    and goes through the rows in blocks of about ``block_size`` numbers, which
-    stay in cache between the passes.
-    """
-    n, K = log_joint.shape
-    log_evidence = np.empty(n)
-    rows = max(1, block_size // K)
-    for start in range(0, n, rows):
-        block = log_joint[start:start + rows]
-        cols = [block[:, k] for k in range(K)]
-        m = cols[0].copy()
-        for col in cols[1:]:
-            np.maximum(m, col, out=m)
-        finite = np.isfinite(m).all()
-        if not finite:
-            m[~np.isfinite(m)] = 0.0
-        block -= m[:, None]
-        np.exp(block, out=block)
-        s = cols[0].copy()
-        for col in cols[1:]:
-            s += col
-        out = log_evidence[start:start + rows]
-        with np.errstate(divide="ignore"):
-            np.log(s, out=out)
-        out += m
-        if not finite:
-            s[~(s > 0)] = 1.0
-        block /= s[:, None]
-    return log_joint, log_evidence
-
-
 def _is_dask_frame(labels) -> bool:
-    """A dask DataFrame (fitted by :func:`crowdlearn.dask_backend.fit_dask`)."""
+    """A dask DataFrame (fitted by :func:`crowdlearn.distributed.dask_backend.fit_dask`)."""
     return type(labels).__module__.startswith("dask") and hasattr(labels, "npartitions")
 
 
@@ -218,7 +142,7 @@ def _read_gold(gold, crowd: CrowdLabels):
         if isinstance(gold, (str, bytes, set, frozenset)) or np.ndim(gold) != 1:
             raise ValueError(f"gold must be a dict or Series (item -> class) or a 1-D array "
                              f"of class indices with -1 for unknown, got {type(gold).__name__}")
-        from ._validation import check_int_array
+        from crowdlearn._validation import check_int_array
 
         arr = check_int_array(gold, "gold", low=-1)
         if arr.shape[0] != n:
@@ -412,7 +336,7 @@ class DawidSkene(IdResults, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from crowdlearn.dawid_skene import DawidSkene
+    >>> from crowdlearn.aggregation.dawid_skene import DawidSkene
     >>> from crowdlearn.simulate import one_coin_confusion, simulate_crowd
     >>> sim = simulate_crowd(2000, one_coin_confusion([0.9, 0.8, 0.7, 0.6, 0.55], 2),
     ...                      class_prior=[0.3, 0.7], random_state=0)
@@ -651,7 +575,7 @@ class DawidSkene(IdResults, BaseEstimator):
             if X is not None or gold is not None:
                 raise ValueError("fitting a dask DataFrame does not support X or gold yet; "
                                  "fit a pandas DataFrame (ddf.compute()) for those")
-            from .dask_backend import fit_dask
+            from crowdlearn.distributed.dask_backend import fit_dask
             return fit_dask(self, labels)
         self._check_params()
         X = features_by_task(labels, X)
@@ -755,7 +679,7 @@ class DawidSkene(IdResults, BaseEstimator):
         flipped = self.confusion_.transpose(0, 2, 1)
         if not self._frame_out():
             return flipped.copy()
-        from .frames import require_pandas
+        from crowdlearn.frames import require_pandas
 
         pd = require_pandas()
         J, K, _ = flipped.shape

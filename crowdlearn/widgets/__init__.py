@@ -35,8 +35,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, ScalarFormatter
 
-from ._validation import check_scalar
-from .experiments import CrowdComparison, Sweep, compare_on_simulated_crowd
+from crowdlearn._validation import check_scalar
+from crowdlearn.experiments import CrowdComparison, Sweep, compare_on_simulated_crowd
 
 __all__ = ["DawidSkeneExplorer", "ExplorerResult", "dawid_skene_explorer", "draw_comparison",
            "live_explorer_html", "live_explorer_widget", "plot_sweep", "VoteExplorer",
@@ -564,7 +564,7 @@ class DawidSkeneExplorer:
         self.figure.clear()
 
 
-_STATIC = __import__("pathlib").Path(__file__).parent / "static"
+_STATIC = __import__("pathlib").Path(__file__).parent / "static"  # crowdlearn/widgets/static
 _LIVE_IDS = __import__("itertools").count()
 
 _LIVE_CSS = """
@@ -721,9 +721,9 @@ class VoteExplorer:
     def compare(crowd, truth, careless_accuracy: float) -> dict:
         """The package's majority vote (ties to class 0) and Bayes-rule accuracies on
         ``crowd`` (three experts of accuracy 0.9, then the careless ones)."""
-        from . import MajorityVote
-        from .experiments import oracle_posterior
-        from .simulate import one_coin_confusion
+        from crowdlearn import MajorityVote
+        from crowdlearn.experiments import oracle_posterior
+        from crowdlearn.simulate import one_coin_confusion
 
         truth = np.asarray(truth)
         acc = [0.9] * 3 + [careless_accuracy] * (crowd.n_experts - 3)

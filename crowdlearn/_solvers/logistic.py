@@ -50,7 +50,7 @@ parameters per group, whatever the number of groups.
 Examples
 --------
 >>> import numpy as np
->>> from crowdlearn._logistic import fit_weighted_logistic
+>>> from crowdlearn._solvers.logistic import fit_weighted_logistic
 >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
 >>> fit = fit_weighted_logistic(X, [0.1, 0.3, 0.6, 0.9])
 >>> np.round(fit.coef, 4), round(fit.intercept, 4), fit.converged
@@ -65,7 +65,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit, log_expit
 
-from ._validation import check_scalar
+from crowdlearn._validation import check_scalar
 
 __all__ = ["LogisticFit", "fit_weighted_logistic", "weighted_logistic_objective"]
 

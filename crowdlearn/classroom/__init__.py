@@ -20,7 +20,7 @@ time, so every check runs against its solution.
   scores 0). Then the notebook is executed by nbclient, the kernel in a sandbox, and each
   check scores all its points iff its cell raised no error (output on stderr, a warning, is
   not a failure). Cells nbgrader grades by hand (answers, tasks) are listed with 0 points and
-  "graded by hand". Last, ``crowdlearn.classroom_policy.flagged_checks(nb, assignment)``
+  "graded by hand". Last, ``crowdlearn.classroom.policy.flagged_checks(nb, assignment)``
   (if that module exists) names checks to zero -- an answer that calls the package's
   reference implementation or monkeypatches a module -- and its reason becomes the feedback.
 
@@ -872,7 +872,7 @@ def _with_notes(text: str, notes) -> str:
 def _apply_policy(results: list, merged, name: str) -> tuple:
     """Zero the checks ``classroom_policy.flagged_checks`` flags; (results, error or None)."""
     try:
-        from .classroom_policy import flagged_checks
+        from crowdlearn.classroom.policy import flagged_checks
     except ImportError:
         flagged_checks = None
     if flagged_checks is None:
@@ -1309,7 +1309,7 @@ def main(argv=None) -> int:
                                 verbose=args.verbose):
                 print(path)
             if not args.no_kit:
-                from .classroom_kit import build_student_kit
+                from crowdlearn.classroom.kit import build_student_kit
 
                 kit = build_student_kit(args.outdir)
                 for path in kit.values():

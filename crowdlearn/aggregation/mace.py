@@ -7,13 +7,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._base import BaseEstimator, normalize_log
-from ._validation import check_em_params, check_random_state, check_scalar
-from .dawid_skene import _flat_indices, _softmax_rows_inplace
-from .em import fit_em
-from .frames import IdResults
-from .labels import CrowdLabels, as_crowd_labels
-from .majority_vote import _new_crowd, _remember_input_ids
+from crowdlearn._base import BaseEstimator, normalize_log
+from crowdlearn._validation import check_em_params, check_random_state, check_scalar
+from crowdlearn.aggregation._common import _flat_indices, _softmax_rows_inplace
+from crowdlearn.em import fit_em
+from crowdlearn.frames import IdResults
+from crowdlearn.labels import CrowdLabels, as_crowd_labels
+from crowdlearn.aggregation._common import _new_crowd, _remember_input_ids
 
 __all__ = ["MACE", "MACEParams"]
 
@@ -248,7 +248,7 @@ class MACE(IdResults, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from crowdlearn.mace import MACE
+    >>> from crowdlearn.aggregation.mace import MACE
     >>> rng = np.random.default_rng(0)
     >>> truth = rng.integers(0, 3, 1000)
     >>> trust = np.array([0.9, 0.8, 0.7, 0.1, 0.0])

@@ -9,12 +9,12 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import minimize
 
-from ._base import BaseEstimator
-from ._validation import check_em_params, check_random_state, check_scalar
-from .dawid_skene import _softmax_rows_inplace
-from .em import fit_em
-from .frames import IdResults
-from .labels import CrowdLabels, _reindex_onto, as_crowd_labels
+from crowdlearn._base import BaseEstimator
+from crowdlearn._validation import check_em_params, check_random_state, check_scalar
+from crowdlearn.aggregation._common import _softmax_rows_inplace
+from crowdlearn.em import fit_em
+from crowdlearn.frames import IdResults
+from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
 
 __all__ = ["GLAD", "GLADParams", "glad_q_and_grad"]
 
@@ -264,7 +264,7 @@ class GLAD(IdResults, BaseEstimator):
         c_t &= q_{i_t}(l_t),
         \end{aligned}
 
-    whose gradient is (:func:`~crowdlearn.glad.glad_q_and_grad`)
+    whose gradient is (:func:`~crowdlearn.aggregation.glad.glad_q_and_grad`)
 
     .. math::
 
@@ -312,7 +312,7 @@ class GLAD(IdResults, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from crowdlearn.glad import GLAD
+    >>> from crowdlearn.aggregation.glad import GLAD
     >>> rng = np.random.default_rng(0)
     >>> n, J, K = 1000, 10, 3
     >>> truth = rng.integers(K, size=n)

@@ -1,0 +1,139 @@
+"""What the label models of this folder share: the sparse label matrix, the in-place
+softmax, one-coin matrices, and reading new labels onto fitted identifiers."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy import sparse
+
+from crowdlearn.labels import (CrowdLabels, _from_dataframe, _is_dataframe, _reindex_onto,
+                               as_crowd_labels, from_table)
+
+
+class _Data(NamedTuple):
+    """Training or prediction data, with the label matrix the E- and M-steps reuse."""
+
+    crowd: CrowdLabels
+    X: np.ndarray | None
+    votes: sparse.csr_array    # (n_items, n_experts * K + 1): see _flat_indices
+    votes_t: sparse.csc_array  # its transpose (a view), for the M-step
+
+
+def _flat_indices(crowd: CrowdLabels, K: int):
+    """The labels as a sparse count matrix over flat ``(expert, label)`` indices, and its transpose.
+
+    ``votes[i, j * K + l]`` is how often expert ``j`` put item ``i`` in class
+    ``l``, and the extra last column is 1 for every item. Both EM steps are then
+    one sparse product, a single pass over the labels that touches only small
+    tables: the E-step's ``votes @ T``, with ``T[j * K + l, k] = log pi[j, k, l]``
+    and last row ``log phi``, sums each item's log-probabilities (and its log
+    prior); the M-step's ``votes.T @ q`` gives the expected counts of every
+    ``(expert, label, true class)`` and, in its last row, of every class.
+    """
+    n, n_labels, JK = crowd.n_items, crowd.n_labels, crowd.n_experts * K
+    nnz = n_labels + n
+    index = np.int32 if max(nnz, JK + 1) < np.iinfo(np.int32).max else np.int64
+    item, expert, label = crowd.item, crowd.expert, crowd.label
+    if n_labels and not (item[1:] >= item[:-1]).all():  # group the labels by item
+        order = np.argsort(item, kind="stable")
+        item, expert, label = item[order], expert[order], label[order]
+    # row i holds item i's labels in their given order, then the prior column JK
+    indptr = np.zeros(n + 1, dtype=index)
+    np.cumsum(np.bincount(item, minlength=n) + 1, out=indptr[1:])
+    indices = np.full(nnz, JK, dtype=index)
+    position = np.arange(n_labels, dtype=index)
+    position += item  # label t goes after the t labels and item_t prior entries before it
+    pair = expert.astype(index)
+    pair *= K
+    pair += label
+    indices[position] = pair
+    votes = sparse.csr_array((np.ones(nnz), indices, indptr), shape=(n, JK + 1))
+    return votes, votes.T
+
+
+def _softmax_rows_inplace(log_joint: np.ndarray, block_size: int = 1 << 17):
+    """Turn rows of log joint probabilities into posteriors, in place.
+
+    Returns ``(posterior, log_evidence)`` as :func:`normalize_log` does (row
+    maximum subtracted before exponentiating; rows that are ``-inf`` everywhere
+    give zeros and ``log_evidence = -inf``), but overwrites its input, works
+    column by column (several times faster than reductions along short rows)
+    and goes through the rows in blocks of about ``block_size`` numbers, which
+    stay in cache between the passes.
+    """
+    n, K = log_joint.shape
+    log_evidence = np.empty(n)
+    rows = max(1, block_size // K)
+    for start in range(0, n, rows):
+        block = log_joint[start:start + rows]
+        cols = [block[:, k] for k in range(K)]
+        m = cols[0].copy()
+        for col in cols[1:]:
+            np.maximum(m, col, out=m)
+        finite = np.isfinite(m).all()
+        if not finite:
+            m[~np.isfinite(m)] = 0.0
+        block -= m[:, None]
+        np.exp(block, out=block)
+        s = cols[0].copy()
+        for col in cols[1:]:
+            s += col
+        out = log_evidence[start:start + rows]
+        with np.errstate(divide="ignore"):
+            np.log(s, out=out)
+        out += m
+        if not finite:
+            s[~(s > 0)] = 1.0
+        block /= s[:, None]
+    return log_joint, log_evidence
+
+
+def _remember_input_ids(estimator, crowd, labels) -> None:
+    """``estimator._remember_ids(crowd)``, and results by id whenever ``labels`` was a DataFrame
+    (whether or not the :class:`CrowdLabels` built from it carries the DataFrame flag)."""
+    estimator._remember_ids(crowd)
+    if _is_dataframe(labels):
+        estimator._as_frame = True
+
+
+def _new_crowd(labels, expert_ids, class_ids, n_experts: int, n_classes: int) -> CrowdLabels:
+    """New labels on a fitted model's workers and classes, as index-coded ``CrowdLabels``.
+
+    A DataFrame is read straight onto the fitted identifiers (so it may use only
+    some of the classes); other forms are read as in ``fit`` and re-indexed.
+    An unknown worker or class is a ``ValueError``.
+    """
+    if labels is None:
+        raise ValueError("labels is None")
+    if _is_dataframe(labels) and class_ids is not None and expert_ids is not None:
+        missing = [c for c in ("task", "worker", "label") if c not in labels.columns]
+        if missing:
+            _from_dataframe(labels)  # raises the usual message about the columns
+        crowd = from_table(labels["task"], labels["worker"], labels["label"],
+                           classes=class_ids, expert_ids=expert_ids)
+    else:
+        crowd = as_crowd_labels(labels, n_classes=None if isinstance(labels, CrowdLabels)
+                                else n_classes)
+        crowd = _reindex_onto(crowd, expert_ids, class_ids)
+    if crowd.expert.size and crowd.expert.max() >= n_experts:
+        raise ValueError(f"unknown expert {int(crowd.expert.max())}: the model was fitted on "
+                         f"{n_experts} workers (indices 0 to {n_experts - 1})")
+    if crowd.label.size and crowd.label.max() >= n_classes:
+        raise ValueError(f"label {int(crowd.label.max())} out of range: the model was fitted "
+                         f"with n_classes={n_classes}")
+    return CrowdLabels(crowd.item, crowd.expert, crowd.label, crowd.n_items, n_experts,
+                       n_classes)
+
+
+def _one_coin_matrices(accuracy: np.ndarray, K: int) -> np.ndarray:
+    """``(n_experts, K, K)`` confusion matrices with ``accuracy`` on the diagonal and the
+    rest of each row spread evenly (``crowdlearn.simulate.one_coin_confusion`` without
+    the input checks)."""
+    J = accuracy.shape[0]
+    conf = np.empty((J, K, K))
+    conf[...] = ((1.0 - accuracy) / (K - 1))[:, None, None]
+    idx = np.arange(K)
+    conf[:, idx, idx] = accuracy[:, None]
+    return conf

@@ -1,0 +1,1 @@
+"""Fitting on a cluster: the Dask backend of Dawid--Skene (``crowdlearn[dask]``)."""

@@ -84,3 +84,13 @@ def test_folders_hold_what_the_api_page_says():
     assert (PACKAGE / "widgets" / "static" / "crowd_em.js").is_file()
     flat = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert len(flat) <= 16, flat  # the ground, not 27 modules side by side
+
+
+def test_paths_the_classroom_reads_still_point_where_they_should():
+    from crowdlearn.classroom import kit, policy
+
+    # the policy's list of package internals is read from the whole package, every folder
+    private = policy._package_private_names()
+    assert {"_flat_indices", "_m_step", "_orient_by_vote", "_q_and_grad"} <= private
+    assert (kit.ROOT / "pyproject.toml").is_file()  # the kit is built from the checkout
+    assert (kit.ROOT / "book" / "assignments").is_dir()

@@ -110,7 +110,7 @@ def _default_source() -> Path:
     here = Path.cwd() / "book" / "assignments"
     if here.is_dir():
         return here
-    return Path(__file__).resolve().parent.parent / "book" / "assignments"
+    return Path(__file__).resolve().parents[2] / "book" / "assignments"
 
 
 def find_assignments(source=None) -> dict:

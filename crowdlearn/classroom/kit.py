@@ -29,7 +29,7 @@ from pathlib import Path
 
 __all__ = ["STUDENT_REQUIREMENTS", "build_student_kit"]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # crowdlearn/classroom/kit.py -> the checkout
 
 STUDENT_REQUIREMENTS = ("jupyterlab", "ipykernel")
 """Installed next to the wheel (whose own dependencies are numpy, scipy, sympy, matplotlib,

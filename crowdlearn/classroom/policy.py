@@ -296,7 +296,7 @@ def _package_private_names() -> frozenset:
         names = set()
         pattern = re.compile(r"(?:def|class)\s+(_[A-Za-z]\w*)|\.(_[A-Za-z]\w*)|"
                              r"^\s*(_[A-Za-z]\w*)\s*=", re.MULTILINE)
-        for path in _Path(__file__).resolve().parent.rglob("*.py"):
+        for path in _Path(__file__).resolve().parents[1].rglob("*.py"):  # the whole package
             try:
                 text = path.read_text(encoding="utf-8")
             except OSError:
@@ -413,7 +413,7 @@ def _instructor_notebook(assignment_name: str, source=None):
         return None
     roots = [_Path(source)] if source is not None else [
         _Path.cwd() / "book" / "assignments",
-        _Path(__file__).resolve().parent.parent / "book" / "assignments"]
+        _Path(__file__).resolve().parents[2] / "book" / "assignments"]
     for root in roots:
         path = root / f"{assignment_name}.md"
         if path.is_file():

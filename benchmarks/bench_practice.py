@@ -50,13 +50,6 @@ from crowdlearn.simulate import (one_coin_confusion, random_confusion,  # noqa: 
 from _timing import Stopwatch  # noqa: E402
 
 
-def frame_of(crowd):
-    import pandas as pd
-
-    item, worker, label = crowd.to_table()
-    return pd.DataFrame({"task": item, "worker": worker, "label": label})
-
-
 class quiet(warnings.catch_warnings):
     """Silence warnings inside the block (the fits' own convergence is printed)."""
 
@@ -104,7 +97,7 @@ def accuracy_table(ck: bool) -> None:
             data = load_dataset(ds_name)
             if not data.has_truth.any():
                 continue
-            df = frame_of(data.labels)
+            df = data.labels.to_frame()
             truth = dict(zip(data.item_ids[data.has_truth],
                              data.class_ids[data.truth[data.has_truth]]))
             with quiet(), Stopwatch() as sw:
@@ -284,7 +277,7 @@ def agreement(ck: bool) -> None:
     print("\n(e) Krippendorff's alpha (nominal) on the bundled sets")
     for name in DATASETS:
         data = load_dataset(name)
-        df = frame_of(data.labels)
+        df = data.labels.to_frame()
         with Stopwatch() as sw:
             a = krippendorff_alpha(df)
         line = f"    {name:14s} crowdlearn {a:.6f} ({1000 * sw.wall:.1f} ms)"

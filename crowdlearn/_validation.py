@@ -267,10 +267,16 @@ def check_finite_array(value, name: str, shape=None, ndim=None) -> np.ndarray:
 
 def check_em_params(estimator) -> None:
     """Check the EM hyper-parameters every estimator shares: ``n_init``, ``max_iter``,
-    ``tol`` and (where it has one) ``callback``."""
+    ``tol`` and, where it has them, ``callback``, ``progress`` and ``accelerate``."""
     check_scalar(estimator.n_init, "n_init", kind=numbers.Integral, low=1)
     check_scalar(estimator.max_iter, "max_iter", kind=numbers.Integral, low=0)
     check_scalar(estimator.tol, "tol", low=0.0)
     callback = getattr(estimator, "callback", None)
     if callback is not None and not callable(callback):
         raise ValueError(f"callback must be callable or None, got {callback!r}")
+    progress = getattr(estimator, "progress", None)
+    if progress not in (None, True, False):
+        raise ValueError(f"progress must be None, True or False, got {progress!r}")
+    accelerate = getattr(estimator, "accelerate", False)
+    if not isinstance(accelerate, (bool, np.bool_)):
+        raise ValueError(f"accelerate must be True or False, got {accelerate!r}")

@@ -145,10 +145,12 @@ def features_by_task(labels, X):
     """
     if X is None:
         return None
-    from crowdlearn.labels import CrowdLabels, _is_dataframe, from_dataframe
+    from crowdlearn.labels import CrowdLabels, _encode, _is_dataframe
 
     if _is_dataframe(labels):
-        ids = from_dataframe(labels).item_ids
+        if "task" not in labels.columns:
+            return X  # the labels' own reader says what is missing
+        ids = _encode(labels["task"], "item")[0]  # sorted as from_dataframe sorts them
     elif isinstance(labels, CrowdLabels) and getattr(labels, "_from_frame", False) is True:
         ids = labels.item_ids
     else:

@@ -211,6 +211,16 @@ class CrowdLabels:
         return (back(self.item_ids, self.item), back(self.expert_ids, self.expert),
                 back(self.class_ids, self.label))
 
+    def to_frame(self):
+        """The labels as a pandas DataFrame, one row per label, with columns ``task``,
+        ``worker`` and ``label`` holding the original identifiers (:meth:`to_table`): the
+        table a platform exports and every model's ``fit`` reads (needs pandas)."""
+        from crowdlearn.frames import require_pandas
+
+        pd = require_pandas()
+        task, worker, label = self.to_table()
+        return pd.DataFrame({"task": task, "worker": worker, "label": label})
+
     def subset(self, mask) -> "CrowdLabels":
         """Keep only the labels where ``mask`` is true (sizes and id maps unchanged)."""
         mask = np.asarray(mask, dtype=bool)

@@ -381,12 +381,53 @@ def test_readme_round_trip_runs(tmp_path, monkeypatch):
     section = readme.split("### A DataFrame in, a DataFrame out", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     data = load_dataset("rte")
-    task, worker, label = data.labels.to_table()
-    pd.DataFrame({"task": task, "worker": worker, "label": label}).to_csv(
-        tmp_path / "labels.csv", index=False)
+    task = data.labels.to_table()[0]
+    data.labels.to_frame().to_csv(tmp_path / "labels.csv", index=False)
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md", "exec"), {})
     result = pd.read_csv(tmp_path / "result.csv", index_col="task")["agg_label"]
     assert sorted(result.index) == sorted(set(task))
     truth = dict(zip(data.item_ids, data.class_ids[data.truth]))
     assert np.mean([result[t] == truth[t] for t in result.index]) > 0.9
+
+
+def test_to_frame_round_trips_through_fit():
+    from crowdlearn.datasets import load_dataset
+
+    crowd = load_dataset("temp").labels
+    frame = crowd.to_frame()
+    assert list(frame.columns) == ["task", "worker", "label"] and len(frame) == crowd.n_labels
+    again = from_dataframe(frame)
+    assert np.array_equal(again.item_ids, crowd.item_ids)
+    assert np.allclose(DawidSkene().fit(frame).posterior_, DawidSkene().fit(crowd).posterior_)
+
+
+@pytest.mark.parametrize("Model", [DawidSkene, OneCoinDawidSkene])
+def test_new_table_with_one_class_is_scored_on_the_fitted_ids(Model):
+    from crowdlearn import MajorityVote
+
+    sim = crowd(n=200)
+    m = Model().fit(as_frame(sim.labels))
+    new = pd.DataFrame({"task": ["n", "n", "m"], "worker": ["w0", "w1", "w2"],
+                        "label": ["dog", "dog", "dog"]})  # every new label says "dog"
+    q = m.predict_proba(new)
+    assert q.shape == (2, 3) and np.allclose(q.sum(axis=1), 1.0)
+    assert (q.argmax(axis=1) == 1).all()  # "dog" is the fitted class 1
+    with pytest.raises(ValueError, match="zz"):
+        m.predict_proba(new.assign(worker=["w0", "zz", "w2"]))
+    mv = MajorityVote(tie_break="lowest").fit(as_frame(sim.labels))
+    assert (mv.predict(new) == 1).all()
+
+
+def test_new_features_are_matched_to_new_tasks_by_id():
+    sim = crowd(n=120, K=2, acc=(0.8, 0.7, 0.75))
+    X = (np.random.default_rng(1).random((120, 4)) < 0.3 + 0.4 * sim.truth[:, None]) * 1
+    df = as_frame(sim.labels)
+    m = DawidSkene().fit(df, pd.DataFrame(X, index=[f"t{i:04d}" for i in range(120)]))
+    new = pd.DataFrame({"task": ["u", "v"], "worker": ["w0", "w1"], "label": ["cat", "dog"]})
+    xu, xv = [1, 1, 0, 1], [0, 0, 1, 0]
+    a = m.predict_proba(new, pd.DataFrame([xu, xv], index=["u", "v"]))
+    b = m.predict_proba(new, pd.DataFrame([xv, xu], index=["v", "u"]))
+    assert np.allclose(a, b)  # rows matched by task id, whatever their order
+    with pytest.raises(ValueError, match="cannot be matched"):
+        m.predict_proba(new, np.array([xu, xv]))

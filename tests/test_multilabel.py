@@ -396,3 +396,10 @@ def test_every_e_step_is_the_enumerated_marginal(seed, n, J, Ks, alpha):
         np.testing.assert_allclose(s.posterior.sum(axis=2), 1.0)
         if alpha == 0:
             assert s.objective == pytest.approx(ll, rel=1e-10, abs=1e-10)
+
+
+def test_ragged_labels_are_refused_in_our_words():
+    from crowdlearn import MultiLabelDawidSkene
+
+    with pytest.raises(ValueError, match="ragged"):
+        MultiLabelDawidSkene().fit([[[0, 1]], [[0, 1], [1, 0]]])

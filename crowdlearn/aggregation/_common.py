@@ -90,14 +90,6 @@ def _softmax_rows_inplace(log_joint: np.ndarray, block_size: int = 1 << 17):
     return log_joint, log_evidence
 
 
-def _remember_input_ids(estimator, crowd, labels) -> None:
-    """``estimator._remember_ids(crowd)``, and results by id whenever ``labels`` was a DataFrame
-    (whether or not the :class:`CrowdLabels` built from it carries the DataFrame flag)."""
-    estimator._remember_ids(crowd)
-    if _is_dataframe(labels):
-        estimator._as_frame = True
-
-
 def _new_crowd(labels, expert_ids, class_ids, n_experts: int, n_classes: int) -> CrowdLabels:
     """New labels on a fitted model's workers and classes, as index-coded ``CrowdLabels``.
 
@@ -125,6 +117,12 @@ def _new_crowd(labels, expert_ids, class_ids, n_experts: int, n_classes: int) ->
                          f"with n_classes={n_classes}")
     return CrowdLabels(crowd.item, crowd.expert, crowd.label, crowd.n_items, n_experts,
                        n_classes)
+
+
+def _softmax_last(x: np.ndarray) -> np.ndarray:
+    """Softmax along the last axis (SQUAREM's way back from log-probabilities)."""
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 def _one_coin_matrices(accuracy: np.ndarray, K: int) -> np.ndarray:

@@ -7,6 +7,7 @@ import warnings
 from typing import NamedTuple
 
 import numpy as np
+from scipy.special import expit
 from scipy import sparse
 from scipy.optimize import linear_sum_assignment
 
@@ -18,7 +19,8 @@ from crowdlearn.frames import IdResults, features_by_task
 from crowdlearn.exceptions import DegenerateFitWarning
 from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
 from crowdlearn.features.naive_bayes import bernoulli_log_likelihood
-from crowdlearn.aggregation._common import _Data, _flat_indices, _softmax_rows_inplace  # noqa: F401
+from crowdlearn.aggregation._common import (_Data, _flat_indices,  # noqa: F401
+                                            _new_crowd, _softmax_last, _softmax_rows_inplace)
 
 __all__ = ["DawidSkene"]
 
@@ -38,16 +40,6 @@ def _is_dask_frame(labels) -> bool:
 
 def _is_tuple_input(labels) -> bool:
     return isinstance(labels, tuple) and len(labels) == 3
-
-
-def _softmax_vector(x: np.ndarray) -> np.ndarray:
-    e = np.exp(x - x.max())
-    return e / e.sum()
-
-
-def _softmax_last(x: np.ndarray) -> np.ndarray:
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 def _prior_log_density(prior, confusion: np.ndarray) -> float:
@@ -380,10 +372,6 @@ class DawidSkene(IdResults, BaseEstimator):
             check_scalar(self.n_classes, "n_classes", kind=numbers.Integral, low=2)
         check_scalar(self.alpha, "alpha", low=0.0)
         check_em_params(self)
-        if self.progress not in (None, True, False):
-            raise ValueError(f"progress must be None, True or False, got {self.progress!r}")
-        if not isinstance(self.accelerate, (bool, np.bool_)):
-            raise ValueError(f"accelerate must be True or False, got {self.accelerate!r}")
 
     def _resolve_prior(self, crowd: CrowdLabels):
         """``confusion_prior`` as pseudo-counts of shape ``(n_experts, K, K)``, or None."""
@@ -655,11 +643,9 @@ class DawidSkene(IdResults, BaseEstimator):
 
     def _unflatten(self, K: int, J: int, X):
         def unflatten(x: np.ndarray) -> DawidSkeneParams:
-            prior = _softmax_vector(x[:K])
+            prior = _softmax_last(x[:K])
             confusion = _softmax_last(x[K:K + J * K * K].reshape(J, K, K))
-            phi = None
-            if X is not None:
-                phi = 1.0 / (1.0 + np.exp(-x[K + J * K * K:].reshape(K, X.shape[1])))
+            phi = None if X is None else expit(x[K + J * K * K:].reshape(K, X.shape[1]))
             return DawidSkeneParams(prior, confusion, phi)
         return unflatten
 
@@ -756,24 +742,19 @@ class DawidSkene(IdResults, BaseEstimator):
         if X is not None:
             if self.n_features_in_ == 0:
                 raise ValueError("X was given but the model was fitted without features")
+            X = features_by_task(labels, X)
             X = check_binary_matrix(X, "X", n_cols=self.n_features_in_)
         if labels is None:
             crowd = CrowdLabels(*(np.zeros(0, dtype=np.intp),) * 3, X.shape[0], J, K)
         else:
-            # new triples or matrices are read with the fitted number of classes; a
-            # CrowdLabels keeps its own (its class identifiers are mapped below)
-            n_classes = None if isinstance(labels, CrowdLabels) else K
-            crowd = self._read_labels(labels, X, n_classes)
-            crowd = self._map_ids(crowd)
-            if crowd.expert.size and crowd.expert.max() >= J:
-                bad = int(crowd.expert.max())
-                raise ValueError(f"unknown expert {bad}: the model was fitted on {J} experts "
-                                 f"(indices 0 to {J - 1})")
-            if crowd.label.size and crowd.label.max() >= K:
-                bad = int(crowd.label.max())
-                raise ValueError(f"label {bad} out of range: the model was fitted with "
-                                 f"n_classes={K} (labels 0 to {K - 1})")
-            crowd = CrowdLabels(crowd.item, crowd.expert, crowd.label, crowd.n_items, J, K)
+            # read onto the fitted workers and classes (a new table may use one class only)
+            crowd = _new_crowd(labels, self.expert_ids_, self.class_ids_, J, K)
+            if X is not None and X.shape[0] != crowd.n_items:
+                if _is_tuple_input(labels) and X.shape[0] > crowd.n_items:
+                    crowd = self._resize(crowd, X.shape[0])  # extra items have no label
+                else:
+                    raise ValueError(f"X has {X.shape[0]} rows but the labels describe "
+                                     f"{crowd.n_items} items")
         data = _Data(crowd, X, *_flat_indices(crowd, K))
         log_joint = self._log_joint(data, self._params)
         dead = ~np.isfinite(log_joint).any(axis=1)

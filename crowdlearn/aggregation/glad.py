@@ -11,10 +11,10 @@ from scipy.optimize import minimize
 
 from crowdlearn._base import BaseEstimator
 from crowdlearn._validation import check_em_params, check_random_state, check_scalar
-from crowdlearn.aggregation._common import _softmax_rows_inplace
+from crowdlearn.aggregation._common import _new_crowd, _softmax_rows_inplace
 from crowdlearn.em import fit_em
 from crowdlearn.frames import IdResults
-from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
+from crowdlearn.labels import CrowdLabels, as_crowd_labels
 
 __all__ = ["GLAD", "GLADParams", "glad_q_and_grad"]
 
@@ -371,8 +371,6 @@ class GLAD(IdResults, BaseEstimator):
                              f"{self.fit_class_prior!r}")
         check_em_params(self)
         check_scalar(self.m_step_max_iter, "m_step_max_iter", kind=numbers.Integral, low=1)
-        if self.progress not in (None, True, False):
-            raise ValueError(f"progress must be None, True or False, got {self.progress!r}")
 
     def _start_values(self, n_items: int, n_experts: int):
         a0 = 1.0 if self._alpha_prior is None else self._alpha_prior[0]
@@ -566,19 +564,8 @@ class GLAD(IdResults, BaseEstimator):
         self._check_fitted()
         if labels is None:
             return self.posterior_.copy()
-        K, J = self.n_classes_, self.n_experts_
-        n_classes = None if isinstance(labels, CrowdLabels) else K
-        crowd = as_crowd_labels(labels, n_classes=n_classes)
-        crowd = _reindex_onto(crowd, self.expert_ids_, self.class_ids_)
-        if crowd.expert.size and crowd.expert.max() >= J:
-            bad = int(crowd.expert.max())
-            raise ValueError(f"unknown expert {bad}: the model was fitted on {J} experts "
-                             f"(indices 0 to {J - 1})")
-        if crowd.label.size and crowd.label.max() >= K:
-            bad = int(crowd.label.max())
-            raise ValueError(f"label {bad} out of range: the model was fitted with "
-                             f"n_classes={K} (labels 0 to {K - 1})")
-        crowd = CrowdLabels(crowd.item, crowd.expert, crowd.label, crowd.n_items, J, K)
+        J = self.n_experts_
+        crowd = _new_crowd(labels, self.expert_ids_, self.class_ids_, J, self.n_classes_)
         _, b0 = self._start_values(crowd.n_items, J)
         params = GLADParams(self.class_prior_, self.ability_, b0)
         q, _ = _softmax_rows_inplace(self._log_joint(crowd, params))

@@ -6,6 +6,7 @@ import numbers
 from typing import NamedTuple
 
 import numpy as np
+from scipy.special import expit
 
 from crowdlearn._base import BaseEstimator, normalize_log
 from crowdlearn._validation import check_em_params, check_random_state, check_scalar
@@ -13,7 +14,7 @@ from crowdlearn.aggregation._common import _flat_indices, _softmax_rows_inplace
 from crowdlearn.em import fit_em
 from crowdlearn.frames import IdResults
 from crowdlearn.labels import CrowdLabels, as_crowd_labels
-from crowdlearn.aggregation._common import _new_crowd, _remember_input_ids
+from crowdlearn.aggregation._common import _new_crowd, _softmax_last
 
 __all__ = ["MACE", "MACEParams"]
 
@@ -54,11 +55,8 @@ def _mace_flat(K: int, J: int):
         return np.concatenate(parts).clip(-700.0, 700.0)
 
     def unflatten(x: np.ndarray) -> MACEParams:
-        prior = np.exp(x[:K] - x[:K].max())
-        strategy = x[K + J:].reshape(J, K)
-        strategy = np.exp(strategy - strategy.max(axis=1, keepdims=True))
-        return MACEParams(prior / prior.sum(), 1.0 / (1.0 + np.exp(-x[K:K + J])),
-                          strategy / strategy.sum(axis=1, keepdims=True))
+        return MACEParams(_softmax_last(x[:K]), expit(x[K:K + J]),
+                          _softmax_last(x[K + J:].reshape(J, K)))
     return flatten, unflatten
 
 
@@ -296,10 +294,6 @@ class MACE(IdResults, BaseEstimator):
             raise ValueError(f"fit_class_prior must be True or False, got "
                              f"{self.fit_class_prior!r}")
         check_em_params(self)
-        if self.progress not in (None, True, False):
-            raise ValueError(f"progress must be None, True or False, got {self.progress!r}")
-        if not isinstance(self.accelerate, (bool, np.bool_)):
-            raise ValueError(f"accelerate must be True or False, got {self.accelerate!r}")
         return a, b, c
 
     @staticmethod
@@ -415,7 +409,7 @@ class MACE(IdResults, BaseEstimator):
                         accelerate=_mace_flat(K, J) if self.accelerate else None)
         params = result.params
         self._params = params
-        _remember_input_ids(self, crowd, labels)
+        self._remember_ids(crowd)
         self.class_prior_ = params.class_prior
         self.trust_ = params.trust
         self.spamming_ = 1.0 - params.trust

@@ -8,8 +8,8 @@ from crowdlearn._base import BaseEstimator
 from crowdlearn._validation import check_random_state
 from crowdlearn.frames import IdResults
 from crowdlearn.labels import (CrowdLabels, _from_dataframe, _is_dataframe, _reindex_onto,
-                               as_crowd_labels, from_table)
-from crowdlearn.aggregation._common import _new_crowd, _remember_input_ids  # noqa: F401
+                               as_crowd_labels, from_dataframe, from_table)
+from crowdlearn.aggregation._common import _new_crowd  # noqa: F401
 
 __all__ = ["MajorityVote"]
 
@@ -85,7 +85,7 @@ class MajorityVote(IdResults, BaseEstimator):
         if self.unlabelled not in ("error", "uniform"):
             raise ValueError(f"unlabelled must be 'error' or 'uniform', got {self.unlabelled!r}")
         crowd = as_crowd_labels(labels, n_classes=n_classes)
-        _remember_input_ids(self, crowd, labels)
+        self._remember_ids(crowd)
         counts = crowd.vote_counts()
         totals = counts.sum(axis=1)
         empty = totals == 0
@@ -128,18 +128,25 @@ class MajorityVote(IdResults, BaseEstimator):
         """Fit and return the hard votes (class indices, as :meth:`predict`)."""
         return self.fit(labels, **kwargs).predict()
 
+    def _vote_new(self, labels) -> "MajorityVote":
+        """The vote of new labels; a new DataFrame is read onto the fitted classes (it may
+        use only some of them)."""
+        class_ids = getattr(self, "class_ids_", None)
+        if _is_dataframe(labels) and class_ids is not None:
+            labels = from_dataframe(labels, classes=class_ids)
+        return MajorityVote(**self.get_params()).fit(labels, n_classes=getattr(
+            self, "n_classes_", None))
+
     def predict(self, labels=None) -> np.ndarray:
         """Hard votes for ``labels`` (default: those fitted), as class indices."""
         if labels is not None:
-            return MajorityVote(**self.get_params()).fit(labels, n_classes=getattr(
-                self, "n_classes_", None))._labels
+            return self._vote_new(labels)._labels
         self._check_fitted()
         return self._labels.copy()
 
     def predict_proba(self, labels=None) -> np.ndarray:
         """Soft votes for ``labels`` (default: those fitted)."""
         if labels is not None:
-            return MajorityVote(**self.get_params()).fit(labels, n_classes=getattr(
-                self, "n_classes_", None)).posterior_
+            return self._vote_new(labels).posterior_
         self._check_fitted()
         return self.posterior_.copy()

@@ -241,7 +241,11 @@ def as_multi_labels(data, *, n_classes=None) -> MultiCrowdLabels:
             raise ValueError(f"a tuple of labels must be (item, expert, target, label), got "
                              f"{len(data)} arrays")
         return from_quadruples(*data, n_classes=n_classes)
-    arr = np.asarray(data)
+    try:
+        arr = np.asarray(data)
+    except ValueError:
+        raise ValueError("labels could not be read as an (n_items, n_experts, n_targets) "
+                         "array (ragged rows?)") from None
     if arr.ndim != 3:
         raise ValueError(f"labels must be a MultiCrowdLabels, an (item, expert, target, label) "
                          f"tuple or a 3-D (n_items, n_experts, n_targets) array, got shape "

@@ -3,10 +3,11 @@ r"""One-coin Dawid--Skene: each expert has a single accuracy, fitted by EM."""
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
 
 from crowdlearn.aggregation._common import _Data
 from crowdlearn.aggregation.dawid_skene import DawidSkene, DawidSkeneParams
-from crowdlearn.aggregation._common import _one_coin_matrices  # noqa: F401
+from crowdlearn.aggregation._common import _one_coin_matrices, _softmax_last  # noqa: F401
 
 __all__ = ["OneCoinDawidSkene"]
 
@@ -210,12 +211,9 @@ class OneCoinDawidSkene(DawidSkene):
 
     def _unflatten(self, K: int, J: int, X):
         def unflatten(x: np.ndarray) -> DawidSkeneParams:
-            e = np.exp(x[:K] - x[:K].max())
-            accuracy = 1.0 / (1.0 + np.exp(-x[K:K + J]))
-            phi = None
-            if X is not None:
-                phi = 1.0 / (1.0 + np.exp(-x[K + J:].reshape(K, X.shape[1])))
-            return DawidSkeneParams(e / e.sum(), _one_coin_matrices(accuracy, K), phi)
+            phi = None if X is None else expit(x[K + J:].reshape(K, X.shape[1]))
+            return DawidSkeneParams(_softmax_last(x[:K]),
+                                    _one_coin_matrices(expit(x[K:K + J]), K), phi)
         return unflatten
 
     def _accuracy_step(self, data: _Data, q: np.ndarray):

@@ -30,7 +30,7 @@ from crowdlearn._base import BaseEstimator, normalize_log
 from crowdlearn._validation import check_scalar
 from crowdlearn.frames import IdResults
 from crowdlearn.labels import CrowdLabels, as_crowd_labels
-from crowdlearn.aggregation._common import _new_crowd, _remember_input_ids
+from crowdlearn.aggregation._common import _new_crowd
 
 __all__ = ["WeightedMajorityVote", "Wawa", "ZeroBasedSkill"]
 
@@ -189,7 +189,7 @@ class _VoteBase(IdResults, BaseEstimator):
     """Shared fitted state and prediction of the skill-weighted votes."""
 
     def _store(self, crowd: CrowdLabels, labels, skills: np.ndarray, posterior: np.ndarray):
-        _remember_input_ids(self, crowd, labels)
+        self._remember_ids(crowd)
         self._skill_values = skills
         self.posterior_ = posterior
         self.n_items_ = crowd.n_items

@@ -370,8 +370,6 @@ class SparseExpertsEM(BaseEstimator):
         check_scalar(self.init_scale, "init_scale", low=0.0)
         check_scalar(self.m_step_tol, "m_step_tol", low=0.0)
         check_scalar(self.m_step_max_iter, "m_step_max_iter", kind=numbers.Integral, low=1)
-        if not isinstance(self.accelerate, (bool, np.bool_)):
-            raise ValueError(f"accelerate must be True or False, got {self.accelerate!r}")
         if isinstance(self.init, str) and self.init != "vote":
             raise ValueError(f"init must be 'vote', an array of starting probabilities or "
                              f"SparseExpertsParams, got {self.init!r}")

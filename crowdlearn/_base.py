@@ -12,6 +12,27 @@ class BaseEstimator:
 
     _param_names: tuple = ()
 
+    def _store_params(self, values: dict) -> None:
+        """Store the constructor arguments as they are (``__init__`` passes its
+        ``locals()``), one attribute per name in ``_param_names``: no checks here, so
+        ``set_params`` and ``clone`` behave as in scikit-learn; ``fit`` validates."""
+        for name in self._param_names:
+            setattr(self, name, values[name])
+
+    def _keep_em_result(self, result, posterior=None, log_prior=None) -> None:
+        """The attributes every EM estimator sets from its best run (an
+        :class:`~crowdlearn.em.EMResult`): ``posterior_`` (``result.posterior`` unless
+        another, e.g. re-oriented, posterior is given), ``log_likelihood_history_``,
+        ``objective_``, ``n_iter_``, ``converged_`` and, given the log-prior (or minus
+        the penalty) that the objective includes, ``log_likelihood_``."""
+        self.posterior_ = result.posterior if posterior is None else posterior
+        self.log_likelihood_history_ = result.history
+        self.objective_ = result.objective
+        if log_prior is not None:
+            self.log_likelihood_ = result.objective - float(log_prior)
+        self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
+
     def get_params(self) -> dict:
         """The constructor arguments, as stored."""
         return {name: getattr(self, name) for name in self._param_names}
@@ -50,3 +71,15 @@ def normalize_log(log_joint: np.ndarray):
         log_evidence = (np.log(s) + m)[:, 0]
     safe = np.where(s > 0, s, 1.0)
     return p / safe, log_evidence
+
+
+def posterior_or_refuse(log_joint: np.ndarray, message: str) -> np.ndarray:
+    """The normalised rows of ``log_joint``, refusing rows that are ``-inf`` under every
+    class (no posterior exists there) or hold a NaN or ``+inf`` with a ``ValueError``:
+    ``message`` names the cause, and its ``{rows}`` is replaced by the first five such
+    row indices."""
+    dead = ~np.isfinite(np.max(log_joint, axis=1))  # all -inf, or a NaN or +inf in the row
+    if dead.any():
+        raise ValueError(message.format(rows=np.flatnonzero(dead)[:5].tolist()))
+    q, _ = normalize_log(log_joint)
+    return q

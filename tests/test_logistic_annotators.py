@@ -350,7 +350,7 @@ def test_mirror_image_start_is_flipped_back():
     """Started from the opposite of the vote, EM ends in the mirror image (a classifier of
     the other class and annotators who are mostly "wrong"); fit flips it back."""
     sim = varying_crowd(1000, seed=3)
-    vote = LogisticAnnotators()._start(sim.labels)
+    vote = LogisticAnnotators()._start_mu(sim.labels)
     seen = []
     mirror = LogisticAnnotators(init=1 - vote, callback=seen.append).fit(sim.labels, sim.X)
     normal = LogisticAnnotators().fit(sim.labels, sim.X)

@@ -94,3 +94,31 @@ def test_paths_the_classroom_reads_still_point_where_they_should():
     assert {"_flat_indices", "_m_step", "_orient_by_vote", "_q_and_grad"} <= private
     assert (kit.ROOT / "pyproject.toml").is_file()  # the kit is built from the checkout
     assert (kit.ROOT / "book" / "assignments").is_dir()
+
+
+def _estimators():
+    from crowdlearn._base import BaseEstimator
+
+    def walk(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from walk(sub)
+
+    import crowdlearn.features.sparse_experts  # noqa: F401  (MajorityVoteLogistic)
+    return sorted({c for c in walk(BaseEstimator) if not c.__name__.startswith("_")},
+                  key=lambda c: c.__name__)
+
+
+@pytest.mark.parametrize("cls", _estimators(), ids=lambda c: c.__name__)
+def test_constructors_store_exactly_their_parameters(cls):
+    """``__init__`` stores its arguments through ``_store_params(locals())``: its signature
+    and ``_param_names`` must be the same names, and every one round-trips."""
+    import inspect
+
+    names = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    assert tuple(names) == tuple(cls._param_names)
+    model = cls()
+    assert list(model.get_params()) == names
+    marker = object()
+    for name in names:
+        assert getattr(cls(**{name: marker}), name) is marker

@@ -8,10 +8,9 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.special import expit
-from scipy import sparse
 from scipy.optimize import linear_sum_assignment
 
-from crowdlearn._base import BaseEstimator, normalize_log
+from crowdlearn._base import BaseEstimator, normalize_log, posterior_or_refuse
 from crowdlearn._validation import (check_binary_matrix, check_random_state, check_em_params,
                                     check_scalar)
 from crowdlearn.em import fit_em
@@ -355,16 +354,7 @@ class DawidSkene(IdResults, BaseEstimator):
                  confusion_prior=None, n_init: int = 1, max_iter: int = 200, tol: float = 1e-8,
                  accelerate: bool = False, random_state=None, callback=None,
                  progress: bool = False):
-        self.n_classes = n_classes
-        self.alpha = alpha
-        self.confusion_prior = confusion_prior
-        self.accelerate = accelerate
-        self.n_init = n_init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.callback = callback
-        self.progress = progress
+        self._store_params(locals())
 
     # -- input ---------------------------------------------------------------------------
     def _check_params(self):
@@ -615,12 +605,7 @@ class DawidSkene(IdResults, BaseEstimator):
             self.feature_prob_ = params.feature_prob
         elif hasattr(self, "feature_prob_"):
             del self.feature_prob_
-        self.posterior_ = posterior
-        self.log_likelihood_history_ = result.history
-        self.objective_ = result.objective
-        self.log_likelihood_ = result.objective - self._log_prior_term(params)
-        self.n_iter_ = result.n_iter
-        self.converged_ = result.converged
+        self._keep_em_result(result, posterior, log_prior=self._log_prior_term(params))
         self.n_items_ = crowd.n_items
         self.n_experts_ = crowd.n_experts
         self.n_classes_ = K
@@ -756,14 +741,10 @@ class DawidSkene(IdResults, BaseEstimator):
                     raise ValueError(f"X has {X.shape[0]} rows but the labels describe "
                                      f"{crowd.n_items} items")
         data = _Data(crowd, X, *_flat_indices(crowd, K))
-        log_joint = self._log_joint(data, self._params)
-        dead = ~np.isfinite(log_joint).any(axis=1)
-        if dead.any():
-            raise ValueError(f"item(s) {np.flatnonzero(dead)[:5].tolist()} have probability 0 "
-                             f"under every class (an expert's label or a feature value that "
-                             f"had zero probability when fitting with alpha=0); use alpha > 0")
-        q, _ = normalize_log(log_joint)
-        return q
+        return posterior_or_refuse(
+            self._log_joint(data, self._params),
+            "item(s) {rows} have probability 0 under every class (an expert's label or a "
+            "feature value that had zero probability when fitting with alpha=0); use alpha > 0")
 
     def predict(self, labels=None, X=None) -> np.ndarray:
         """Most probable class of each item (training items, or new ones as in

@@ -337,17 +337,7 @@ class GLAD(IdResults, BaseEstimator):
                  beta_prior=(1.0, 1.0), fit_class_prior: bool = True, n_init: int = 1,
                  max_iter: int = 200, tol: float = 1e-8, m_step_max_iter: int = 10,
                  random_state=None, callback=None, progress: bool = False):
-        self.n_classes = n_classes
-        self.alpha_prior = alpha_prior
-        self.beta_prior = beta_prior
-        self.fit_class_prior = fit_class_prior
-        self.n_init = n_init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.m_step_max_iter = m_step_max_iter
-        self.random_state = random_state
-        self.callback = callback
-        self.progress = progress
+        self._store_params(locals())
 
     # -- input ---------------------------------------------------------------------------
     @staticmethod
@@ -525,17 +515,12 @@ class GLAD(IdResults, BaseEstimator):
                         progress=self.progress, warm_start=True)
         params, posterior = self._align_with_vote(crowd, result.params, result.posterior)
         self._params = params
-        self.posterior_ = posterior
         self.class_prior_ = params.class_prior
         self.ability_ = params.alpha
         self.log_beta_ = params.b
         self.beta_ = np.exp(params.b)
         self.difficulty_ = np.exp(-params.b)
-        self.log_likelihood_history_ = result.history
-        self.objective_ = result.objective
-        self.log_likelihood_ = result.objective - self._log_prior(params)
-        self.n_iter_ = result.n_iter
-        self.converged_ = result.converged
+        self._keep_em_result(result, posterior, log_prior=self._log_prior(params))
         self.n_items_, self.n_experts_, self.n_classes_ = n, J, K
         self._remember_ids(crowd)
         return self

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit
 
-from crowdlearn._base import BaseEstimator, normalize_log
+from crowdlearn._base import BaseEstimator, posterior_or_refuse
 from crowdlearn._validation import check_em_params, check_random_state, check_scalar
 from crowdlearn.aggregation._common import _flat_indices, _softmax_rows_inplace
 from crowdlearn.em import fit_em
@@ -267,17 +267,7 @@ class MACE(IdResults, BaseEstimator):
                  strategy_prior: float = 1.0, fit_class_prior: bool = False, n_init: int = 10,
                  max_iter: int = 1000, tol: float = 1e-8, accelerate: bool = False,
                  random_state=None, callback=None, progress: bool = False):
-        self.n_classes = n_classes
-        self.theta_prior = theta_prior
-        self.strategy_prior = strategy_prior
-        self.fit_class_prior = fit_class_prior
-        self.n_init = n_init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.accelerate = accelerate
-        self.random_state = random_state
-        self.callback = callback
-        self.progress = progress
+        self._store_params(locals())
 
     # -- input ---------------------------------------------------------------------------
     def _check_params(self):
@@ -415,12 +405,7 @@ class MACE(IdResults, BaseEstimator):
         self.spamming_ = 1.0 - params.trust
         self.strategy_ = params.strategy
         self.confusion_ = mace_confusion(params.trust, params.strategy)
-        self.posterior_ = result.posterior
-        self.log_likelihood_history_ = result.history
-        self.objective_ = result.objective
-        self.log_likelihood_ = result.objective - self._log_prior(params)
-        self.n_iter_ = result.n_iter
-        self.converged_ = result.converged
+        self._keep_em_result(result, log_prior=self._log_prior(params))
         self.n_items_, self.n_experts_, self.n_classes_ = n, J, K
         return self
 
@@ -439,14 +424,10 @@ class MACE(IdResults, BaseEstimator):
             return self.posterior_.copy()
         crowd = _new_crowd(labels, self.expert_ids_, self.class_ids_, self.n_experts_,
                            self.n_classes_)
-        log_joint = self._log_joint(self._data(crowd), self._params)
-        dead = ~np.isfinite(log_joint).any(axis=1)
-        if dead.any():
-            raise ValueError(f"item(s) {np.flatnonzero(dead)[:5].tolist()} have probability 0 "
-                             f"under every class (a label that had probability 0 under the "
-                             f"fitted parameters); use theta_prior/strategy_prior > 1")
-        q, _ = normalize_log(log_joint)
-        return q
+        return posterior_or_refuse(
+            self._log_joint(self._data(crowd), self._params),
+            "item(s) {rows} have probability 0 under every class (a label that had "
+            "probability 0 under the fitted parameters); use theta_prior/strategy_prior > 1")
 
     def predict(self, labels=None) -> np.ndarray:
         """Most probable class of each item (class indices; the lowest on ties)."""

@@ -7,9 +7,7 @@ import numpy as np
 from crowdlearn._base import BaseEstimator
 from crowdlearn._validation import check_random_state
 from crowdlearn.frames import IdResults
-from crowdlearn.labels import (CrowdLabels, _from_dataframe, _is_dataframe, _reindex_onto,
-                               as_crowd_labels, from_dataframe, from_table)
-from crowdlearn.aggregation._common import _new_crowd  # noqa: F401
+from crowdlearn.labels import _is_dataframe, as_crowd_labels, from_dataframe
 
 __all__ = ["MajorityVote"]
 
@@ -67,9 +65,7 @@ class MajorityVote(IdResults, BaseEstimator):
 
     def __init__(self, *, tie_break: str = "random", unlabelled: str = "error",
                  random_state=None):
-        self.tie_break = tie_break
-        self.unlabelled = unlabelled
-        self.random_state = random_state
+        self._store_params(locals())
 
     def fit(self, labels, *, n_classes: int | None = None):
         """Compute the votes for the given labels.

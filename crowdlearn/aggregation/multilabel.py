@@ -412,13 +412,7 @@ class MultiLabelDawidSkene(BaseEstimator):
 
     def __init__(self, *, n_classes=None, alpha: float = 0.0, n_init: int = 1,
                  max_iter: int = 200, tol: float = 1e-8, random_state=None, callback=None):
-        self.n_classes = n_classes
-        self.alpha = alpha
-        self.n_init = n_init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.callback = callback
+        self._store_params(locals())
 
     def _check_params(self):
         check_scalar(self.alpha, "alpha", low=0.0)
@@ -544,12 +538,7 @@ class MultiLabelDawidSkene(BaseEstimator):
         self._params = params
         self.class_prior_ = params.class_prior
         self.confusion_ = params.confusion
-        self.posterior_ = posterior
-        self.log_likelihood_history_ = result.history
-        self.objective_ = result.objective
-        self.log_likelihood_ = result.objective - self._log_prior_term(data, params)
-        self.n_iter_ = result.n_iter
-        self.converged_ = result.converged
+        self._keep_em_result(result, posterior, log_prior=self._log_prior_term(data, params))
         self.n_items_ = crowd.n_items
         self.n_experts_ = crowd.n_experts
         self.n_targets_ = crowd.n_targets

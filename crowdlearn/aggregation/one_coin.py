@@ -152,9 +152,12 @@ class OneCoinDawidSkene(DawidSkene):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
+    Five experts of accuracy 0.9 down to 0.4 (below chance for two classes, above it
+    for three), three classes:
+
     >>> from crowdlearn.simulate import one_coin_confusion, simulate_crowd
+    >>> from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
+    >>> import numpy as np
     >>> sim = simulate_crowd(3000, one_coin_confusion([0.9, 0.8, 0.7, 0.6, 0.4], 3),
     ...                      random_state=0)
     >>> oc = OneCoinDawidSkene().fit(sim.labels)

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from crowdlearn._base import BaseEstimator, normalize_log
+from crowdlearn._base import BaseEstimator, posterior_or_refuse
 from crowdlearn._validation import check_scalar
 from crowdlearn.frames import IdResults
 from crowdlearn.labels import CrowdLabels, as_crowd_labels
@@ -153,13 +153,10 @@ def weighted_posterior(crowd: CrowdLabels, skills: np.ndarray, weights: str) -> 
         post = scores / total
         post[zero] = 1.0 / K
         return post
-    dead = ~np.isfinite(scores.max(axis=1))
-    if dead.any():
-        raise ValueError(f"item(s) {np.flatnonzero(dead)[:5].tolist()} have probability 0 "
-                         f"under every class: workers with skill exactly 0 or 1 contradict "
-                         f"each other there (log-odds weights are infinite at those skills)")
-    post, _ = normalize_log(scores)
-    return post
+    return posterior_or_refuse(
+        scores, "item(s) {rows} have probability 0 under every class: workers with skill "
+        "exactly 0 or 1 contradict each other there (log-odds weights are infinite at those "
+        "skills)")
 
 
 def _agreement(crowd: CrowdLabels, hard: np.ndarray) -> np.ndarray:
@@ -313,8 +310,7 @@ class WeightedMajorityVote(_VoteBase):
     _param_names = ("skills", "weights")
 
     def __init__(self, skills=None, *, weights: str = "log-odds"):
-        self.skills = skills
-        self.weights = weights
+        self._store_params(locals())
 
     def fit(self, labels, *, n_classes: int | None = None):
         """Compute the weighted vote of ``labels``.
@@ -406,7 +402,7 @@ class Wawa(_VoteBase):
     _param_names = ("weights",)
 
     def __init__(self, *, weights: str = "linear"):
-        self.weights = weights
+        self._store_params(locals())
 
     def fit(self, labels, *, n_classes: int | None = None):
         """Fit the agreement skills and compute the weighted vote.
@@ -490,12 +486,7 @@ class ZeroBasedSkill(_VoteBase):
 
     def __init__(self, *, max_iter: int = 100, lr_init: float = 1.0, lr_steps_to_reduce: int = 20,
                  lr_reduce_factor: float = 0.5, tol: float = 1e-5, weights: str = "linear"):
-        self.max_iter = max_iter
-        self.lr_init = lr_init
-        self.lr_steps_to_reduce = lr_steps_to_reduce
-        self.lr_reduce_factor = lr_reduce_factor
-        self.tol = tol
-        self.weights = weights
+        self._store_params(locals())
 
     def _check_params(self):
         _check_weights(self.weights)

@@ -265,7 +265,7 @@ def _first_pass(model, ddf, names, split_tasks, client):
     class_ids, _ = _encode(classes, "label")
     if class_ids.size < 2:
         raise ValueError(f"at least 2 classes are needed, got {class_ids.tolist()}")
-    J, K = worker_ids.size, class_ids.size
+    K = class_ids.size
     if model.n_classes is not None and model.n_classes != K:
         raise ValueError(f"n_classes={model.n_classes} was asked for but the labels have "
                          f"{K} classes {class_ids[:10].tolist()}; a dask fit takes the "

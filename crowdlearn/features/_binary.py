@@ -1,11 +1,18 @@
-"""What the binary-label feature models share: reading features and binary labels,
-the soft-vote start and the sign-flip orientation."""
+"""What the two binary-label feature models (:class:`~crowdlearn.LogisticAnnotators`
+and :class:`~crowdlearn.SparseExpertsEM`) share: reading features and binary labels, the
+soft-vote start, the sign-flip orientation, the E-step of a logistic classifier whose
+labellers are right or wrong, and everything a fitted model answers (prediction, the
+likelihood of new labels). Each model adds its parameters, penalty and M-step."""
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit, log_expit
 
+from crowdlearn._base import BaseEstimator, normalize_log
 from crowdlearn._validation import _describe_positions, as_float_array
+from crowdlearn.em import fit_em
+from crowdlearn.frames import features_by_task
 from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
 
 
@@ -96,17 +103,20 @@ def _as_binary_labels(labels) -> CrowdLabels:
                        2, crowd.item_ids, crowd.expert_ids, crowd.class_ids)
 
 
-def _read_labels(labels, X: np.ndarray, n_experts: int | None = None, ids=None) -> CrowdLabels:
+def _read_labels(labels, X: np.ndarray, n_experts: int | None = None, ids=None,
+                 who: str = "expert") -> CrowdLabels:
     """Binary CrowdLabels whose items are the rows of ``X``, with clear errors; with ``ids``
-    (a fitted model's ``(expert_ids_, class_ids_)``) new table ids are mapped onto them."""
+    (a fitted model's ``(expert_ids_, class_ids_)``) new table ids are mapped onto them,
+    and with ``n_experts`` (a fitted model's) a labeller beyond them is refused. ``who``
+    is the word for a labeller in the messages ("expert", "annotator")."""
     crowd = _as_binary_labels(labels)
     if ids is not None:
         crowd = _reindex_onto(crowd, *ids)
     if n_experts is not None and crowd.expert.max() >= n_experts:
-        raise ValueError(f"unknown expert {int(crowd.expert.max())}: the model was fitted on "
-                         f"{n_experts} experts (indices 0 to {n_experts - 1})")
+        raise ValueError(f"unknown {who} {int(crowd.expert.max())}: the model was fitted on "
+                         f"{n_experts} {who}s (indices 0 to {n_experts - 1})")
     if n_experts is not None and crowd.n_experts > n_experts:
-        raise ValueError(f"unknown experts: the labels come from {crowd.n_experts} experts but "
+        raise ValueError(f"unknown {who}s: the labels come from {crowd.n_experts} {who}s but "
                          f"the model was fitted on {n_experts}")
     n_items = crowd.n_items
     if X.shape[0] != n_items:
@@ -117,3 +127,160 @@ def _read_labels(labels, X: np.ndarray, n_experts: int | None = None, ids=None) 
     K = crowd.n_experts if n_experts is None else n_experts
     return CrowdLabels(crowd.item, crowd.expert, crowd.label, n_items, K, 2,
                        crowd.item_ids, crowd.expert_ids, crowd.class_ids)
+
+
+def _right_targets(crowd: CrowdLabels, mu: np.ndarray) -> np.ndarray:
+    """P(the labeller was right | labels), per label: ``mu`` of its item if the label is 1,
+    ``1 - mu`` if it is 0 (``mu`` the posterior probability of class 1)."""
+    return np.where(crowd.label == 1, mu[crowd.item], 1.0 - mu[crowd.item])
+
+
+def _binary_log_joint(crowd: CrowdLabels, a: np.ndarray, right_logit: np.ndarray) -> np.ndarray:
+    """``log p(z_i = z, labels_i | x_i)`` for ``z = 0, 1``, shape ``(n_items, 2)``, when
+    ``P(z_i = 1 | x_i) = sigma(a_i)`` and the labeller of label ``r`` is right with
+    probability ``sigma(right_logit[r])``: given ``z = 1`` a label 1 is right, given
+    ``z = 0`` a label 0 is, so with ``s_r = 2 y_r - 1`` the label adds
+    ``log sigma(s_r b_r)`` to class 1 and ``log sigma(-s_r b_r)`` to class 0."""
+    n = crowd.n_items
+    sb = (2.0 * crowd.label - 1.0) * right_logit
+    out = np.empty((n, 2))
+    out[:, 0] = log_expit(-a) + np.bincount(crowd.item, weights=log_expit(-sb), minlength=n)
+    out[:, 1] = log_expit(a) + np.bincount(crowd.item, weights=log_expit(sb), minlength=n)
+    return out
+
+
+def _classifier_proba(X: np.ndarray, coef: np.ndarray, intercept: float) -> np.ndarray:
+    """``[1 - sigma(a), sigma(a)]`` with ``a = X @ coef + intercept``: a logistic
+    classifier's class probabilities from the features alone."""
+    a = X @ coef + intercept
+    return np.column_stack([expit(-a), expit(a)])
+
+
+class _BinaryFeatureModel(BaseEstimator):
+    """The base of the binary-label feature models.
+
+    A subclass defines ``_param_names`` and ``__init__``, ``_check_params``,
+    ``_make_data(crowd, X)`` (what its E- and M-steps read), ``_log_joint(data, params)``
+    (shape ``(n_items, 2)``), ``_penalty(params)`` (what the objective subtracts from the
+    log-likelihood), ``_m_step(data, q, start)`` and ``fit``; its parameters are a
+    NamedTuple with ``coef`` and ``intercept`` (the classifier) and a ``flipped()``
+    method. Here: reading the input, the start, running EM, keeping the oriented result,
+    and the fitted model's answers.
+    """
+
+    _who = "expert"  # the word for a labeller in messages
+    _n_labellers = "n_experts_"  # the fitted attribute holding their number
+    _params_type: type = tuple  # the model's parameters (a NamedTuple class)
+
+    # -- input ---------------------------------------------------------------------------------
+    def _check_init(self, takes_params: bool = False):
+        """``init`` is "vote", an array of probabilities (checked against the items in
+        ``_start_mu``) or, if ``takes_params``, the model's parameters."""
+        if isinstance(self.init, str) and self.init != "vote":
+            also = f" or {self._params_type.__name__}" if takes_params else ""
+            raise ValueError(f"init must be 'vote', an array of starting probabilities"
+                             f"{also}, got {self.init!r}")
+
+    def _read_fit_input(self, labels, X):
+        """Check the parameters, read ``X`` (matched to a DataFrame's tasks by id) and the
+        labels, and remember the labellers' and classes' original ids. Returns
+        ``(crowd, data, mu0)``: the labels, the model's data and the starting
+        ``P(z_i = 1)`` of run 0 (see ``_start_mu``)."""
+        self._check_params()
+        X = _check_features(features_by_task(labels, X))
+        crowd = _read_labels(labels, X, who=self._who)
+        self.expert_ids_, self.class_ids_ = crowd.expert_ids, crowd.class_ids
+        return crowd, self._make_data(crowd, X), self._start_mu(crowd)
+
+    def _new_data(self, labels, X):
+        """The model's data for labels of new items (from labellers seen in ``fit``, ids
+        mapped as in ``fit``) and their features."""
+        X = _check_features(X, n_features=self.n_features_in_)
+        ids = getattr(self, "expert_ids_", None), getattr(self, "class_ids_", None)
+        crowd = _read_labels(labels, X, n_experts=getattr(self, self._n_labellers), ids=ids,
+                             who=self._who)
+        return self._make_data(crowd, X)
+
+    def _start_mu(self, crowd: CrowdLabels) -> np.ndarray:
+        """``P(z_i = 1)`` to start from: the soft vote unless ``init`` is an array."""
+        if isinstance(self.init, (str, self._params_type)):  # "vote", or parameters
+            return _soft_vote(crowd)
+        mu = np.asarray(self.init, dtype=float)
+        if mu.shape != (crowd.n_items,):
+            raise ValueError(f"init must have shape ({crowd.n_items},) (one starting "
+                             f"probability per item), got {mu.shape}")
+        if not np.isfinite(mu).all() or (mu < 0).any() or (mu > 1).any():
+            raise ValueError("init must hold probabilities in [0, 1]")
+        return mu
+
+    # -- EM --------------------------------------------------------------------------------------
+    def _e_step(self, data, params):
+        q, log_evidence = normalize_log(self._log_joint(data, params))
+        return q, float(log_evidence.sum()) - self._penalty(params)
+
+    def _run_em(self, data, init, accelerate=None):
+        """EM (or SQUAREM, given ``accelerate``'s flatten/unflatten) from ``init(restart)``;
+        each M-step's solvers start at the current parameters (``warm_start``)."""
+        return fit_em(init, lambda params: self._e_step(data, params),
+                      lambda q, params: self._m_step(data, q, params),
+                      n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
+                      callback=self.callback, estimator_name=type(self).__name__,
+                      warm_start=True, accelerate=accelerate)
+
+    def _keep_oriented(self, crowd: CrowdLabels, result):
+        """Orient the best run by the vote (``flipped_``), keep its parameters and the
+        attributes every EM model has; returns the oriented parameters."""
+        params, posterior, self.flipped_ = _orient_by_vote(crowd, result.params,
+                                                           result.posterior)
+        self._params = params
+        self.coef_ = params.coef
+        self.intercept_ = float(params.intercept)
+        self._keep_em_result(result, posterior, log_prior=-self._penalty(params))
+        return params
+
+    # -- a fitted model's answers ------------------------------------------------------------------
+    def predict_proba(self, X=None, labels=None) -> np.ndarray:
+        r"""Class probabilities, shape ``(n_items, 2)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_new_items, n_features), optional
+            Features of new items. Without ``labels``, the classifier alone,
+            :math:`[1 - \sigma(a), \sigma(a)]` with :math:`a` = ``X @ coef_ +
+            intercept_``. With neither argument, the training posterior ``posterior_``.
+        labels : labels of the new items, optional
+            Any form ``fit`` accepts, from labellers seen in ``fit``; then the
+            posterior :math:`P(z \mid x, \text{labels})` under the fitted parameters.
+        """
+        self._check_fitted()
+        if X is None:
+            if labels is not None:
+                raise ValueError("labels of new items need their features X")
+            return self.posterior_.copy()
+        if labels is None:
+            X = _check_features(X, n_features=self.n_features_in_)
+            return _classifier_proba(X, self.coef_, self.intercept_)
+        q, _ = normalize_log(self._log_joint(self._new_data(labels, X), self._params))
+        return q
+
+    def predict(self, X=None, labels=None) -> np.ndarray:
+        """Most probable class (as in :meth:`predict_proba`); ties go to class 1."""
+        proba = self.predict_proba(X, labels)
+        return (proba[:, 1] >= 0.5).astype(np.intp)
+
+    def fit_predict(self, labels, X) -> np.ndarray:
+        """Fit, then return the most probable class of each training item."""
+        return self.fit(labels, X).predict()
+
+    def observed_log_likelihood(self, labels, X) -> float:
+        r""":math:`\ell(\hat\theta)`, the log-likelihood of ``labels`` given ``X`` at the
+        fitted parameters (labels from the labellers seen in ``fit``)."""
+        self._check_fitted()
+        data = self._new_data(labels, X)
+        _, log_evidence = normalize_log(self._log_joint(data, self._params))
+        return float(log_evidence.sum())
+
+    def objective(self, labels, X) -> float:
+        r"""The penalised objective EM maximises, :math:`\ell(\hat\theta)` minus the
+        penalty at the fitted parameters."""
+        return self.observed_log_likelihood(labels, X) - self._penalty(self._params)

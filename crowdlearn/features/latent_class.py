@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from crowdlearn._base import BaseEstimator, normalize_log
+from crowdlearn._base import BaseEstimator, normalize_log, posterior_or_refuse
 from crowdlearn._validation import (check_em_params, check_int_array, check_probability_matrix,
                                     check_random_state, check_scalar)
 from crowdlearn._limits import get_size_limits
@@ -95,14 +95,7 @@ class LatentClassModel(BaseEstimator):
     def __init__(self, *, n_classes: int = 2, alpha: float = 0.0, init="random",
                  n_init: int = 1, max_iter: int = 200, tol: float = 1e-8,
                  random_state=None, callback=None):
-        self.n_classes = n_classes
-        self.alpha = alpha
-        self.init = init
-        self.n_init = n_init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.callback = callback
+        self._store_params(locals())
 
     # -- data ------------------------------------------------------------------------
     def _encode(self, X, fitting: bool):
@@ -238,25 +231,17 @@ class LatentClassModel(BaseEstimator):
         bounds = np.cumsum(self.n_states_)[:-1]
         self.cond_prob_ = np.split(table, bounds, axis=1)
         self._params = res.params
-        self.posterior_ = res.posterior
-        self.log_likelihood_history_ = res.history
-        self.objective_ = res.objective
-        self.n_iter_ = res.n_iter
-        self.converged_ = res.converged
+        self._keep_em_result(res)
         return self
 
     def predict_proba(self, X) -> np.ndarray:
         """Posterior ``P(H = h | observed children)`` for each row of ``X``."""
         self._check_fitted()
         data = self._encode(X, fitting=False)
-        log_joint = self._log_joint(data, self._params)
-        dead = ~np.isfinite(log_joint).any(axis=1)
-        if dead.any():
-            raise ValueError(f"row(s) {np.flatnonzero(dead)[:5].tolist()} of X have probability 0 "
-                             f"under every class (a state never seen in training with "
-                             f"alpha=0); use alpha > 0")
-        q, _ = normalize_log(log_joint)
-        return q
+        return posterior_or_refuse(
+            self._log_joint(data, self._params),
+            "row(s) {rows} of X have probability 0 under every class (a state never seen in "
+            "training with alpha=0); use alpha > 0")
 
     def predict(self, X) -> np.ndarray:
         """Most probable hidden class of each row of ``X``."""

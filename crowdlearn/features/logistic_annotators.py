@@ -7,21 +7,17 @@ method in :mod:`crowdlearn._solvers.logistic`).
 
 from __future__ import annotations
 
-import numbers
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import expit, log_expit
+from scipy.special import expit
 
-from crowdlearn._base import BaseEstimator, normalize_log
+from crowdlearn._base import normalize_log
 from crowdlearn._solvers.logistic import fit_weighted_logistic
-from crowdlearn._validation import (_describe_positions, as_float_array, check_em_params,
-                                    check_random_state, check_scalar)
-from crowdlearn.em import fit_em
-from crowdlearn.frames import features_by_task
-from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
-from crowdlearn.features._binary import (MAX_FEATURE_MAGNITUDE, _check_features,
-                                         _disagrees_with_vote, _orient_by_vote, _soft_vote)  # noqa: F401
+from crowdlearn._validation import check_em_params, check_random_state, check_scalar
+from crowdlearn.labels import CrowdLabels
+from crowdlearn.features._binary import (_BinaryFeatureModel, _binary_log_joint,
+                                         _check_features, _read_labels, _right_targets)
 
 __all__ = ["LogisticAnnotators", "LogisticAnnotatorsParams", "observed_log_likelihood"]
 
@@ -62,63 +58,20 @@ class _Data(NamedTuple):
     crowd: CrowdLabels
     X: np.ndarray        # (n_items, d)
     X_label: np.ndarray  # (n_labels, d): features of the item of each label
-    sign: np.ndarray     # (n_labels,): +1 for label 1, -1 for label 0
 
 
 def _make_data(crowd: CrowdLabels, X: np.ndarray) -> _Data:
-    return _Data(crowd, X, X[crowd.item], 2.0 * crowd.label - 1.0)
+    return _Data(crowd, X, X[crowd.item])
 
 
 def _log_joint(data: _Data, params: LogisticAnnotatorsParams) -> np.ndarray:
     """``log p(z_i = k, labels_i | x_i)`` for ``k = 0, 1``, shape ``(n_items, 2)``."""
     crowd = data.crowd
-    n = crowd.n_items
-    a = data.X @ params.coef + params.intercept
-    # b_r = w_t' x_i - gamma_t for label r of annotator t on item i
+    # b_r = w_t' x_i - gamma_t for label r of annotator t on item i: annotator t is right
+    # with probability sigma(b_r)
     b = (np.einsum("rd,rd->r", data.X_label, params.reliability_coef[crowd.expert])
          - params.reliability_intercept[crowd.expert])
-    # log P(y_r | z = 1) = log eta if y_r = 1 else log(1 - eta) = log sigma(sign_r * b_r)
-    sb = data.sign * b
-    out = np.empty((n, 2))
-    out[:, 0] = log_expit(-a) + np.bincount(crowd.item, weights=log_expit(-sb), minlength=n)
-    out[:, 1] = log_expit(a) + np.bincount(crowd.item, weights=log_expit(sb), minlength=n)
-    return out
-
-
-"""Largest feature value (in absolute value) the logistic models accept: beyond it,
-scores ``w @ x`` overflow or lose all precision for any non-negligible weight, and
-EM would not move. Standardise such features first."""
-
-
-def _read_binary_labels(labels, X: np.ndarray, n_annotators: int | None = None,
-                        ids=None) -> CrowdLabels:
-    """Labels as binary CrowdLabels whose items are the rows of ``X``; with ``ids``
-    (a fitted model's ``(expert_ids_, class_ids_)``) new table ids are mapped onto them."""
-    if labels is None:
-        raise ValueError("labels is None: pass a CrowdLabels, an (item, annotator, label) "
-                         "tuple or an (n_items, n_annotators) matrix with -1 for missing")
-    crowd = as_crowd_labels(labels, n_classes=None if isinstance(labels, CrowdLabels) else 2)
-    if ids is not None:
-        crowd = _reindex_onto(crowd, *ids)
-    if crowd.n_labels == 0:
-        raise ValueError("labels holds no label at all")
-    if crowd.label.max() > 1:
-        bad = crowd.label > 1
-        raise ValueError(f"labels must be binary (0 or 1), got label {int(crowd.label[bad][0])} "
-                         f"at position(s) {_describe_positions(bad)}")
-    if n_annotators is not None and crowd.expert.max() >= n_annotators:
-        bad = int(crowd.expert.max())
-        raise ValueError(f"unknown annotator {bad}: the model was fitted on {n_annotators} "
-                         f"annotators (indices 0 to {n_annotators - 1})")
-    n_items = crowd.n_items
-    if X.shape[0] != n_items:
-        if isinstance(labels, tuple) and X.shape[0] > n_items:
-            n_items = X.shape[0]  # items beyond the largest index simply have no label
-        else:
-            raise ValueError(f"X has {X.shape[0]} rows but the labels describe {n_items} items")
-    n_experts = crowd.n_experts if n_annotators is None else n_annotators
-    return CrowdLabels(crowd.item, crowd.expert, crowd.label, n_items, n_experts, 2,
-                       crowd.item_ids, crowd.expert_ids, crowd.class_ids)
+    return _binary_log_joint(crowd, data.X @ params.coef + params.intercept, b)
 
 
 def observed_log_likelihood(X, labels, coef, intercept, reliability_coef,
@@ -140,13 +93,13 @@ def observed_log_likelihood(X, labels, coef, intercept, reliability_coef,
     X = _check_features(X)
     W = np.atleast_2d(np.asarray(reliability_coef, dtype=float))
     gamma = np.atleast_1d(np.asarray(reliability_intercept, dtype=float))
-    crowd = _read_binary_labels(labels, X, n_annotators=W.shape[0])
+    crowd = _read_labels(labels, X, n_experts=W.shape[0], who="annotator")
     params = LogisticAnnotatorsParams(np.asarray(coef, dtype=float), float(intercept), W, gamma)
     _, log_evidence = normalize_log(_log_joint(_make_data(crowd, X), params))
     return float(log_evidence.sum())
 
 
-class LogisticAnnotators(BaseEstimator):
+class LogisticAnnotators(_BinaryFeatureModel):
     r"""A logistic classifier learnt from annotators whose reliability depends on the item.
 
     Each item :math:`i` has real features :math:`x_i \in \mathbb{R}^d` and a hidden
@@ -344,37 +297,22 @@ class LogisticAnnotators(BaseEstimator):
 
     def __init__(self, *, l2: float = 1.0, init="vote", n_init: int = 1, max_iter: int = 200,
                  tol: float = 1e-8, random_state=None, callback=None):
-        self.l2 = l2
-        self.init = init
-        self.n_init = n_init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.callback = callback
+        self._store_params(locals())
+
+    _who, _n_labellers, _params_type = "annotator", "n_annotators_", LogisticAnnotatorsParams
 
     # -- input -------------------------------------------------------------------------------
     def _check_params(self):
         check_scalar(self.l2, "l2", low=0.0)
         check_em_params(self)
-        if isinstance(self.init, str) and self.init != "vote":
-            raise ValueError(f"init must be 'vote' or an array of starting probabilities, "
-                             f"got {self.init!r}")
-
-    def _start(self, crowd: CrowdLabels) -> np.ndarray:
-        if isinstance(self.init, str):
-            return _soft_vote(crowd)
-        mu = np.asarray(self.init, dtype=float)
-        if mu.shape != (crowd.n_items,):
-            raise ValueError(f"init must have shape ({crowd.n_items},) (one starting "
-                             f"probability per item), got {mu.shape}")
-        if not np.isfinite(mu).all() or (mu < 0).any() or (mu > 1).any():
-            raise ValueError("init must hold probabilities in [0, 1]")
-        return mu
+        self._check_init()
 
     # -- EM pieces -----------------------------------------------------------------------------
-    def _e_step(self, data: _Data, params: LogisticAnnotatorsParams):
-        q, log_evidence = normalize_log(_log_joint(data, params))
-        return q, float(log_evidence.sum()) - params.penalty(self.l2)
+    _make_data = staticmethod(_make_data)
+    _log_joint = staticmethod(_log_joint)
+
+    def _penalty(self, params: LogisticAnnotatorsParams) -> float:
+        return params.penalty(self.l2)
 
     def _m_step(self, data: _Data, q: np.ndarray,
                 start: LogisticAnnotatorsParams) -> LogisticAnnotatorsParams:
@@ -382,10 +320,9 @@ class LogisticAnnotators(BaseEstimator):
         mu = q[:, 1]
         clf = fit_weighted_logistic(data.X, mu, l2=l2, coef_init=start.coef,
                                     intercept_init=start.intercept)
-        # "annotator t was right": c = mu if the label is 1, 1 - mu if it is 0
-        right = np.where(crowd.label == 1, mu[crowd.item], 1.0 - mu[crowd.item])
-        ann = fit_weighted_logistic(data.X_label, right, l2=l2, groups=crowd.expert,
-                                    n_groups=crowd.n_experts,
+        # soft target "annotator t was right"
+        ann = fit_weighted_logistic(data.X_label, _right_targets(crowd, mu), l2=l2,
+                                    groups=crowd.expert, n_groups=crowd.n_experts,
                                     coef_init=start.reliability_coef,
                                     intercept_init=-start.reliability_intercept)
         return LogisticAnnotatorsParams(clf.coef, clf.intercept, ann.coef, -ann.intercept)
@@ -396,49 +333,31 @@ class LogisticAnnotators(BaseEstimator):
 
         Parameters
         ----------
-        labels : CrowdLabels, (item, annotator, label) tuple, or (n_items, n_annotators) matrix
+        labels : CrowdLabels, (item, annotator, label) tuple, (n_items, n_annotators) matrix
+            or pandas DataFrame with columns ``task``, ``worker``, ``label``.
             Binary labels (0/1); in a matrix ``-1`` marks a missing label. With
             triples, ``X`` may have more rows than the largest item index: the
             extra items have no label.
         X : array-like of shape (n_items, n_features)
-            Real-valued features of the items (no NaN or inf).
+            Real-valued features of the items (no NaN or inf); with a DataFrame of
+            labels, a DataFrame indexed by task id.
 
         Returns
         -------
         self
         """
-        self._check_params()
-        X = _check_features(features_by_task(labels, X))
-        crowd = _read_binary_labels(labels, X)
-        self.expert_ids_, self.class_ids_ = crowd.expert_ids, crowd.class_ids
-        data = _make_data(crowd, X)
-        n, d, T = crowd.n_items, X.shape[1], crowd.n_experts
-        mu0 = self._start(crowd)
+        crowd, data, mu0 = self._read_fit_input(labels, X)
+        n, d, T = crowd.n_items, data.X.shape[1], crowd.n_experts
         rng = check_random_state(self.random_state)
         zero = LogisticAnnotatorsParams(np.zeros(d), 0.0, np.zeros((T, d)), np.zeros(T))
+
         def init(restart):
             mu = mu0 if restart == 0 else rng.random(n)
             return self._m_step(data, np.column_stack([1.0 - mu, mu]), zero)
 
-        # warm_start: each M-step's Newton iterations start at the current parameters
-        result = fit_em(init, lambda params: self._e_step(data, params),
-                        lambda q, params: self._m_step(data, q, params),
-                        n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
-                        callback=self.callback, estimator_name=type(self).__name__,
-                        warm_start=True)
-        params, posterior, self.flipped_ = _orient_by_vote(crowd, result.params,
-                                                           result.posterior)
-        self._params = params
-        self.coef_ = params.coef
-        self.intercept_ = float(params.intercept)
+        params = self._keep_oriented(crowd, self._run_em(data, init))
         self.reliability_coef_ = params.reliability_coef
         self.reliability_intercept_ = params.reliability_intercept
-        self.posterior_ = posterior
-        self.log_likelihood_history_ = result.history
-        self.objective_ = result.objective
-        self.log_likelihood_ = result.objective + params.penalty(self.l2)
-        self.n_iter_ = result.n_iter
-        self.converged_ = result.converged
         self.n_items_, self.n_annotators_, self.n_features_in_ = n, T, d
         return self
 
@@ -452,58 +371,3 @@ class LogisticAnnotators(BaseEstimator):
         self._check_fitted()
         X = _check_features(X, n_features=self.n_features_in_)
         return expit(X @ self.reliability_coef_.T - self.reliability_intercept_)
-
-    def predict_proba(self, X=None, labels=None) -> np.ndarray:
-        """Class probabilities, shape ``(n_items, 2)``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_new_items, n_features), optional
-            Features of new items. Without ``labels``, the classifier alone:
-            :math:`[1 - \\sigma(\\alpha^\\top x + \\beta), \\sigma(\\alpha^\\top x + \\beta)]`.
-            With neither argument, the training posterior ``posterior_``.
-        labels : labels of the new items, optional
-            Any form ``fit`` accepts, from annotators seen in ``fit``; then the
-            posterior :math:`P(z \\mid x, \\text{labels})` under the fitted parameters.
-        """
-        self._check_fitted()
-        if X is None:
-            if labels is not None:
-                raise ValueError("labels of new items need their features X")
-            return self.posterior_.copy()
-        X = _check_features(X, n_features=self.n_features_in_)
-        if labels is None:
-            a = X @ self.coef_ + self.intercept_
-            return np.column_stack([expit(-a), expit(a)])
-        crowd = _read_binary_labels(labels, X, n_annotators=self.n_annotators_,
-                                    ids=self._fitted_ids())
-        q, _ = normalize_log(_log_joint(_make_data(crowd, X), self._params))
-        return q
-
-    def _fitted_ids(self):
-        return getattr(self, "expert_ids_", None), getattr(self, "class_ids_", None)
-
-    def predict(self, X=None, labels=None) -> np.ndarray:
-        """Most probable class (as in :meth:`predict_proba`)."""
-        return np.argmax(self.predict_proba(X, labels), axis=1)
-
-    def observed_log_likelihood(self, labels, X) -> float:
-        r""":math:`\ell(\hat\theta)`, the log-likelihood of ``labels`` given ``X`` at the fitted
-        parameters (labels from the annotators seen in ``fit``)."""
-        self._check_fitted()
-        X = _check_features(X, n_features=self.n_features_in_)
-        crowd = _read_binary_labels(labels, X, n_annotators=self.n_annotators_,
-                                    ids=self._fitted_ids())
-        _, log_evidence = normalize_log(_log_joint(_make_data(crowd, X), self._params))
-        return float(log_evidence.sum())
-
-    def objective(self, labels, X) -> float:
-        r""":math:`F(\hat\theta) = \ell(\hat\theta) - \frac{\lambda}{2}\lVert\hat\theta\rVert^2`,
-        the penalised objective EM maximises."""
-        return self.observed_log_likelihood(labels, X) - self._params.penalty(self.l2)
-
-    def fit_predict(self, labels, X) -> np.ndarray:
-        """Fit, then return the most probable class of each training item."""
-        return self.fit(labels, X).predict()
-
-

@@ -88,8 +88,7 @@ class BernoulliNaiveBayes(BaseEstimator):
     _param_names = ("alpha", "n_classes")
 
     def __init__(self, *, alpha: float = 1.0, n_classes: int | None = None):
-        self.alpha = alpha
-        self.n_classes = n_classes
+        self._store_params(locals())
 
     @classmethod
     def from_params(cls, class_prior, feature_prob) -> "BernoulliNaiveBayes":

@@ -29,14 +29,13 @@ from scipy.special import expit, log_expit
 from crowdlearn._base import BaseEstimator, normalize_log
 from crowdlearn._solvers.l1_logistic import fit_l1_logistic, l1_logistic_lambda_max
 from crowdlearn._progress import ProgressBar
-from crowdlearn._validation import (_describe_positions, check_random_state, check_em_params,
-                                    check_scalar)
-from crowdlearn.em import fit_em
+from crowdlearn._validation import check_random_state, check_em_params, check_scalar
 from crowdlearn.exceptions import ConvergenceWarning
 from crowdlearn.frames import features_by_task
-from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
-from crowdlearn.features._binary import _check_features, _orient_by_vote, _soft_vote
-from crowdlearn.features._binary import _as_binary_labels, _read_labels  # noqa: F401
+from crowdlearn.labels import CrowdLabels
+from crowdlearn.features._binary import (_BinaryFeatureModel, _binary_log_joint,
+                                         _check_features, _classifier_proba, _read_labels,
+                                         _right_targets, _soft_vote)
 
 __all__ = ["SparseExpertsEM", "SparseExpertsParams", "SparseExpertsPath",
            "sparse_experts_path", "sparse_experts_lambda_max", "MajorityVoteLogistic"]
@@ -76,21 +75,15 @@ class SparseExpertsParams(NamedTuple):
 
 class _Data(NamedTuple):
     crowd: CrowdLabels
-    X: np.ndarray     # (n_items, d)
-    sign: np.ndarray  # (n_labels,): +1 for label 1, -1 for label 0
+    X: np.ndarray  # (n_items, d)
 
 
 def _log_joint(data: _Data, p: SparseExpertsParams) -> np.ndarray:
     """``log p(z_i = z, labels_i | x_i)`` for ``z = 0, 1``, shape ``(n_items, 2)``."""
     crowd = data.crowd
-    n = crowd.n_items
-    a = data.X @ p.coef + p.intercept
+    # expert k is right on item i with probability sigma(eta_ik)
     eta = p.expert_intercept[crowd.expert] + (data.X @ p.reliability_coef)[crowd.item]
-    se = data.sign * eta
-    out = np.empty((n, 2))
-    out[:, 0] = log_expit(-a) + np.bincount(crowd.item, weights=log_expit(-se), minlength=n)
-    out[:, 1] = log_expit(a) + np.bincount(crowd.item, weights=log_expit(se), minlength=n)
-    return out
+    return _binary_log_joint(crowd, data.X @ p.coef + p.intercept, eta)
 
 
 def _flat_params(d: int, K: int):
@@ -127,12 +120,7 @@ def _diverging_experts(model, data: _Data, params: SparseExpertsParams, objectiv
                       dtype=np.intp)
 
 
-def _right_targets(crowd: CrowdLabels, mu: np.ndarray) -> np.ndarray:
-    """c_ik = P(expert k was right | labels): mu_i if y_ik = 1, 1 - mu_i if y_ik = 0."""
-    return np.where(crowd.label == 1, mu[crowd.item], 1.0 - mu[crowd.item])
-
-
-class SparseExpertsEM(BaseEstimator):
+class SparseExpertsEM(_BinaryFeatureModel):
     r"""A sparse logistic classifier learnt from experts whose reliability depends on the item.
 
     Each item :math:`i` has features :math:`x_i \in \mathbb{R}^d` and a hidden
@@ -346,19 +334,7 @@ class SparseExpertsEM(BaseEstimator):
                  init_scale: float = 1.0, max_iter: int = 200, tol: float = 1e-7,
                  m_step_tol: float = 1e-9, m_step_max_iter: int = 50,
                  accelerate: bool = False, random_state=None, callback=None):
-        self.lam = lam
-        self.lam_reliability = lam_reliability
-        self.expert_prior = expert_prior
-        self.init = init
-        self.n_init = n_init
-        self.init_scale = init_scale
-        self.max_iter = max_iter
-        self.tol = tol
-        self.m_step_tol = m_step_tol
-        self.m_step_max_iter = m_step_max_iter
-        self.accelerate = accelerate
-        self.random_state = random_state
-        self.callback = callback
+        self._store_params(locals())
 
     # -- input ---------------------------------------------------------------------------------
     def _check_params(self):
@@ -370,9 +346,7 @@ class SparseExpertsEM(BaseEstimator):
         check_scalar(self.init_scale, "init_scale", low=0.0)
         check_scalar(self.m_step_tol, "m_step_tol", low=0.0)
         check_scalar(self.m_step_max_iter, "m_step_max_iter", kind=numbers.Integral, low=1)
-        if isinstance(self.init, str) and self.init != "vote":
-            raise ValueError(f"init must be 'vote', an array of starting probabilities or "
-                             f"SparseExpertsParams, got {self.init!r}")
+        self._check_init(takes_params=True)
 
     @property
     def _lams(self):
@@ -397,21 +371,13 @@ class SparseExpertsEM(BaseEstimator):
         return SparseExpertsParams(arrays[0].copy(), float(arrays[1]), arrays[2].copy(),
                                    arrays[3].copy())
 
-    def _start_mu(self, crowd: CrowdLabels) -> np.ndarray:
-        if isinstance(self.init, str) or isinstance(self.init, SparseExpertsParams):
-            return _soft_vote(crowd)
-        mu = np.asarray(self.init, dtype=float)
-        if mu.shape != (crowd.n_items,):
-            raise ValueError(f"init must have shape ({crowd.n_items},) (one starting "
-                             f"probability per item), got {mu.shape}")
-        if not np.isfinite(mu).all() or (mu < 0).any() or (mu > 1).any():
-            raise ValueError("init must hold probabilities in [0, 1]")
-        return mu
-
     # -- EM pieces -----------------------------------------------------------------------------
-    def _e_step(self, data: _Data, params: SparseExpertsParams):
-        q, log_evidence = normalize_log(_log_joint(data, params))
-        return q, float(log_evidence.sum()) - params.penalty(*self._lams)
+    _params_type = SparseExpertsParams
+    _make_data = staticmethod(_Data)
+    _log_joint = staticmethod(_log_joint)
+
+    def _penalty(self, params: SparseExpertsParams) -> float:
+        return params.penalty(*self._lams)
 
     def _m_step(self, data: _Data, q: np.ndarray, start: SparseExpertsParams,
                 return_fits: bool = False):
@@ -459,14 +425,9 @@ class SparseExpertsEM(BaseEstimator):
         -------
         self
         """
-        self._check_params()
-        X = _check_features(features_by_task(labels, X))
-        crowd = _read_labels(labels, X)
-        self.expert_ids_, self.class_ids_ = crowd.expert_ids, crowd.class_ids
-        data = _Data(crowd, X, 2.0 * crowd.label - 1.0)
-        n, d, K = crowd.n_items, X.shape[1], crowd.n_experts
+        crowd, data, mu0 = self._read_fit_input(labels, X)
+        n, d, K = crowd.n_items, data.X.shape[1], crowd.n_experts
         warm = self._start_params(crowd, d)
-        mu0 = self._start_mu(crowd)
         rng = check_random_state(self.random_state)
         zero = SparseExpertsParams(np.zeros(d), 0.0, np.zeros(K), np.zeros(d))
         vote_start = {}
@@ -485,25 +446,11 @@ class SparseExpertsEM(BaseEstimator):
                                        base.intercept + s * float(rng.normal()),
                                        s * rng.normal(size=K), s * rng.normal(size=d))
 
-        # warm_start: each M-step's solvers start at the current parameters
-        result = fit_em(init, lambda params: self._e_step(data, params),
-                        lambda q, params: self._m_step(data, q, params),
-                        n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
-                        callback=self.callback, estimator_name=type(self).__name__,
-                        warm_start=True,
-                        accelerate=_flat_params(d, K) if self.accelerate else None)
-        params, posterior, self.flipped_ = _orient_by_vote(crowd, result.params,
-                                                           result.posterior)
-        self._params = params
-        self.coef_ = params.coef
-        self.intercept_ = float(params.intercept)
+        result = self._run_em(data, init, _flat_params(d, K) if self.accelerate else None)
+        params = self._keep_oriented(crowd, result)
         self.expert_intercept_ = params.expert_intercept
         self.reliability_coef_ = params.reliability_coef
-        self.posterior_ = posterior
         self.objective_history_ = result.history
-        self.log_likelihood_history_ = result.history
-        self.objective_ = result.objective
-        self.log_likelihood_ = result.objective + params.penalty(*self._lams)
         alpha = params.expert_intercept
         self.diverging_experts_ = _diverging_experts(
             self, data, params, result.objective, self.tol * max(1.0, abs(result.objective)))
@@ -518,8 +465,6 @@ class SparseExpertsEM(BaseEstimator):
                 "(a uniform prior on each expert's accuracy) or a smaller lam.",
                 ConvergenceWarning, stacklevel=2)
         self.all_objectives_ = result.all_objectives
-        self.n_iter_ = result.n_iter
-        self.converged_ = result.converged
         self.n_items_, self.n_experts_, self.n_features_in_ = n, K, d
         return self
 
@@ -540,53 +485,6 @@ class SparseExpertsEM(BaseEstimator):
         X = _check_features(X, n_features=self.n_features_in_)
         return expit((X @ self.reliability_coef_)[:, None] + self.expert_intercept_[None, :])
 
-    def predict_proba(self, X=None, labels=None) -> np.ndarray:
-        r"""Class probabilities, shape ``(n_items, 2)``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_new_items, n_features), optional
-            Features of new items. Without ``labels``, the classifier alone,
-            :math:`[1 - \sigma(a), \sigma(a)]`. With neither argument, ``posterior_``.
-        labels : labels of the new items, optional
-            From experts seen in ``fit``; then :math:`P(z \mid x, \text{labels})`.
-        """
-        self._check_fitted()
-        if X is None:
-            if labels is not None:
-                raise ValueError("labels of new items need their features X")
-            return self.posterior_.copy()
-        X = _check_features(X, n_features=self.n_features_in_)
-        if labels is None:
-            a = X @ self.coef_ + self.intercept_
-            return np.column_stack([expit(-a), expit(a)])
-        crowd = _read_labels(labels, X, n_experts=self.n_experts_,
-                             ids=(getattr(self, "expert_ids_", None),
-                                  getattr(self, "class_ids_", None)))
-        q, _ = normalize_log(_log_joint(_Data(crowd, X, 2.0 * crowd.label - 1.0), self._params))
-        return q
-
-    def predict(self, X=None, labels=None) -> np.ndarray:
-        """Most probable class (as in :meth:`predict_proba`); ties go to class 1."""
-        proba = self.predict_proba(X, labels)
-        return (proba[:, 1] >= 0.5).astype(np.intp)
-
-    def observed_log_likelihood(self, labels, X) -> float:
-        r""":math:`\ell(\hat\theta)` of ``labels`` given ``X`` at the fitted parameters."""
-        self._check_fitted()
-        X = _check_features(X, n_features=self.n_features_in_)
-        crowd = _read_labels(labels, X, n_experts=self.n_experts_,
-                             ids=(getattr(self, "expert_ids_", None),
-                                  getattr(self, "class_ids_", None)))
-        _, log_evidence = normalize_log(_log_joint(_Data(crowd, X, 2.0 * crowd.label - 1.0),
-                                                   self._params))
-        return float(log_evidence.sum())
-
-    def objective(self, labels, X) -> float:
-        r""":math:`F(\hat\theta) = \ell(\hat\theta) - \lambda\lVert\hat\beta\rVert_1
-        - \lambda_\gamma\lVert\hat\gamma\rVert_1`."""
-        return self.observed_log_likelihood(labels, X) - self._params.penalty(*self._lams)
-
     def limit_objective(self, labels, X, expert: int) -> float:
         r""":math:`F` in the limit :math:`\alpha_k \to \pm\infty` (the sign of the fitted
         :math:`\alpha_k`) for ``expert`` :math:`k`, every other parameter as fitted.
@@ -597,15 +495,11 @@ class SparseExpertsEM(BaseEstimator):
         ``diverging_experts_``). With ``expert_prior > 0`` it is :math:`-\infty`.
         """
         self._check_fitted()
-        X = _check_features(X, n_features=self.n_features_in_)
-        crowd = _read_labels(labels, X, n_experts=self.n_experts_,
-                             ids=(getattr(self, "expert_ids_", None),
-                                  getattr(self, "class_ids_", None)))
+        data = self._new_data(labels, X)
         k = int(expert)
         if not 0 <= k < self.n_experts_:
             raise ValueError(f"expert must be in [0, {self.n_experts_}), got {expert!r}")
-        return _limit_objective(self, _Data(crowd, X, 2.0 * crowd.label - 1.0), self._params,
-                                k)
+        return _limit_objective(self, data, self._params, k)
 
     def m_step(self, labels, X, posterior, start: SparseExpertsParams | None = None):
         """One M-step from ``posterior`` (shape ``(n_items, 2)``), for teaching and tests.
@@ -623,12 +517,7 @@ class SparseExpertsEM(BaseEstimator):
         d, K = X.shape[1], crowd.n_experts
         if start is None:
             start = SparseExpertsParams(np.zeros(d), 0.0, np.zeros(K), np.zeros(d))
-        return self._m_step(_Data(crowd, X, 2.0 * crowd.label - 1.0), q, start,
-                            return_fits=True)
-
-    def fit_predict(self, labels, X) -> np.ndarray:
-        """Fit, then return the most probable class of each training item."""
-        return self.fit(labels, X).predict()
+        return self._m_step(_Data(crowd, X), q, start, return_fits=True)
 
     def path(self, labels, X, lambdas=None, **kwargs) -> "SparseExpertsPath":
         """:func:`sparse_experts_path` with this estimator's other parameters."""
@@ -834,9 +723,7 @@ class MajorityVoteLogistic(BaseEstimator):
     _param_names = ("lam", "soft", "random_state")
 
     def __init__(self, *, lam: float = 1.0, soft: bool = False, random_state=None):
-        self.lam = lam
-        self.soft = soft
-        self.random_state = random_state
+        self._store_params(locals())
 
     def fit(self, labels, X):
         """Majority vote, then the L1 logistic regression on the labelled items."""
@@ -860,8 +747,7 @@ class MajorityVoteLogistic(BaseEstimator):
         """``[1 - sigma(a), sigma(a)]`` from the features alone."""
         self._check_fitted("coef_")
         X = _check_features(X, n_features=self.n_features_in_)
-        a = X @ self.coef_ + self.intercept_
-        return np.column_stack([expit(-a), expit(a)])
+        return _classifier_proba(X, self.coef_, self.intercept_)
 
     def predict(self, X) -> np.ndarray:
         """Most probable class; ties go to class 1."""

@@ -7,14 +7,15 @@ Like :mod:`crowdlearn.simulate`, every function takes ``random_state``
 
 from __future__ import annotations
 
-import numbers
 from typing import NamedTuple
 
 import numpy as np
 from scipy.special import expit
 
-from crowdlearn._validation import check_finite_array, check_random_state, check_scalar
+from crowdlearn._validation import check_finite_array, check_random_state
 from crowdlearn.labels import CrowdLabels
+from crowdlearn.simulate._common import (binary_labels, check_features, check_logistic_truth,
+                                         draw_items)
 
 __all__ = ["SimulatedAnnotators", "simulate_logistic_annotators"]
 
@@ -74,11 +75,8 @@ def simulate_logistic_annotators(n_items: int, coef, intercept, reliability_coef
     0.881
     """
     rng = check_random_state(random_state)
-    check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
-    check_scalar(missing, "missing", low=0.0, high=1.0, high_inclusive=False)
-    alpha = check_finite_array(coef, "coef", ndim=1)
+    alpha, beta = check_logistic_truth(n_items, "n_items", missing, coef, intercept)
     d = alpha.shape[0]
-    beta = float(check_finite_array(intercept, "intercept", shape=()))
     W = check_finite_array(reliability_coef, "reliability_coef", ndim=2)
     if W.shape[1] != d:
         raise ValueError(f"reliability_coef must have shape (n_annotators, {d}), got {W.shape}")
@@ -86,18 +84,10 @@ def simulate_logistic_annotators(n_items: int, coef, intercept, reliability_coef
     if T == 0:
         raise ValueError("reliability_coef has no rows: at least one annotator is needed")
     gamma = check_finite_array(reliability_intercept, "reliability_intercept", shape=(T,))
-    mean = np.zeros(d) if feature_mean is None else check_finite_array(feature_mean, "feature_mean",
-                                                                   shape=(d,))
-    cov = np.eye(d) if feature_cov is None else check_finite_array(feature_cov, "feature_cov",
-                                                              shape=(d, d))
-    if d and (not np.allclose(cov, cov.T) or np.linalg.eigvalsh(cov).min() < -1e-10):
-        raise ValueError("feature_cov must be symmetric positive semi-definite")
-    X = rng.multivariate_normal(mean, cov, size=n_items) if d else np.zeros((n_items, 0))
-    truth = (rng.random(n_items) < expit(X @ alpha + beta)).astype(np.intp)
+    mean, cov = check_features(feature_mean, feature_cov, d)
+    X, _, truth = draw_items(rng, n_items, mean, cov, alpha, beta)
     eta = expit(X @ W.T - gamma)
+    # which labels are kept is drawn before which are right (the reverse of .sparse)
     keep = rng.random((n_items, T)) >= missing
     correct = rng.random((n_items, T)) < eta
-    item, expert = np.nonzero(keep)
-    label = np.where(correct[item, expert], truth[item], 1 - truth[item]).astype(np.intp)
-    labels = CrowdLabels(item.astype(np.intp), expert.astype(np.intp), label, n_items, T, 2)
-    return SimulatedAnnotators(X, labels, truth, eta)
+    return SimulatedAnnotators(X, binary_labels(truth, ~correct, keep), truth, eta)

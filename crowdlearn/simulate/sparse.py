@@ -17,6 +17,8 @@ from scipy.special import expit
 
 from crowdlearn._validation import check_finite_array, check_random_state, check_scalar
 from crowdlearn.labels import CrowdLabels
+from crowdlearn.simulate._common import (binary_labels, check_features, check_logistic_truth,
+                                         draw_items)
 
 __all__ = ["SimulatedSparseExperts", "simulate_sparse_experts", "simulate_izbicki_stern",
            "IZBICKI_STERN"]
@@ -73,12 +75,10 @@ class SimulatedSparseExperts(NamedTuple):
 
 
 def _draw_labels(rng, truth, error_prob, missing):
-    n, K = error_prob.shape
-    wrong = rng.random((n, K)) < error_prob
-    keep = rng.random((n, K)) >= missing
-    item, expert = np.nonzero(keep)
-    label = np.where(wrong[item, expert], 1 - truth[item], truth[item]).astype(np.intp)
-    return CrowdLabels(item.astype(np.intp), expert.astype(np.intp), label, n, K, 2)
+    # which labels are wrong is drawn before which are kept (the reverse of .annotators)
+    wrong = rng.random(error_prob.shape) < error_prob
+    keep = rng.random(error_prob.shape) >= missing
+    return binary_labels(truth, wrong, keep)
 
 
 def simulate_sparse_experts(n: int, coef, intercept, expert_intercept, reliability_coef, *,
@@ -94,6 +94,7 @@ def simulate_sparse_experts(n: int, coef, intercept, expert_intercept, reliabili
     Parameters
     ----------
     n : int
+        Number of items.
     coef : array-like of shape (d,)
         :math:`\beta`.
     intercept : float
@@ -116,24 +117,14 @@ def simulate_sparse_experts(n: int, coef, intercept, expert_intercept, reliabili
     ((500, 2), 2, (500, 2))
     """
     rng = check_random_state(random_state)
-    check_scalar(n, "n", kind=numbers.Integral, low=1)
-    check_scalar(missing, "missing", low=0.0, high=1.0, high_inclusive=False)
-    beta = check_finite_array(coef, "coef", ndim=1)
+    beta, b0 = check_logistic_truth(n, "n", missing, coef, intercept)
     d = beta.shape[0]
-    b0 = float(check_finite_array(intercept, "intercept", shape=()))
     alpha = check_finite_array(expert_intercept, "expert_intercept", ndim=1)
     if alpha.size == 0:
         raise ValueError("expert_intercept is empty: at least one expert is needed")
     gamma = check_finite_array(reliability_coef, "reliability_coef", shape=(d,))
-    mean = np.zeros(d) if feature_mean is None else check_finite_array(feature_mean, "feature_mean",
-                                                             shape=(d,))
-    cov = np.eye(d) if feature_cov is None else check_finite_array(feature_cov, "feature_cov",
-                                                        shape=(d, d))
-    if d and (not np.allclose(cov, cov.T) or np.linalg.eigvalsh(cov).min() < -1e-10):
-        raise ValueError("feature_cov must be symmetric positive semi-definite")
-    X = rng.multivariate_normal(mean, cov, size=n) if d else np.zeros((n, 0))
-    proba = expit(b0 + X @ beta)
-    truth = (rng.random(n) < proba).astype(np.intp)
+    mean, cov = check_features(feature_mean, feature_cov, d)
+    X, proba, truth = draw_items(rng, n, mean, cov, beta, b0)
     error_prob = expit(-(alpha[None, :] + (X @ gamma)[:, None]))
     labels = _draw_labels(rng, truth, error_prob, missing)
     return SimulatedSparseExperts(X, labels, truth, proba, error_prob, beta, b0, alpha, gamma,

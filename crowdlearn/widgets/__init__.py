@@ -24,10 +24,7 @@ forms of colour blindness.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import numbers
-import time
 from dataclasses import dataclass, fields
 
 import ipywidgets as widgets
@@ -37,6 +34,7 @@ from matplotlib.ticker import MaxNLocator, ScalarFormatter
 
 from crowdlearn._validation import check_scalar
 from crowdlearn.experiments import CrowdComparison, Sweep, compare_on_simulated_crowd
+from crowdlearn.widgets._explorer import _box, _Explorer, _slider_options, _with_html
 
 __all__ = ["DawidSkeneExplorer", "ExplorerResult", "dawid_skene_explorer", "draw_comparison",
            "live_explorer_html", "live_explorer_widget", "plot_sweep", "VoteExplorer",
@@ -101,6 +99,7 @@ def draw_comparison(result: CrowdComparison, fig: Figure | None = None, *,
     Returns
     -------
     Figure
+        ``fig``, or the new figure when it was omitted.
 
     Examples
     --------
@@ -247,7 +246,7 @@ class ExplorerResult(CrowdComparison):
     draw_seconds: float = 0.0
 
 
-class DawidSkeneExplorer:
+class DawidSkeneExplorer(_Explorer):
     """Sliders over a simulated crowd; majority vote and Dawid--Skene EM refitted live.
 
     The crowd is made of "one-coin" experts: expert ``j`` labels an item
@@ -359,45 +358,24 @@ class DawidSkeneExplorer:
 
         self.n_items = int(n_items)
         self.n_classes = int(n_classes)
-        self.max_iter = max_iter
-        self.tol = tol
-        self.dpi = int(dpi)
-        self.n_updates = 0
+        self._start(max_iter, tol, dpi)
         self.last_result: ExplorerResult | None = None
-        self.last_error: str | None = None
-        self._hold_depth = 0
 
-        style = {"description_width": "120px"}
-        wide = widgets.Layout(width="330px")
-        common = dict(style=style, layout=wide, continuous_update=False)
+        common = _slider_options(120, 330)  # one layout, shared by the four sliders
         self.n_experts_slider = widgets.IntSlider(value=n_experts, min=1, max=max_experts,
                                                   description="experts", **common)
-        self.missing_slider = widgets.FloatSlider(value=missing, min=0.0, max=0.95, step=0.05,
-                                                  description="missing fraction",
-                                                  readout_format=".2f", **common)
+        self._missing_and_seed(missing, 0.95, seed, common)
         self.alpha_slider = widgets.FloatSlider(value=alpha, min=0.0, max=5.0, step=0.1,
                                                 description="pseudo-count α",
                                                 readout_format=".1f", **common)
-        self.seed_slider = widgets.IntSlider(value=seed, min=0, max=99, description="seed",
-                                             **common)
         self.error_sliders = [
             widgets.FloatSlider(value=e, min=0.0, max=0.9, step=0.05,
                                 description=f"expert {j + 1} error", readout_format=".2f",
-                                style={"description_width": "100px"},
-                                layout=widgets.Layout(width="300px"), continuous_update=False)
+                                **_slider_options(100, 300))
             for j, e in enumerate(start)]
-
-        self.figure = Figure(figsize=tuple(figsize))
-        width_px = int(round(figsize[0] * self.dpi))
-        self.image = widgets.Image(format="png",
-                                   layout=widgets.Layout(width="100%", max_width=f"{width_px}px"))
-        self.summary = widgets.HTML()
-        crowd_box = widgets.VBox([widgets.HTML("<b>Crowd and model</b>"), self.n_experts_slider,
-                                  self.missing_slider, self.alpha_slider, self.seed_slider])
-        expert_box = widgets.VBox([widgets.HTML("<b>Error rate of each expert</b>"),
-                                   *self.error_sliders])
-        self.widget = widgets.VBox([widgets.HBox([crowd_box, expert_box]), self.summary,
-                                    self.image])
+        self._layout(figsize, _box("Crowd and model", [self.n_experts_slider, self.missing_slider,
+                                                       self.alpha_slider, self.seed_slider]),
+                     _box("Error rate of each expert", self.error_sliders))
 
         self.n_experts_slider.observe(self._on_n_experts, names="value")
         for s in (self.missing_slider, self.alpha_slider, self.seed_slider):
@@ -424,17 +402,6 @@ class DawidSkeneExplorer:
                 "seed": int(self.seed_slider.value),
                 "n_items": self.n_items, "n_classes": self.n_classes}
 
-    @contextlib.contextmanager
-    def hold(self):
-        """Change several sliders with a single recomputation at the end."""
-        self._hold_depth += 1
-        try:
-            yield self
-        finally:
-            self._hold_depth -= 1
-        if self._hold_depth == 0:
-            self.update()
-
     def set(self, *, error_rates=None, n_experts=None, missing=None, alpha=None, seed=None):
         """Set several sliders at once and recompute once.
 
@@ -448,15 +415,9 @@ class DawidSkeneExplorer:
         if error_rates is not None and len(error_rates) > len(self.error_sliders):
             raise ValueError(f"{len(error_rates)} error rates given but the explorer has "
                              f"{len(self.error_sliders)} expert sliders")
-        with self.hold():
-            if error_rates is not None:
-                for s, e in zip(self.error_sliders, error_rates):
-                    s.value = float(e)
-            for slider, value in ((self.n_experts_slider, n_experts),
-                                  (self.missing_slider, missing), (self.alpha_slider, alpha),
-                                  (self.seed_slider, seed)):
-                if value is not None:
-                    slider.value = value
+        self._set(self.error_sliders, error_rates,
+                  ((self.n_experts_slider, n_experts), (self.missing_slider, missing),
+                   (self.alpha_slider, alpha), (self.seed_slider, seed)))
 
     # -- callbacks -------------------------------------------------------------------------
     def _show_active_sliders(self):
@@ -472,37 +433,23 @@ class DawidSkeneExplorer:
         if j < self.n_experts_slider.value:  # a hidden expert changes nothing
             self.update()
 
-    def _on_change(self, change):
-        self.update()
-
-    def update(self):
-        """Re-simulate, refit and redraw with the current slider values."""
-        if self._hold_depth:
-            return
-        settings = self.settings
-        if getattr(self, "_live_widget", None) is not None:  # keep the front-end in step
+    def _before_update(self):
+        if self._live_widget is not None:  # keep the front-end in step
             self._live_widget.settings = _live_settings(**self._live_kwargs())
-        try:
-            comparison = compare_on_simulated_crowd(
-                settings["error_rates"], n_items=self.n_items, n_classes=self.n_classes,
-                missing=settings["missing"], alpha=settings["alpha"],
-                random_state=settings["seed"], max_iter=self.max_iter, tol=self.tol)
-        except ValueError as exc:  # e.g. no label at all was drawn
-            self.last_error = str(exc)
-            self.summary.value = f"<span style='color:#D55E00'>Cannot fit: {exc}</span>"
-            return
-        self.last_error = None
-        self.n_updates += 1
-        start = time.perf_counter()
+
+    def _compute(self) -> CrowdComparison:
+        settings = self.settings
+        return compare_on_simulated_crowd(
+            settings["error_rates"], n_items=self.n_items, n_classes=self.n_classes,
+            missing=settings["missing"], alpha=settings["alpha"],
+            random_state=settings["seed"], max_iter=self.max_iter, tol=self.tol)
+
+    def _draw(self, comparison: CrowdComparison):
         draw_comparison(comparison, self.figure)
-        buf = io.BytesIO()
-        self.figure.savefig(buf, format="png", dpi=self.dpi)
-        self.image.value = buf.getvalue()
-        draw_seconds = time.perf_counter() - start
+
+    def _result(self, comparison: CrowdComparison, draw_seconds: float) -> ExplorerResult:
         base = {f.name: getattr(comparison, f.name) for f in fields(CrowdComparison)}
-        self.last_result = ExplorerResult(**base, update=self.n_updates,
-                                          draw_seconds=draw_seconds)
-        self.summary.value = self._summary(self.last_result)
+        return ExplorerResult(**base, update=self.n_updates, draw_seconds=draw_seconds)
 
     @staticmethod
     def _summary(r: ExplorerResult) -> str:
@@ -531,37 +478,7 @@ class DawidSkeneExplorer:
     def live_widget(self):
         """The explorer as an ``anywidget`` (see :func:`live_explorer_widget`), starting
         from this explorer's current settings; made once, then reused."""
-        if getattr(self, "_live_widget", None) is None:
-            self._live_widget = live_explorer_widget(**self._live_kwargs())
-        return self._live_widget
-
-    def _repr_mimebundle_(self, **kwargs):
-        # Jupyter shows the anywidget (the EM runs in the front-end, sliders answer at
-        # once); the rendered book prefers the text/html twin (nb_mime_priority_overrides
-        # in _config.yml), the same module inline, which needs no widget manager
-        bundle = self.live_widget()._repr_mimebundle_(**kwargs)
-        if isinstance(bundle, tuple):
-            bundle = bundle[0]
-        bundle = dict(bundle or {})
-        bundle["text/html"] = self.live_html()
-        return bundle
-
-    def close(self):
-        """Close every widget of the explorer (with their layouts and styles) and clear
-        its figure."""
-        seen, stack = set(), [self.widget]
-        while stack:
-            w = stack.pop()
-            if id(w) in seen or not isinstance(w, widgets.Widget):
-                continue
-            seen.add(id(w))
-            stack.extend(getattr(w, "children", ()))
-            stack.extend(getattr(w, name, None) for name in ("layout", "style"))
-            w.close()
-        if getattr(self, "_live_widget", None) is not None:
-            self._live_widget.close()
-            self._live_widget = None
-        self.figure.clear()
+        return self._live_once(live_explorer_widget)
 
 
 _STATIC = __import__("pathlib").Path(__file__).parent / "static"  # crowdlearn/widgets/static
@@ -610,8 +527,10 @@ def _live_settings(*, n_experts: int = 5, error_rates=None, missing: float = 0.0
             "tol": float(tol)}
 
 
-# what each view needs besides crowd_em.js, in order
-_VIEW_NEEDS = {"annotators_view.js": ("annotators_em.js",)}
+# what each view needs besides crowd_em.js, in order (_common.js, the views' shared drawing
+# and wiring, is not a module of its own: it goes into the same module, before the view)
+_VIEW_NEEDS = {"explorer_view.js": ("_common.js",),
+               "annotators_view.js": ("annotators_em.js", "_common.js")}
 
 
 def _live_module(view: str = "explorer_view.js") -> str:
@@ -740,10 +659,8 @@ class VoteExplorer:
         return self._widget
 
     def _repr_mimebundle_(self, **kwargs):
-        bundle = self.widget()._repr_mimebundle_(**kwargs)
-        bundle = dict((bundle[0] if isinstance(bundle, tuple) else bundle) or {})
-        bundle["text/html"] = _live_html("vote_view.js", "mountVoteExplorer", self.settings)
-        return bundle
+        return _with_html(self.widget()._repr_mimebundle_(**kwargs),
+                          _live_html("vote_view.js", "mountVoteExplorer", self.settings))
 
 
 def dawid_skene_explorer(**kwargs) -> DawidSkeneExplorer:

@@ -28,8 +28,6 @@ a kernel: set a slider's ``value`` and read ``last_result``.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import numbers
 import time
 import warnings
@@ -47,6 +45,7 @@ from crowdlearn.labels import CrowdLabels
 from crowdlearn.features.logistic_annotators import LogisticAnnotators
 from crowdlearn.aggregation.majority_vote import MajorityVote
 from crowdlearn.simulate.annotators import simulate_logistic_annotators
+from crowdlearn.widgets._explorer import _box, _Explorer, _slider_options
 
 __all__ = ["AnnotatorsExplorerResult", "LogisticAnnotatorsExplorer", "COLORS",
            "DEFAULT_SLOPES", "bayes_posterior", "fit_explorer_crowd", "live_annotators_html",
@@ -350,7 +349,7 @@ class _Drawing:
                                f"seed {s['seed']}")
 
 
-class LogisticAnnotatorsExplorer:
+class LogisticAnnotatorsExplorer(_Explorer):
     """Sliders over a crowd whose reliability depends on the item; three methods refitted live.
 
     Items have two standard-normal features :math:`x = (x_1, x_2)` and a hidden
@@ -454,17 +453,11 @@ class LogisticAnnotatorsExplorer:
         self.coef = tuple(float(c) for c in coef)
         self.intercept = float(intercept)
         self.l2 = float(l2)
-        self.max_iter = max_iter
-        self.tol = tol
-        self.dpi = int(dpi)
-        self.grid = np.linspace(-3.0, 3.0, 121)
-        self.n_updates = 0
+        self._start(max_iter, tol, dpi)
         self.last_result: AnnotatorsExplorerResult | None = None
-        self.last_error: str | None = None
-        self._hold_depth = 0
+        self.grid = np.linspace(-3.0, 3.0, 121)
 
-        common = dict(continuous_update=False, style={"description_width": "110px"},
-                      layout=widgets.Layout(width="320px"))
+        common = _slider_options(110, 320)  # one layout, shared by all the sliders
         self.slope_sliders = [
             widgets.FloatSlider(value=s, min=-5.0, max=5.0, step=0.25,
                                 description=f"annotator {t + 1}", readout_format="+.2f",
@@ -473,25 +466,11 @@ class LogisticAnnotatorsExplorer:
         self.gamma_slider = widgets.FloatSlider(value=gamma, min=-3.0, max=3.0, step=0.1,
                                                 description="γ (base σ(−γ))",
                                                 readout_format="+.1f", **common)
-        self.missing_slider = widgets.FloatSlider(value=missing, min=0.0, max=0.9, step=0.05,
-                                                  description="missing fraction",
-                                                  readout_format=".2f", **common)
-        self.seed_slider = widgets.IntSlider(value=seed, min=0, max=99, description="seed",
-                                             **common)
-
-        self.figure = Figure(figsize=tuple(figsize))
+        self._missing_and_seed(missing, 0.9, seed, common)
+        self._layout(figsize, _box("Slope of each annotator's reliability along x₁",
+                                   self.slope_sliders),
+                     _box("Crowd", [self.gamma_slider, self.missing_slider, self.seed_slider]))
         self._drawing = _Drawing(self.figure, self.n_annotators, self.grid)
-        width_px = int(round(figsize[0] * self.dpi))
-        self.image = widgets.Image(format="png",
-                                   layout=widgets.Layout(width="100%", max_width=f"{width_px}px"))
-        self.summary = widgets.HTML()
-        slope_box = widgets.VBox([widgets.HTML("<b>Slope of each annotator's reliability "
-                                               "along x₁</b>"),
-                                  *self.slope_sliders])
-        crowd_box = widgets.VBox([widgets.HTML("<b>Crowd</b>"), self.gamma_slider,
-                                  self.missing_slider, self.seed_slider])
-        self.widget = widgets.VBox([widgets.HBox([slope_box, crowd_box]), self.summary,
-                                    self.image])
         for s in (*self.slope_sliders, self.gamma_slider, self.missing_slider,
                   self.seed_slider):
             s.observe(self._on_change, names="value")
@@ -511,17 +490,6 @@ class LogisticAnnotatorsExplorer:
                 "n_items": self.n_items, "coef": list(self.coef), "intercept": self.intercept,
                 "l2": self.l2}
 
-    @contextlib.contextmanager
-    def hold(self):
-        """Change several sliders with a single recomputation at the end."""
-        self._hold_depth += 1
-        try:
-            yield self
-        finally:
-            self._hold_depth -= 1
-        if self._hold_depth == 0:
-            self.update()
-
     def set(self, *, slopes=None, gamma=None, missing=None, seed=None):
         """Set several sliders at once and recompute once.
 
@@ -535,40 +503,22 @@ class LogisticAnnotatorsExplorer:
         if slopes is not None and len(slopes) > self.n_annotators:
             raise ValueError(f"{len(slopes)} slopes given but the explorer has "
                              f"{self.n_annotators} annotators")
-        with self.hold():
-            if slopes is not None:
-                for s, v in zip(self.slope_sliders, slopes):
-                    s.value = float(v)
-            for slider, value in ((self.gamma_slider, gamma), (self.missing_slider, missing),
-                                  (self.seed_slider, seed)):
-                if value is not None:
-                    slider.value = value
+        self._set(self.slope_sliders, slopes, ((self.gamma_slider, gamma),
+                                               (self.missing_slider, missing),
+                                               (self.seed_slider, seed)))
 
     # -- callbacks --------------------------------------------------------------------------
-    def _on_change(self, change):
-        self.update()
+    def _compute(self) -> AnnotatorsExplorerResult:
+        return _simulate_and_fit(self.settings, self.grid, self.max_iter, self.tol)
 
-    def update(self):
-        """Re-simulate, refit and redraw with the current slider values."""
-        if self._hold_depth:
-            return
-        try:
-            result = _simulate_and_fit(self.settings, self.grid, self.max_iter, self.tol)
-        except ValueError as exc:
-            self.last_error = str(exc)
-            self.summary.value = f"<span style='color:#D55E00'>Cannot fit: {exc}</span>"
-            return
-        self.last_error = None
-        self.n_updates += 1
-        result.update = self.n_updates
-        start = time.perf_counter()
+    def _draw(self, result: AnnotatorsExplorerResult):
         self._drawing.draw(result)
-        buf = io.BytesIO()
-        self.figure.savefig(buf, format="png", dpi=self.dpi)
-        self.image.value = buf.getvalue()
-        result.draw_seconds = time.perf_counter() - start
-        self.last_result = result
-        self.summary.value = self._summary(result)
+
+    def _result(self, result: AnnotatorsExplorerResult, draw_seconds: float
+                ) -> AnnotatorsExplorerResult:
+        result.update = self.n_updates
+        result.draw_seconds = draw_seconds
+        return result
 
     @staticmethod
     def _summary(r: AnnotatorsExplorerResult) -> str:
@@ -596,34 +546,7 @@ class LogisticAnnotatorsExplorer:
     def live_widget(self):
         """The explorer as an ``anywidget`` (see :func:`live_annotators_widget`), starting
         from this explorer's settings; made once, then reused."""
-        if getattr(self, "_live_widget", None) is None:
-            self._live_widget = live_annotators_widget(**self._live_kwargs())
-        return self._live_widget
-
-    def _repr_mimebundle_(self, **kwargs):
-        # Jupyter shows the anywidget (EM runs in the front-end, the sliders answer at
-        # once); the rendered book prefers the text/html twin, the same module inline
-        bundle = self.live_widget()._repr_mimebundle_(**kwargs)
-        bundle = dict((bundle[0] if isinstance(bundle, tuple) else bundle) or {})
-        bundle["text/html"] = self.live_html()
-        return bundle
-
-    def close(self):
-        """Close every widget of the explorer (with their layouts and styles) and clear
-        its figure."""
-        seen, stack = set(), [self.widget]
-        while stack:
-            w = stack.pop()
-            if id(w) in seen or not isinstance(w, widgets.Widget):
-                continue
-            seen.add(id(w))
-            stack.extend(getattr(w, "children", ()))
-            stack.extend(getattr(w, name, None) for name in ("layout", "style"))
-            w.close()
-        if getattr(self, "_live_widget", None) is not None:
-            self._live_widget.close()
-            self._live_widget = None
-        self.figure.clear()
+        return self._live_once(live_annotators_widget)
 
 
 def _live_settings(*, n_annotators: int = 4, slopes=None, gamma: float = -0.5,

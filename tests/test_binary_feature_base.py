@@ -1,0 +1,119 @@
+"""The two binary-label feature models share one base (issue 17): the same reading of
+labels and features, the same start, the same answers once fitted, the same errors in
+their own words ("annotator" / "expert"). Each test runs on both models."""
+
+import numpy as np
+import pytest
+
+from crowdlearn import CrowdLabels, LogisticAnnotators, SparseExpertsEM
+from crowdlearn.features._binary import _BinaryFeatureModel, _binary_log_joint
+from crowdlearn.simulate.annotators import simulate_logistic_annotators
+
+SHARED = ("predict_proba", "predict", "fit_predict", "observed_log_likelihood", "objective",
+          "_read_fit_input", "_new_data", "_start_mu", "_e_step", "_run_em",
+          "_keep_oriented", "_check_init")
+MODELS = [pytest.param(LogisticAnnotators, "annotator", "n_annotators_", id="logistic"),
+          pytest.param(SparseExpertsEM, "expert", "n_experts_", id="sparse")]
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return simulate_logistic_annotators(
+        400, coef=[2.0, -1.0], intercept=0.2,
+        reliability_coef=[[1.0, 0.0], [0.0, 0.5], [0.0, 0.0]],
+        reliability_intercept=[-1.5, -1.0, -0.5], missing=0.2, random_state=0)
+
+
+def _fit(cls, sim):
+    kw = {"lam": 1.0} if cls is SparseExpertsEM else {}
+    return cls(**kw).fit(sim.labels, sim.X)
+
+
+@pytest.mark.parametrize("cls, who, count", MODELS)
+def test_one_base_and_nothing_shared_is_redefined(cls, who, count):
+    assert issubclass(cls, _BinaryFeatureModel)
+    redefined = [name for name in SHARED if name in vars(cls)]
+    assert not redefined, redefined
+    assert cls._who == who and cls._n_labellers == count
+
+
+@pytest.mark.parametrize("cls, who, count", MODELS)
+def test_fitted_answers_are_consistent(cls, who, count, sim):
+    model = _fit(cls, sim)
+    assert getattr(model, count) == 3
+    np.testing.assert_array_equal(model.predict_proba(), model.posterior_)
+    assert np.allclose(model.posterior_.sum(axis=1), 1.0)
+    assert np.mean(model.predict() == sim.truth) > 0.8
+    # the same labels and features, re-read as new items, give the training posterior
+    np.testing.assert_allclose(model.predict_proba(sim.X, sim.labels), model.posterior_,
+                               atol=1e-10)
+    # the likelihood of the training labels is the fitted one, and the objective subtracts
+    # the penalty from it
+    assert model.observed_log_likelihood(sim.labels, sim.X) == pytest.approx(
+        model.log_likelihood_, rel=1e-10)
+    assert model.objective(sim.labels, sim.X) == pytest.approx(model.objective_, rel=1e-10)
+    assert model.objective_ <= model.log_likelihood_
+    # features alone: the classifier
+    a = sim.X[:5] @ model.coef_ + model.intercept_
+    np.testing.assert_allclose(model.predict_proba(sim.X[:5])[:, 1], 1 / (1 + np.exp(-a)))
+
+
+@pytest.mark.parametrize("cls, who, count", MODELS)
+def test_ties_go_to_class_one(cls, who, count, sim):
+    model = _fit(cls, sim)
+    # a classifier with all-zero weights gives exactly 1/2 for every item
+    model.coef_, model.intercept_ = np.zeros_like(model.coef_), 0.0
+    assert model.predict(sim.X[:3]).tolist() == [1, 1, 1]
+
+
+@pytest.mark.parametrize("cls, who, count", MODELS)
+def test_the_same_errors_in_each_models_words(cls, who, count, sim):
+    model = _fit(cls, sim)
+    X1 = sim.X[:1]
+    with pytest.raises(ValueError, match=f"unknown {who} 3: the model was fitted on 3 {who}s"):
+        model.predict_proba(X1, labels=([0], [3], [1]))
+    with pytest.raises(ValueError, match=f"unknown {who}s: the labels come from 5 {who}s"):
+        model.predict_proba(X1, labels=np.array([[0, -1, -1, -1, -1]]))
+    with pytest.raises(ValueError, match="need their features"):
+        model.predict_proba(labels=([0], [0], [1]))
+    with pytest.raises(ValueError, match="has 3 features but the model was fitted with 2"):
+        model.observed_log_likelihood(([0], [0], [1]), np.zeros((1, 3)))
+    with pytest.raises(ValueError, match="X has 2 rows but the labels describe 1 items"):
+        model.objective(np.array([[0, 1, 1]]), sim.X[:2])
+    # a CrowdLabels that declares three classes is not binary, even if only 0/1 occur
+    three = CrowdLabels(np.array([0, 1]), np.array([0, 1]), np.array([0, 1]), 2, 2, 3)
+    with pytest.raises(ValueError, match="labels must be binary, got n_classes=3"):
+        cls().fit(three, sim.X[:2])
+    with pytest.raises(ValueError, match=r"labels must be binary \(0 or 1\)"):
+        cls().fit(np.array([[0, 2], [1, 1]]), sim.X[:2])
+    with pytest.raises(ValueError, match="init must be 'vote', an array of starting"):
+        cls(init="random").fit(sim.labels, sim.X)
+    with pytest.raises(ValueError, match=r"init must have shape \(400,\)"):
+        cls(init=[0.5, 0.5]).fit(sim.labels, sim.X)
+    with pytest.raises(ValueError, match=r"init must hold probabilities in \[0, 1\]"):
+        cls(init=np.full(400, 1.5)).fit(sim.labels, sim.X)
+
+
+@pytest.mark.parametrize("cls, who, count", MODELS)
+def test_a_tuple_of_probabilities_is_a_start_not_parameters(cls, who, count, sim):
+    # a plain tuple is read as P(z_i = 1) per item, never mistaken for the model's
+    # parameters (a NamedTuple)
+    mu = tuple(float(v) for v in (sim.truth * 0.8 + 0.1))
+    model = cls(init=mu).fit(sim.labels, sim.X)
+    assert np.mean(model.predict() == sim.truth) > 0.8
+
+
+def test_binary_log_joint_by_brute_force():
+    rng = np.random.default_rng(1)
+    item, expert = np.array([0, 0, 1, 2, 2, 2]), np.array([0, 1, 1, 0, 1, 2])
+    label = rng.integers(0, 2, item.size)
+    crowd = CrowdLabels(item, expert, label, 4, 3, 2)
+    a, b = rng.normal(size=4), rng.normal(size=item.size)
+    out = _binary_log_joint(crowd, a, b)
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    for i in range(4):
+        for z in (0, 1):
+            p = sig(a[i]) if z == 1 else 1 - sig(a[i])
+            for r in np.flatnonzero(item == i):  # right with probability sig(b_r)
+                p *= sig(b[r]) if label[r] == z else 1 - sig(b[r])
+            assert out[i, z] == pytest.approx(np.log(p), rel=1e-12)

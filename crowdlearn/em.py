@@ -214,7 +214,7 @@ def _run_squarem(params, e_step, m_step, *, tol, max_iter, callback, restart, wa
 def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 1,
            tol: float = 1e-6, max_iter: int = 100, callback: Callable | None = None,
            warn: bool = True, estimator_name: str = "EM", progress=False,
-           warm_start: bool = False, accelerate=None) -> EMResult:
+           warm_start: bool = False, accelerate=None, stacklevel: int = 3) -> EMResult:
     """Run EM from ``n_init`` starts and keep the run with the highest final objective.
 
     Parameters
@@ -231,6 +231,10 @@ def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 
         ``max_iter`` without converging (not when the callback stopped it).
     estimator_name : str
         Used in the warning and as the progress bar's label.
+    stacklevel : int, default 3
+        Where the warning points, as in :func:`warnings.warn`: 3 is the code that called
+        the estimator method that called ``fit_em`` (the user's ``fit``); a method that
+        reaches ``fit_em`` through a helper passes one more.
     progress : bool or None, default False
         ``True`` shows a progress bar: an ``ipywidgets`` bar in a Jupyter
         kernel, one text line on ``sys.stderr`` elsewhere (drawn by
@@ -289,7 +293,7 @@ def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 
     best.all_objectives = np.asarray(finals)
     if warn and not best.converged and not best.stopped:
         warnings.warn(f"{estimator_name} did not converge in max_iter={max_iter} iterations "
-                      f"(tol={tol}); increase max_iter or tol", ConvergenceWarning, stacklevel=3)
+                      f"(tol={tol}); increase max_iter or tol", ConvergenceWarning, stacklevel=stacklevel)
     return best
 
 

@@ -488,6 +488,17 @@ def _could_be_indices(rows) -> bool:
         return False
 
 
+def _frame_onto(frame, expert_ids, class_ids) -> CrowdLabels:
+    """A ``(task, worker, label)`` DataFrame of new labels read straight onto a fitted
+    model's worker and class ids (so it may use only some of the classes, even one); an
+    unknown worker or class is a ``ValueError``."""
+    missing = [c for c in ("task", "worker", "label") if c not in frame.columns]
+    if missing:
+        _from_dataframe(frame)  # raises the usual message about the columns
+    return from_table(frame["task"], frame["worker"], frame["label"], classes=class_ids,
+                      expert_ids=expert_ids)
+
+
 def _reindex_onto(crowd: CrowdLabels, expert_ids, class_ids) -> CrowdLabels:
     """New labels built from a table, re-indexed onto a fitted model's identifiers.
 

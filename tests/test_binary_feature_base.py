@@ -117,3 +117,39 @@ def test_binary_log_joint_by_brute_force():
             for r in np.flatnonzero(item == i):  # right with probability sig(b_r)
                 p *= sig(b[r]) if label[r] == z else 1 - sig(b[r])
             assert out[i, z] == pytest.approx(np.log(p), rel=1e-12)
+
+
+@pytest.mark.parametrize("cls, who, count", MODELS)
+def test_convergence_warning_points_at_the_callers_line(cls, who, count, sim):
+    with pytest.warns(Warning) as caught:
+        cls(max_iter=1, tol=0.0).fit(sim.labels, sim.X)
+    assert caught[0].filename == __file__, caught[0].filename
+
+
+@pytest.mark.parametrize("cls, who, count", MODELS)
+def test_new_dataframe_labels_are_matched_to_features_by_task_id(cls, who, count, sim):
+    pd = pytest.importorskip("pandas")
+    c = sim.labels
+    df = pd.DataFrame({"task": [f"t{i:03d}" for i in c.item],
+                       "worker": [("w", int(e)) for e in c.expert], "label": c.label})
+    tasks = sorted(set(df["task"]))
+    X = pd.DataFrame(sim.X[[int(t[1:]) for t in tasks]], index=tasks)
+    model = cls().fit(df, X.iloc[::-1])  # rows in any order: matched by id
+    new = pd.DataFrame({"task": ["b", "a", "b"], "worker": [("w", 0), ("w", 1), ("w", 2)],
+                        "label": [1, 0, 1]})
+    Xn = pd.DataFrame([[1.0, 0.0], [-1.0, 2.0]], index=["a", "b"])
+    p = model.predict_proba(Xn, new)
+    np.testing.assert_array_equal(p, model.predict_proba(Xn.iloc[::-1], new))
+    # item "a" alone, through the index-coded path, gives the same posterior
+    labels_a = ([0], [1], [0])
+    if model.expert_ids_ is not None:
+        assert model.expert_ids_[1] == ("w", 1)
+    np.testing.assert_allclose(p[0], model.predict_proba(Xn.loc[["a"]].to_numpy(),
+                                                         labels_a)[0], atol=1e-12)
+    # a new table that uses one class only is read onto the fitted classes
+    np.testing.assert_allclose(model.predict_proba(Xn.loc[["a"]], new.iloc[[1]]), p[:1])
+    with pytest.raises(ValueError, match="cannot be matched to tasks without guessing"):
+        model.predict_proba(Xn.to_numpy(), new)
+    with pytest.raises(ValueError, match=r"unknown worker: \[\('zz', 9\)\]"):
+        model.predict_proba(Xn.loc[["a"]],
+                            pd.DataFrame({"task": ["a"], "worker": [("zz", 9)], "label": [1]}))

@@ -8,8 +8,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import sparse
 
-from crowdlearn.labels import (CrowdLabels, _from_dataframe, _is_dataframe, _reindex_onto,
-                               as_crowd_labels, from_table)
+from crowdlearn.labels import (CrowdLabels, _frame_onto, _is_dataframe, _reindex_onto,
+                               as_crowd_labels)
 
 
 class _Data(NamedTuple):
@@ -100,11 +100,7 @@ def _new_crowd(labels, expert_ids, class_ids, n_experts: int, n_classes: int) ->
     if labels is None:
         raise ValueError("labels is None")
     if _is_dataframe(labels) and class_ids is not None and expert_ids is not None:
-        missing = [c for c in ("task", "worker", "label") if c not in labels.columns]
-        if missing:
-            _from_dataframe(labels)  # raises the usual message about the columns
-        crowd = from_table(labels["task"], labels["worker"], labels["label"],
-                           classes=class_ids, expert_ids=expert_ids)
+        crowd = _frame_onto(labels, expert_ids, class_ids)
     else:
         crowd = as_crowd_labels(labels, n_classes=None if isinstance(labels, CrowdLabels)
                                 else n_classes)

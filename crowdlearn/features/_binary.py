@@ -13,7 +13,8 @@ from crowdlearn._base import BaseEstimator, normalize_log
 from crowdlearn._validation import _describe_positions, as_float_array
 from crowdlearn.em import fit_em
 from crowdlearn.frames import features_by_task
-from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
+from crowdlearn.labels import (CrowdLabels, _frame_onto, _is_dataframe, _reindex_onto,
+                               as_crowd_labels)
 
 
 MAX_FEATURE_MAGNITUDE = 1e8
@@ -109,9 +110,13 @@ def _read_labels(labels, X: np.ndarray, n_experts: int | None = None, ids=None,
     (a fitted model's ``(expert_ids_, class_ids_)``) new table ids are mapped onto them,
     and with ``n_experts`` (a fitted model's) a labeller beyond them is refused. ``who``
     is the word for a labeller in the messages ("expert", "annotator")."""
-    crowd = _as_binary_labels(labels)
-    if ids is not None:
-        crowd = _reindex_onto(crowd, *ids)
+    if ids is not None and all(i is not None for i in ids) and _is_dataframe(labels):
+        # read onto the fitted ids: a new table may use one class only
+        crowd = _as_binary_labels(_frame_onto(labels, *ids))
+    else:
+        crowd = _as_binary_labels(labels)
+        if ids is not None:
+            crowd = _reindex_onto(crowd, *ids)
     if n_experts is not None and crowd.expert.max() >= n_experts:
         raise ValueError(f"unknown {who} {int(crowd.expert.max())}: the model was fitted on "
                          f"{n_experts} {who}s (indices 0 to {n_experts - 1})")
@@ -194,8 +199,8 @@ class _BinaryFeatureModel(BaseEstimator):
 
     def _new_data(self, labels, X):
         """The model's data for labels of new items (from labellers seen in ``fit``, ids
-        mapped as in ``fit``) and their features."""
-        X = _check_features(X, n_features=self.n_features_in_)
+        mapped as in ``fit``) and their features (matched to a DataFrame's tasks by id)."""
+        X = _check_features(features_by_task(labels, X), n_features=self.n_features_in_)
         ids = getattr(self, "expert_ids_", None), getattr(self, "class_ids_", None)
         crowd = _read_labels(labels, X, n_experts=getattr(self, self._n_labellers), ids=ids,
                              who=self._who)
@@ -225,7 +230,7 @@ class _BinaryFeatureModel(BaseEstimator):
                       lambda q, params: self._m_step(data, q, params),
                       n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
                       callback=self.callback, estimator_name=type(self).__name__,
-                      warm_start=True, accelerate=accelerate)
+                      warm_start=True, accelerate=accelerate, stacklevel=4)
 
     def _keep_oriented(self, crowd: CrowdLabels, result):
         """Orient the best run by the vote (``flipped_``), keep its parameters and the

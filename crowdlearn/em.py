@@ -232,7 +232,7 @@ def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 
     estimator_name : str
         Used in the warning and as the progress bar's label.
     stacklevel : int, default 3
-        Where the warning points, as in :func:`warnings.warn`: 3 is the code that called
+        Where the warning points, as in ``warnings.warn``: 3 is the code that called
         the estimator method that called ``fit_em`` (the user's ``fit``); a method that
         reaches ``fit_em`` through a helper passes one more.
     progress : bool or None, default False

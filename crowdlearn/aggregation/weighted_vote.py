@@ -183,18 +183,40 @@ def _read(labels, n_classes) -> CrowdLabels:
 
 
 class _VoteBase(IdResults, BaseEstimator):
-    """Shared fitted state and prediction of the skill-weighted votes."""
+    """What the skill-weighted votes share: reading the labels, the weighted vote under
+    the skills each one finds (``_fit_skills``), the fitted state and prediction."""
 
-    def _store(self, crowd: CrowdLabels, labels, skills: np.ndarray, posterior: np.ndarray):
+    def _check_params(self):
+        _check_weights(self.weights)
+
+    def _fit_skills(self, crowd: CrowdLabels):
+        """``(skills, weighting)``: each worker's skill and how it weighs its labels
+        ("log-odds" or "linear"); may set the vote's own fitted attributes."""
+        raise NotImplementedError
+
+    def fit(self, labels, *, n_classes: int | None = None):
+        """Find the workers' skills (if the vote has any to find) and compute the
+        weighted vote of ``labels``.
+
+        Parameters
+        ----------
+        labels : CrowdLabels, (item, expert, label) tuple, (n_items, n_experts) matrix
+            or pandas DataFrame with columns ``task``, ``worker``, ``label``
+        n_classes : int, optional
+            Number of classes, if some class was never used.
+        """
+        self._check_params()
+        crowd = _read(labels, n_classes)
+        skills, weighting = self._fit_skills(crowd)
         self._remember_ids(crowd)
-        self._skill_values = skills
-        self.posterior_ = posterior
+        self._skill_values, self._weighting = skills, weighting
+        self.posterior_ = weighted_posterior(crowd, skills, weighting)
         self.n_items_ = crowd.n_items
         self.n_experts_ = crowd.n_experts
         self.n_classes_ = crowd.n_classes
-        w = self.weights
-        self.weights_ = (log_odds_weights(skills, crowd.n_classes) if w == "log-odds"
+        self.weights_ = (log_odds_weights(skills, crowd.n_classes) if weighting == "log-odds"
                          else skills.copy())
+        return self
 
     def _skills(self) -> np.ndarray:
         return self._skill_values.copy()
@@ -211,7 +233,7 @@ class _VoteBase(IdResults, BaseEstimator):
         self._check_fitted()
         if labels is None:
             return self.posterior_.copy()
-        return weighted_posterior(self._new_crowd(labels), self._skill_values, self.weights)
+        return weighted_posterior(self._new_crowd(labels), self._skill_values, self._weighting)
 
     def predict(self, labels=None) -> np.ndarray:
         """Hard labels (class indices; arg-max, the lowest class on ties)."""
@@ -312,45 +334,16 @@ class WeightedMajorityVote(_VoteBase):
     def __init__(self, skills=None, *, weights: str = "log-odds"):
         self._store_params(locals())
 
-    def fit(self, labels, *, n_classes: int | None = None):
-        """Compute the weighted vote of ``labels``.
-
-        Parameters
-        ----------
-        labels : CrowdLabels, (item, expert, label) tuple, (n_items, n_experts) matrix
-            or pandas DataFrame with columns ``task``, ``worker``, ``label``
-        n_classes : int, optional
-            Number of classes, if some class was never used.
-        """
-        _check_weights(self.weights)
-        crowd = _read(labels, n_classes)
-        if self.skills is None:
-            skills = np.ones(crowd.n_experts)
-            posterior = weighted_posterior(crowd, skills, "linear")
-        else:
-            skills = _resolve_skills(self.skills, crowd, self.weights)
-            posterior = weighted_posterior(crowd, skills, self.weights)
-        self._store(crowd, labels, skills, posterior)
-        if self.skills is None:
-            self.weights_ = np.ones(crowd.n_experts)
-        return self
+    def _fit_skills(self, crowd: CrowdLabels):
+        if self.skills is None:  # every worker counts the same
+            return np.ones(crowd.n_experts), "linear"
+        return _resolve_skills(self.skills, crowd, self.weights), self.weights
 
     def _skills(self) -> np.ndarray:
         if self.skills is None:
             raise AttributeError("WeightedMajorityVote was fitted with skills=None: every "
                                  "worker counts the same and there are no skills")
         return super()._skills()
-
-    def predict_proba(self, labels=None) -> np.ndarray:
-        """Posterior of the weighted vote: the fitted one, or that of new ``labels`` (any
-        form ``fit`` accepts; their workers must have been seen in ``fit``) weighted with
-        the fitted skills (all equal with ``skills=None``)."""
-        self._check_fitted()
-        if labels is None:
-            return self.posterior_.copy()
-        if self.skills is None:
-            return weighted_posterior(self._new_crowd(labels), self._skill_values, "linear")
-        return super().predict_proba(labels)
 
 
 class Wawa(_VoteBase):
@@ -404,22 +397,11 @@ class Wawa(_VoteBase):
     def __init__(self, *, weights: str = "linear"):
         self._store_params(locals())
 
-    def fit(self, labels, *, n_classes: int | None = None):
-        """Fit the agreement skills and compute the weighted vote.
-
-        Parameters
-        ----------
-        labels : CrowdLabels, (item, expert, label) tuple, (n_items, n_experts) matrix
-            or pandas DataFrame with columns ``task``, ``worker``, ``label``
-        n_classes : int, optional
-        """
-        _check_weights(self.weights)
-        crowd = _read(labels, n_classes)
+    def _fit_skills(self, crowd: CrowdLabels):
+        """The agreement of each worker with the majority vote."""
         mv = weighted_posterior(crowd, np.ones(crowd.n_experts), "linear")
-        skills = _agreement(crowd, np.argmax(mv, axis=1))
-        self._store(crowd, labels, skills, weighted_posterior(crowd, skills, self.weights))
         self.majority_posterior_ = mv
-        return self
+        return _agreement(crowd, np.argmax(mv, axis=1)), self.weights
 
 
 class ZeroBasedSkill(_VoteBase):
@@ -489,7 +471,7 @@ class ZeroBasedSkill(_VoteBase):
         self._store_params(locals())
 
     def _check_params(self):
-        _check_weights(self.weights)
+        super()._check_params()
         check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=0)
         check_scalar(self.lr_init, "lr_init", low=0.0, high=1.0, low_inclusive=False)
         check_scalar(self.lr_steps_to_reduce, "lr_steps_to_reduce", kind=numbers.Integral, low=1)
@@ -497,17 +479,8 @@ class ZeroBasedSkill(_VoteBase):
                      low_inclusive=False)
         check_scalar(self.tol, "tol", low=0.0)
 
-    def fit(self, labels, *, n_classes: int | None = None):
-        """Fit the skills by the Zero-Based Skill iteration and compute the weighted vote.
-
-        Parameters
-        ----------
-        labels : CrowdLabels, (item, expert, label) tuple, (n_items, n_experts) matrix
-            or pandas DataFrame with columns ``task``, ``worker``, ``label``
-        n_classes : int, optional
-        """
-        self._check_params()
-        crowd = _read(labels, n_classes)
+    def _fit_skills(self, crowd: CrowdLabels):
+        """The Zero-Based Skill iteration (sets ``n_iter_`` and ``converged_``)."""
         skills = np.full(crowd.n_experts, 1.0 / crowd.n_classes)
         lr = float(self.lr_init)
         converged = False
@@ -523,7 +496,6 @@ class ZeroBasedSkill(_VoteBase):
             if change <= self.tol:
                 converged = True
                 break
-        self._store(crowd, labels, skills, weighted_posterior(crowd, skills, self.weights))
         self.n_iter_ = n_iter
         self.converged_ = converged
-        return self
+        return skills, self.weights

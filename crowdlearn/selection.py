@@ -77,9 +77,8 @@ import numpy as np
 
 from crowdlearn._validation import check_random_state, check_scalar
 from crowdlearn.labels import CrowdLabels
-from crowdlearn.features._binary import _check_features
 from crowdlearn.features.sparse_experts import SparseExpertsEM, sparse_experts_path
-from crowdlearn.features._binary import _as_binary_labels, _read_labels
+from crowdlearn.features._binary import _as_binary_labels, _read_input
 
 __all__ = ["surrogate_risk", "true_risk", "surrogate_decomposition", "SurrogateDecomposition",
            "expected_surrogate_risk", "surrogate_bias_bound", "select_by_surrogate",
@@ -419,8 +418,7 @@ def select_by_surrogate(candidates: dict, labels, X, *, holdout: float = 0.3, cv
     """
     if not isinstance(candidates, dict) or not candidates:
         raise ValueError("candidates must be a non-empty dict of name -> estimator")
-    X = _check_features(X)
-    crowd = _read_labels(labels, X)
+    crowd, X = _read_input(labels, X)
     rng = check_random_state(random_state)
     splits = _splits(crowd, X, holdout=holdout, cv=cv, split=split, rng=rng)
     fold_scores = {}
@@ -477,8 +475,7 @@ def select_penalty(labels, X, lambdas=None, *, holdout: float = 0.3, cv=None,
     -------
     PenaltySelection
     """
-    X = _check_features(X)
-    crowd = _read_labels(labels, X)
+    crowd, X = _read_input(labels, X)
     rng = check_random_state(random_state)
     splits = _splits(crowd, X, holdout=holdout, cv=cv, split=split, rng=rng)
     model_params = dict(model_params or {})

@@ -153,3 +153,38 @@ def test_new_dataframe_labels_are_matched_to_features_by_task_id(cls, who, count
     with pytest.raises(ValueError, match=r"unknown worker: \[\('zz', 9\)\]"):
         model.predict_proba(Xn.loc[["a"]],
                             pd.DataFrame({"task": ["a"], "worker": [("zz", 9)], "label": [1]}))
+
+
+def test_every_reader_of_labels_with_features_matches_a_dataframe_by_task_id():
+    """The path, lambda_max, the majority-vote competitor, the module-level likelihood
+    and penalty selection read features like ``fit``: by task id, whatever the row
+    order of ``X`` (they once read them by position)."""
+    pd = pytest.importorskip("pandas")
+    import warnings
+
+    from crowdlearn import MajorityVoteLogistic, select_penalty, sparse_experts_path
+    from crowdlearn.features.logistic_annotators import observed_log_likelihood
+    from crowdlearn.features.sparse_experts import sparse_experts_lambda_max
+    from crowdlearn.simulate.sparse import simulate_sparse_experts
+
+    sim = simulate_sparse_experts(300, np.r_[2.0, -1.5, 0, 0], 0.3, [1.5, 1.0, 0.5],
+                                  np.r_[0, 0, 1.0, 0], random_state=0)
+    c = sim.labels
+    df = pd.DataFrame({"task": [f"t{i:03d}" for i in c.item], "worker": c.expert,
+                       "label": c.label})
+    tasks = sorted(set(df["task"]))
+    X = pd.DataFrame(sim.X[[int(t[1:]) for t in tasks]], index=tasks)
+    readers = {
+        "path": lambda Z: sparse_experts_path(df, Z, [5.0]).coef[0],
+        "lambda_max": lambda Z: sparse_experts_lambda_max(df, Z),
+        "majority": lambda Z: MajorityVoteLogistic(random_state=0).fit(df, Z).coef_,
+        "likelihood": lambda Z: observed_log_likelihood(Z, df, [1.0, 0, 0, 0], 0.0,
+                                                        np.ones((3, 4)), np.zeros(3)),
+        "select_penalty": lambda Z: select_penalty(df, Z, [20.0, 5.0], random_state=0).scores,
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, read in readers.items():
+            np.testing.assert_allclose(read(X.iloc[::-1]), read(X), rtol=1e-9, err_msg=name)
+            with pytest.raises(ValueError, match="matched to tasks without guessing"):
+                read(X.to_numpy())

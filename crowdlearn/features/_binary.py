@@ -134,6 +134,15 @@ def _read_labels(labels, X: np.ndarray, n_experts: int | None = None, ids=None,
                        crowd.item_ids, crowd.expert_ids, crowd.class_ids)
 
 
+def _read_input(labels, X, n_features: int | None = None, **kw):
+    """Features and binary labels as ``(crowd, X)``, the rows of ``X`` being the items:
+    with labels from a DataFrame, ``X`` is matched to the tasks by id (or refused when it
+    cannot be, see :func:`crowdlearn.frames.features_by_task`); ``kw`` as in
+    :func:`_read_labels`. Every reader of labels with features goes through here."""
+    X = _check_features(features_by_task(labels, X), n_features=n_features)
+    return _read_labels(labels, X, **kw), X
+
+
 def _right_targets(crowd: CrowdLabels, mu: np.ndarray) -> np.ndarray:
     """P(the labeller was right | labels), per label: ``mu`` of its item if the label is 1,
     ``1 - mu`` if it is 0 (``mu`` the posterior probability of class 1)."""
@@ -192,18 +201,16 @@ class _BinaryFeatureModel(BaseEstimator):
         ``(crowd, data, mu0)``: the labels, the model's data and the starting
         ``P(z_i = 1)`` of run 0 (see ``_start_mu``)."""
         self._check_params()
-        X = _check_features(features_by_task(labels, X))
-        crowd = _read_labels(labels, X, who=self._who)
+        crowd, X = _read_input(labels, X, who=self._who)
         self.expert_ids_, self.class_ids_ = crowd.expert_ids, crowd.class_ids
         return crowd, self._make_data(crowd, X), self._start_mu(crowd)
 
     def _new_data(self, labels, X):
         """The model's data for labels of new items (from labellers seen in ``fit``, ids
         mapped as in ``fit``) and their features (matched to a DataFrame's tasks by id)."""
-        X = _check_features(features_by_task(labels, X), n_features=self.n_features_in_)
         ids = getattr(self, "expert_ids_", None), getattr(self, "class_ids_", None)
-        crowd = _read_labels(labels, X, n_experts=getattr(self, self._n_labellers), ids=ids,
-                             who=self._who)
+        crowd, X = _read_input(labels, X, self.n_features_in_, ids=ids, who=self._who,
+                               n_experts=getattr(self, self._n_labellers))
         return self._make_data(crowd, X)
 
     def _start_mu(self, crowd: CrowdLabels) -> np.ndarray:

@@ -17,7 +17,7 @@ from crowdlearn._solvers.logistic import fit_weighted_logistic
 from crowdlearn._validation import check_em_params, check_random_state, check_scalar
 from crowdlearn.labels import CrowdLabels
 from crowdlearn.features._binary import (_BinaryFeatureModel, _binary_log_joint,
-                                         _check_features, _read_labels, _right_targets)
+                                         _check_features, _read_input, _right_targets)
 
 __all__ = ["LogisticAnnotators", "LogisticAnnotatorsParams", "observed_log_likelihood"]
 
@@ -90,10 +90,9 @@ def observed_log_likelihood(X, labels, coef, intercept, reliability_coef,
     coef, intercept, reliability_coef, reliability_intercept
         The parameters, with the conventions of :class:`LogisticAnnotators`.
     """
-    X = _check_features(X)
     W = np.atleast_2d(np.asarray(reliability_coef, dtype=float))
     gamma = np.atleast_1d(np.asarray(reliability_intercept, dtype=float))
-    crowd = _read_labels(labels, X, n_experts=W.shape[0], who="annotator")
+    crowd, X = _read_input(labels, X, n_experts=W.shape[0], who="annotator")
     params = LogisticAnnotatorsParams(np.asarray(coef, dtype=float), float(intercept), W, gamma)
     _, log_evidence = normalize_log(_log_joint(_make_data(crowd, X), params))
     return float(log_evidence.sum())

@@ -31,10 +31,9 @@ from crowdlearn._solvers.l1_logistic import fit_l1_logistic, l1_logistic_lambda_
 from crowdlearn._progress import ProgressBar
 from crowdlearn._validation import check_random_state, check_em_params, check_scalar
 from crowdlearn.exceptions import ConvergenceWarning
-from crowdlearn.frames import features_by_task
 from crowdlearn.labels import CrowdLabels
 from crowdlearn.features._binary import (_BinaryFeatureModel, _binary_log_joint,
-                                         _check_features, _classifier_proba, _read_labels,
+                                         _check_features, _classifier_proba, _read_input,
                                          _right_targets, _soft_vote)
 
 __all__ = ["SparseExpertsEM", "SparseExpertsParams", "SparseExpertsPath",
@@ -509,8 +508,7 @@ class SparseExpertsEM(_BinaryFeatureModel):
         of the Notes), whose ``kkt`` fields are the KKT violations.
         """
         self._check_params()
-        X = _check_features(features_by_task(labels, X))
-        crowd = _read_labels(labels, X)
+        crowd, X = _read_input(labels, X)
         q = np.asarray(posterior, dtype=float)
         if q.shape != (crowd.n_items, 2):
             raise ValueError(f"posterior must have shape ({crowd.n_items}, 2), got {q.shape}")
@@ -585,8 +583,7 @@ def sparse_experts_lambda_max(labels, X, **model_params) -> float:
     there stays there). EM is only a local method: from another start, a larger
     :math:`\lambda` may still give non-zero coefficients.
     """
-    X = _check_features(X)
-    crowd = _read_labels(labels, X)
+    crowd, X = _read_input(labels, X)
     g_beta, g_gamma, _ = _lambda_max_fit(crowd, X, model_params)
     return max(g_beta, g_gamma)
 
@@ -634,8 +631,7 @@ def sparse_experts_path(labels, X, lambdas=None, *, n_lambdas: int = 20,
         if bad in model_params:
             raise ValueError(f"{bad} is set by the path; do not pass it in model_params")
     start = time.perf_counter()
-    X = _check_features(X)
-    crowd = _read_labels(labels, X)
+    crowd, X = _read_input(labels, X)
     if lambdas is None:
         check_scalar(n_lambdas, "n_lambdas", kind=numbers.Integral, low=1)
         check_scalar(lambda_min_ratio, "lambda_min_ratio", low=0.0, high=1.0,
@@ -728,8 +724,7 @@ class MajorityVoteLogistic(BaseEstimator):
     def fit(self, labels, X):
         """Majority vote, then the L1 logistic regression on the labelled items."""
         check_scalar(self.lam, "lam", low=0.0)
-        X = _check_features(X)
-        crowd = _read_labels(labels, X)
+        crowd, X = _read_input(labels, X)
         v = _soft_vote(crowd)
         labelled = crowd.labels_per_item() > 0
         if not self.soft:

@@ -199,10 +199,7 @@ def check_binary_matrix(X, name: str = "X", *, n_rows: int | None = None,
 def check_probability_matrix(P, name: str, *, n_rows: int | None = None,
                              n_cols: int | None = None, atol: float = 1e-8) -> np.ndarray:
     """Return ``P`` as a 2-D array of non-negative rows summing to one, or raise."""
-    try:
-        arr = np.asarray(P, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric 2-D array: {exc}") from None
+    arr = as_float_array(P, name)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-dimensional, got shape {arr.shape}")
     if arr.size == 0:
@@ -252,10 +249,7 @@ def check_random_state(random_state) -> np.random.Generator:
 
 def check_finite_array(value, name: str, shape=None, ndim=None) -> np.ndarray:
     """Return ``value`` as a float array of finite numbers (optionally of a given shape/ndim)."""
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be numeric, got {value!r}") from None
+    arr = as_float_array(value, name)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if shape is not None and arr.shape != shape:

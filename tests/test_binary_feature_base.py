@@ -5,13 +5,15 @@ their own words ("annotator" / "expert"). Each test runs on both models."""
 import numpy as np
 import pytest
 
-from crowdlearn import CrowdLabels, LogisticAnnotators, SparseExpertsEM
+from crowdlearn import ConvergenceWarning, CrowdLabels, LogisticAnnotators, SparseExpertsEM
 from crowdlearn.features._binary import _BinaryFeatureModel, _binary_log_joint
+from crowdlearn.features.logistic_annotators import LogisticAnnotatorsParams
+from crowdlearn.features.sparse_experts import SparseExpertsParams
 from crowdlearn.simulate.annotators import simulate_logistic_annotators
 
 SHARED = ("predict_proba", "predict", "fit_predict", "observed_log_likelihood", "objective",
           "_read_fit_input", "_new_data", "_start_mu", "_e_step", "_run_em",
-          "_keep_oriented", "_check_init")
+          "_keep_oriented", "_check_init", "_start_params")
 MODELS = [pytest.param(LogisticAnnotators, "annotator", "n_annotators_", id="logistic"),
           pytest.param(SparseExpertsEM, "expert", "n_experts_", id="sparse")]
 
@@ -101,6 +103,53 @@ def test_a_tuple_of_probabilities_is_a_start_not_parameters(cls, who, count, sim
     mu = tuple(float(v) for v in (sim.truth * 0.8 + 0.1))
     model = cls(init=mu).fit(sim.labels, sim.X)
     assert np.mean(model.predict() == sim.truth) > 0.8
+
+
+def _public_params(model):
+    """The fitted parameters as the model's NamedTuple, built from public attributes."""
+    if isinstance(model, SparseExpertsEM):
+        return SparseExpertsParams(model.coef_, model.intercept_, model.expert_intercept_,
+                                   model.reliability_coef_)
+    return LogisticAnnotatorsParams(model.coef_, model.intercept_, model.reliability_coef_,
+                                    model.reliability_intercept_)
+
+
+@pytest.mark.parametrize("cls, who, count", MODELS)
+def test_fitted_parameters_are_a_warm_start(cls, who, count, sim):
+    """Both models take their parameters as ``init`` (LogisticAnnotators once put them
+    aside silently and started from the vote): from a converged fit, EM stops at once
+    where it is; from a bad start, the first E-step reads that start."""
+    kw = {"lam": 1.0} if cls is SparseExpertsEM else {}
+    cold = cls(**kw).fit(sim.labels, sim.X)
+    warm = cls(init=_public_params(cold), **kw).fit(sim.labels, sim.X)
+    assert cold.n_iter_ > 5 and warm.n_iter_ <= 2
+    assert warm.objective_ >= cold.objective_ - 1e-6 * abs(cold.objective_)
+    np.testing.assert_allclose(warm.coef_, cold.coef_, atol=1e-2)
+    # a start far from the vote's: the first objective is the one of that start
+    bad = _public_params(cold)._replace(coef=np.array([-3.0, 3.0]), intercept=2.0)
+    seen, vote = [], []
+    with pytest.warns(ConvergenceWarning):  # one iteration is not enough, as meant
+        cls(init=bad, max_iter=1, callback=lambda s: seen.append(s.objective),
+            **kw).fit(sim.labels, sim.X)
+    with pytest.warns(ConvergenceWarning):
+        cls(max_iter=1, callback=lambda s: vote.append(s.objective),
+            **kw).fit(sim.labels, sim.X)
+    assert seen[0] < vote[0] - 1.0
+
+
+@pytest.mark.parametrize("field", [0, 1, 2, 3])
+@pytest.mark.parametrize("bad", ["wrong shape", "complex", "string", "None", "NaN"])
+@pytest.mark.parametrize("cls, who, count", MODELS)
+def test_hostile_starting_parameters_are_refused_by_name(cls, who, count, sim, field, bad):
+    kw = {"lam": 1.0} if cls is SparseExpertsEM else {}
+    good = _public_params(_fit(cls, sim))
+    value = np.asarray(good[field], dtype=float)
+    value = {"wrong shape": np.append(value, 1.0), "complex": value + 1j,
+             "string": value.astype(str), "None": None,
+             "NaN": np.where(np.ones_like(value, bool), np.nan, value)}[bad]
+    name = type(good)._fields[field]
+    with pytest.raises(ValueError, match=rf"init\.{name}"):
+        cls(init=good._replace(**{name: value}), **kw).fit(sim.labels, sim.X)
 
 
 def test_binary_log_joint_by_brute_force():

@@ -10,7 +10,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from crowdlearn._base import BaseEstimator
-from crowdlearn._validation import check_em_params, check_random_state, check_scalar
+from crowdlearn._validation import as_float_array, check_em_params, check_random_state, check_scalar
 from crowdlearn.aggregation._common import _new_crowd, _softmax_rows_inplace
 from crowdlearn.em import fit_em
 from crowdlearn.frames import IdResults
@@ -107,10 +107,10 @@ def glad_q_and_grad(alpha, b, item, expert, label, q, n_classes):
     dQ_dalpha : ndarray of shape (n_experts,)
     dQ_db : ndarray of shape (n_items,)
     """
-    alpha = np.asarray(alpha, dtype=float)
-    b = np.asarray(b, dtype=float)
+    alpha = as_float_array(alpha, "alpha")
+    b = as_float_array(b, "b")
     item, expert, label = (np.asarray(a, dtype=np.intp) for a in (item, expert, label))
-    q = np.asarray(q, dtype=float)
+    q = as_float_array(q, "q")
     correct = q[item, label]
     return _q_and_grad(alpha, b, item, expert, correct, math.log(n_classes - 1),
                        b.shape[0], alpha.shape[0])

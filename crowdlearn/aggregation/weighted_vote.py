@@ -27,7 +27,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from crowdlearn._base import BaseEstimator, posterior_or_refuse
-from crowdlearn._validation import check_scalar
+from crowdlearn._validation import as_float_array, check_scalar
 from crowdlearn.frames import IdResults
 from crowdlearn.labels import CrowdLabels, as_crowd_labels
 from crowdlearn.aggregation._common import _new_crowd
@@ -114,7 +114,7 @@ def log_odds_weights(skills, n_classes: int) -> np.ndarray:
     ``+inf`` for :math:`p_j = 1`, ``-inf`` for :math:`p_j = 0`, and 0 for a
     worker at chance, :math:`p_j = 1/K`.
     """
-    p = np.asarray(skills, dtype=float)
+    p = as_float_array(skills, "skills")
     with np.errstate(divide="ignore"):
         return np.log(n_classes - 1) + np.log(p) - np.log1p(-p)
 

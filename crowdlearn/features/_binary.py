@@ -217,13 +217,33 @@ class _BinaryFeatureModel(BaseEstimator):
         """``P(z_i = 1)`` to start from: the soft vote unless ``init`` is an array."""
         if isinstance(self.init, (str, self._params_type)):  # "vote", or parameters
             return _soft_vote(crowd)
-        mu = np.asarray(self.init, dtype=float)
+        mu = as_float_array(self.init, "init")
         if mu.shape != (crowd.n_items,):
             raise ValueError(f"init must have shape ({crowd.n_items},) (one starting "
                              f"probability per item), got {mu.shape}")
         if not np.isfinite(mu).all() or (mu < 0).any() or (mu > 1).any():
             raise ValueError("init must hold probabilities in [0, 1]")
         return mu
+
+    def _param_shapes(self, d: int, n_labellers: int) -> dict:
+        """The shape of each field of the model's parameters (``()`` for a number)."""
+        raise NotImplementedError
+
+    def _start_params(self, crowd: CrowdLabels, d: int):
+        """The parameters given as ``init`` (checked, as new float arrays), or None."""
+        if not isinstance(self.init, self._params_type):
+            return None
+        shapes = self._param_shapes(d, crowd.n_experts)
+        out = []
+        for name, value in zip(self._params_type._fields, self.init):
+            arr = as_float_array(value, f"init.{name}")
+            if arr.shape != shapes[name]:
+                want = "be one number" if shapes[name] == () else f"have shape {shapes[name]}"
+                raise ValueError(f"init.{name} must {want}, got shape {arr.shape}")
+            if not np.isfinite(arr).all():
+                raise ValueError(f"init.{name} holds NaN or inf")
+            out.append(float(arr) if arr.ndim == 0 else arr)
+        return self._params_type(*out)
 
     # -- EM --------------------------------------------------------------------------------------
     def _e_step(self, data, params):

@@ -14,7 +14,7 @@ from scipy.special import expit
 
 from crowdlearn._base import normalize_log
 from crowdlearn._solvers.logistic import fit_weighted_logistic
-from crowdlearn._validation import check_em_params, check_random_state, check_scalar
+from crowdlearn._validation import as_float_array, check_em_params, check_random_state, check_scalar
 from crowdlearn.labels import CrowdLabels
 from crowdlearn.features._binary import (_BinaryFeatureModel, _binary_log_joint,
                                          _check_features, _read_input, _right_targets)
@@ -90,10 +90,19 @@ def observed_log_likelihood(X, labels, coef, intercept, reliability_coef,
     coef, intercept, reliability_coef, reliability_intercept
         The parameters, with the conventions of :class:`LogisticAnnotators`.
     """
-    W = np.atleast_2d(np.asarray(reliability_coef, dtype=float))
-    gamma = np.atleast_1d(np.asarray(reliability_intercept, dtype=float))
+    W = np.atleast_2d(as_float_array(reliability_coef, "reliability_coef"))
+    gamma = np.atleast_1d(as_float_array(reliability_intercept, "reliability_intercept"))
     crowd, X = _read_input(labels, X, n_experts=W.shape[0], who="annotator")
-    params = LogisticAnnotatorsParams(np.asarray(coef, dtype=float), float(intercept), W, gamma)
+    coef = as_float_array(coef, "coef")
+    check_scalar(intercept, "intercept")
+    d, K = X.shape[1], W.shape[0]
+    for name, arr, want in (("coef", coef, (d,)), ("reliability_coef", W, (K, d)),
+                            ("reliability_intercept", gamma, (K,))):
+        if arr.shape != want:
+            raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} contains NaN or inf")
+    params = LogisticAnnotatorsParams(coef, float(intercept), W, gamma)
     _, log_evidence = normalize_log(_log_joint(_make_data(crowd, X), params))
     return float(log_evidence.sum())
 
@@ -135,9 +144,13 @@ class LogisticAnnotators(_BinaryFeatureModel):
         keeps :math:`F` invariant under the sign flip below. ``l2=0`` is plain
         maximum likelihood. The penalty depends on the scale of the features:
         standardise them.
-    init : "vote" or array-like of shape (n_items,), default "vote"
-        Start of run 0: the soft majority vote :math:`P(z_i = 1)` (items without
-        labels at 0.5), or the given starting probabilities :math:`P(z_i = 1)`.
+    init : "vote", array-like of shape (n_items,) or LogisticAnnotatorsParams, default "vote"
+        Start of run 0: an M-step on the soft majority vote :math:`P(z_i = 1)`
+        (items without labels at 0.5) or on the given starting probabilities
+        :math:`P(z_i = 1)`; or the given parameters (a warm start, e.g. from
+        ``LogisticAnnotatorsParams(m.coef_, m.intercept_, m.reliability_coef_,
+        m.reliability_intercept_)`` of a fitted model ``m``; run 1, if any, then
+        starts from the vote).
     n_init : int, default 1
         Number of EM runs; runs after the first start from :math:`P(z_i = 1)`
         drawn uniformly on :math:`(0, 1)`. The run with the highest objective is kept.
@@ -304,7 +317,7 @@ class LogisticAnnotators(_BinaryFeatureModel):
     def _check_params(self):
         check_scalar(self.l2, "l2", low=0.0)
         check_em_params(self)
-        self._check_init()
+        self._check_init(takes_params=True)
 
     # -- EM pieces -----------------------------------------------------------------------------
     _make_data = staticmethod(_make_data)
@@ -349,8 +362,13 @@ class LogisticAnnotators(_BinaryFeatureModel):
         n, d, T = crowd.n_items, data.X.shape[1], crowd.n_experts
         rng = check_random_state(self.random_state)
         zero = LogisticAnnotatorsParams(np.zeros(d), 0.0, np.zeros((T, d)), np.zeros(T))
+        warm = self._start_params(crowd, d)
 
         def init(restart):
+            if warm is not None:
+                if restart == 0:
+                    return warm
+                restart -= 1  # then the vote, then random starts
             mu = mu0 if restart == 0 else rng.random(n)
             return self._m_step(data, np.column_stack([1.0 - mu, mu]), zero)
 
@@ -359,6 +377,10 @@ class LogisticAnnotators(_BinaryFeatureModel):
         self.reliability_intercept_ = params.reliability_intercept
         self.n_items_, self.n_annotators_, self.n_features_in_ = n, T, d
         return self
+
+    def _param_shapes(self, d: int, n_labellers: int) -> dict:
+        return {"coef": (d,), "intercept": (), "reliability_coef": (n_labellers, d),
+                "reliability_intercept": (n_labellers,)}
 
     def reliability(self, X) -> np.ndarray:
         r"""Probability that each annotator labels each item correctly, :math:`\eta_t(x_i)`.

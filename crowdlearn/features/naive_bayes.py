@@ -8,7 +8,8 @@ import numpy as np
 
 from crowdlearn._base import BaseEstimator, normalize_log
 from crowdlearn._limits import check_crowd_size
-from crowdlearn._validation import check_binary_matrix, check_int_array, check_scalar
+from crowdlearn._validation import (as_float_array, check_binary_matrix, check_int_array,
+                                    check_scalar)
 
 __all__ = ["BernoulliNaiveBayes", "bernoulli_log_likelihood"]
 
@@ -108,9 +109,9 @@ class BernoulliNaiveBayes(BaseEstimator):
         True
         """
         from crowdlearn._validation import check_probability_matrix
-        prior = check_probability_matrix(np.atleast_2d(np.asarray(class_prior, float)),
+        prior = check_probability_matrix(np.atleast_2d(as_float_array(class_prior, "class_prior")),
                                          "class_prior")[0]
-        phi = np.asarray(feature_prob, dtype=float)
+        phi = as_float_array(feature_prob, "feature_prob")
         if phi.ndim != 2 or phi.shape[0] != prior.size:
             raise ValueError(f"feature_prob must have shape ({prior.size}, n_features), "
                              f"got {phi.shape}")
@@ -168,7 +169,7 @@ class BernoulliNaiveBayes(BaseEstimator):
         X = check_binary_matrix(X)
         W = self._targets(y, X.shape[0])
         if sample_weight is not None:
-            sw = np.asarray(sample_weight, dtype=float)
+            sw = as_float_array(sample_weight, "sample_weight")
             if sw.shape != (X.shape[0],) or not np.isfinite(sw).all() or (sw < 0).any():
                 raise ValueError(f"sample_weight must be {X.shape[0]} non-negative finite numbers")
             W = W * sw[:, None]

@@ -29,7 +29,7 @@ from scipy.special import expit, log_expit
 from crowdlearn._base import BaseEstimator, normalize_log
 from crowdlearn._solvers.l1_logistic import fit_l1_logistic, l1_logistic_lambda_max
 from crowdlearn._progress import ProgressBar
-from crowdlearn._validation import check_random_state, check_em_params, check_scalar
+from crowdlearn._validation import as_float_array, check_random_state, check_em_params, check_scalar
 from crowdlearn.exceptions import ConvergenceWarning
 from crowdlearn.labels import CrowdLabels
 from crowdlearn.features._binary import (_BinaryFeatureModel, _binary_log_joint,
@@ -353,22 +353,9 @@ class SparseExpertsEM(_BinaryFeatureModel):
         return (lam, (lam if self.lam_reliability is None else float(self.lam_reliability)),
                 float(self.expert_prior))
 
-    def _start_params(self, crowd: CrowdLabels, d: int):
-        """SparseExpertsParams for a warm start, or None."""
-        if not isinstance(self.init, SparseExpertsParams):
-            return None
-        p = self.init
-        K = crowd.n_experts
-        shapes = ((np.shape(p.coef), (d,), "coef"), (np.shape(p.reliability_coef), (d,),
-                  "reliability_coef"), (np.shape(p.expert_intercept), (K,), "expert_intercept"))
-        for got, want, name in shapes:
-            if got != want:
-                raise ValueError(f"init.{name} must have shape {want}, got {got}")
-        arrays = [np.asarray(v, dtype=float) for v in p]
-        if not all(np.isfinite(v).all() for v in arrays):
-            raise ValueError("init holds NaN or inf")
-        return SparseExpertsParams(arrays[0].copy(), float(arrays[1]), arrays[2].copy(),
-                                   arrays[3].copy())
+    def _param_shapes(self, d: int, n_labellers: int) -> dict:
+        return {"coef": (d,), "intercept": (), "expert_intercept": (n_labellers,),
+                "reliability_coef": (d,)}
 
     # -- EM pieces -----------------------------------------------------------------------------
     _params_type = SparseExpertsParams
@@ -509,7 +496,7 @@ class SparseExpertsEM(_BinaryFeatureModel):
         """
         self._check_params()
         crowd, X = _read_input(labels, X)
-        q = np.asarray(posterior, dtype=float)
+        q = as_float_array(posterior, "posterior")
         if q.shape != (crowd.n_items, 2):
             raise ValueError(f"posterior must have shape ({crowd.n_items}, 2), got {q.shape}")
         d, K = X.shape[1], crowd.n_experts
@@ -647,10 +634,7 @@ def sparse_experts_path(labels, X, lambdas=None, *, n_lambdas: int = 20,
         lmax = max(g_beta, g_gamma, lam_a, lam_b)
         lambdas = lmax * np.geomspace(1.0, lambda_min_ratio, n_lambdas)
     else:
-        try:
-            lambdas = np.asarray(lambdas, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError(f"lambdas must be numbers, got {lambdas!r}") from None
+        lambdas = as_float_array(lambdas, "lambdas")
         if lambdas.ndim != 1 or lambdas.size == 0:
             raise ValueError(f"lambdas must be a non-empty 1-D array, got shape {lambdas.shape}")
         if not np.isfinite(lambdas).all() or (lambdas < 0).any():

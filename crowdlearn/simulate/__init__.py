@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from crowdlearn._validation import check_probability_matrix, check_random_state, check_scalar
+from crowdlearn._validation import as_float_array, check_probability_matrix, check_random_state, check_scalar
 from crowdlearn.labels import CrowdLabels
 
 __all__ = [
@@ -51,7 +51,7 @@ def one_coin_confusion(accuracy, n_classes: int) -> np.ndarray:
            [0.05, 0.9 , 0.05],
            [0.05, 0.05, 0.9 ]])
     """
-    acc = np.atleast_1d(np.asarray(accuracy, dtype=float))
+    acc = np.atleast_1d(as_float_array(accuracy, "accuracy"))
     if acc.ndim != 1 or np.isnan(acc).any() or (acc < 0).any() or (acc > 1).any():
         raise ValueError(f"accuracy must be a 1-D array of numbers in [0, 1], got {accuracy!r}")
     check_scalar(n_classes, "n_classes", kind=numbers.Integral, low=2)
@@ -131,7 +131,7 @@ def simulate_crowd(n_items: int, confusion, *, class_prior=None, missing: float 
     """
     rng = check_random_state(random_state)
     check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
-    conf = np.asarray(confusion, dtype=float)
+    conf = as_float_array(confusion, "confusion")
     if conf.ndim != 3 or conf.shape[1] != conf.shape[2]:
         raise ValueError(f"confusion must have shape (n_experts, K, K), got {conf.shape}")
     n_experts, K, _ = conf.shape
@@ -174,7 +174,7 @@ def simulate_naive_bayes(n_items: int, class_prior, feature_prob, *, random_stat
     rng = check_random_state(random_state)
     check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
     prior = check_probability_matrix(np.atleast_2d(class_prior), "class_prior")[0]
-    phi = np.asarray(feature_prob, dtype=float)
+    phi = as_float_array(feature_prob, "feature_prob")
     if phi.ndim != 2 or phi.shape[0] != prior.size or phi.shape[1] == 0:
         raise ValueError(f"feature_prob must have shape ({prior.size}, n_features), got {phi.shape}")
     if np.isnan(phi).any() or (phi < 0).any() or (phi > 1).any():

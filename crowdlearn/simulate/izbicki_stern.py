@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from crowdlearn._progress import ProgressBar
-from crowdlearn._validation import check_scalar
+from crowdlearn._validation import as_float_array, check_scalar
 from crowdlearn.exceptions import ConvergenceWarning
 from crowdlearn.selection import surrogate_risk
 from crowdlearn.simulate.sparse import simulate_izbicki_stern
@@ -47,8 +47,8 @@ METHODS = ("EM-Sparse", "EM", "Majority", "True labels", "Bayes")
 
 def expected_error(pred, proba) -> float:
     r"""Expected error of 0/1 predictions given :math:`p_i = P(z_i = 1 \mid x_i)`."""
-    pred = np.asarray(pred, dtype=float)
-    proba = np.asarray(proba, dtype=float)
+    pred = as_float_array(pred, "pred")
+    proba = as_float_array(proba, "proba")
     return float(np.mean(pred * (1.0 - proba) + (1.0 - pred) * proba))
 
 

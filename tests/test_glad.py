@@ -316,9 +316,14 @@ def test_rows_sum_to_one_and_same_seed_same_result():
 def test_dense_and_triples_agree():
     crowd = random_crowd(4, n=40, J=5, K=3)
     dense = crowd.to_dense()
-    g1 = GLAD().fit(crowd)
-    g2 = GLAD().fit(dense)
-    np.testing.assert_allclose(g1.posterior_, g2.posterior_, atol=1e-12)
+    # the same EM steps (a fixed budget, so no stopping test at rounding level decides
+    # that one of them takes a step more); the sums may be taken in another order
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        g1 = GLAD(tol=0.0, max_iter=15).fit(crowd)
+        g2 = GLAD(tol=0.0, max_iter=15).fit(dense)
+    assert g1.n_iter_ == g2.n_iter_ == 15
+    np.testing.assert_allclose(g1.posterior_, g2.posterior_, atol=1e-9)
 
 
 def test_dataframe_results_by_original_id():

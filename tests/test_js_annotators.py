@@ -3,16 +3,21 @@
 For many explorer settings the JavaScript simulates a crowd whose reliability depends on
 the item, and fits majority vote, Dawid--Skene and the logistic-annotator model; the
 package then fits :class:`crowdlearn.LogisticAnnotators` and :class:`crowdlearn.DawidSkene`
-on that same crowd (:func:`crowdlearn.widgets.annotators.fit_explorer_crowd`), and the
-posteriors must agree to 1e-9 with the same iteration counts, convergence flags, sign flip,
-objective history and accuracies. Run in Node (whenever ``node`` is installed) and in
+on that same crowd (:func:`crowdlearn.widgets.annotators.fit_explorer_crowd`). As in
+``test_js_engine.py``, no check lets a stopping rule decide a comparison by rounding:
+fixed-length runs (``tol=0`` and a ``maxIter`` over which both objectives keep rising by far
+more than rounding) make the same number of iterations on both sides, with the same sign
+flip, posteriors and objective history agreeing to 1e-9 (the fitted coefficients to 1e-7)
+and the accuracies exactly but for items that rounding could tip; runs with the page's
+tolerance converge, stop within one iteration of the package's, and give the numbers of
+the package's run of the same length. Run in Node (whenever ``node`` is installed) and in
 headless Chromium (skipped without it, except under CI).
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import warnings
 
 import numpy as np
 import pytest
@@ -22,6 +27,7 @@ from crowdlearn.widgets import _live_module
 from crowdlearn.widgets.annotators import fit_explorer_crowd
 
 from conftest import CHROMIUM_ARGS, chromium_or_skip, run_node_module, serve
+from test_js_engine import CAP, check_accuracy, clear_steps
 
 DEFAULT = [3.0, -3.0, 1.5, 0.0, -1.5, 2.0]
 SETTINGS = (
@@ -51,6 +57,7 @@ const out = settings.map((s) => {
     reliabilityCoef: Array.from(r.la.reliabilityCoef),
     reliabilityIntercept: Array.from(r.la.reliabilityIntercept),
     dsPosterior: Array.from(r.ds.posterior), dsNIter: r.ds.nIter,
+    dsConverged: r.ds.converged,
     dsReliability: Array.from(r.dsReliability), estimatedEta: r.estimatedEta,
     trueEta: r.trueEta, grid: r.grid,
     mvPrediction: Array.from(r.mv.pred), mvTied: Array.from(r.mv.tied),
@@ -66,44 +73,91 @@ def _module() -> str:
     return _live_module("annotators_view.js")
 
 
-def check_against_package(setting: dict, got: dict) -> None:
-    """Assert that the page's numbers for ``setting`` are the package's on the same crowd."""
+def _fit(setting: dict, got: dict, max_iter: int, tol: float):
+    """fit_explorer_crowd on the crowd the page drew for ``setting``."""
     n = setting.get("nItems", 600)
     T = len(setting["slopes"])
-    where = f"setting {setting}"
-    if not got["item"]:
-        pytest.skip("the simulated crowd gave no label")
     crowd = cl.from_triples(got["item"], got["expert"], got["label"], n_items=n,
                             n_experts=T, n_classes=2)
     X = np.asarray(got["X"]).reshape(n, 2)
-    truth = np.asarray(got["truth"])
     settings = dict(slopes=setting["slopes"], gamma=setting["gamma"],
                     missing=setting.get("missing", 0.0), seed=setting.get("seed", 0),
                     n_items=n, coef=setting.get("coef", [2.0, -1.0]),
                     intercept=setting.get("intercept", 0.0), l2=setting.get("l2", 1.0))
-    want = fit_explorer_crowd(settings, X, crowd, truth, np.asarray(got["grid"]),
-                              max_iter=setting.get("maxIter", 200),
-                              tol=setting.get("tol", 1e-6))
+    return fit_explorer_crowd(settings, X, crowd, np.asarray(got["truth"]),
+                              np.asarray(got["grid"]), max_iter=max_iter, tol=tol)
+
+
+def fixed_length(settings, results) -> list[dict]:
+    """``settings`` with ``tol=0`` and a ``maxIter`` over which both the logistic-annotator
+    and the Dawid--Skene objectives keep rising by far more than rounding (see
+    test_js_engine.clear_steps), on the crowd each one drew (``results``)."""
+    out = []
+    for setting, got in zip(settings, results):
+        steps = 0
+        if got["item"]:
+            want = _fit(setting, got, CAP, 0.0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", cl.ConvergenceWarning)
+                warnings.simplefilter("ignore", cl.DegenerateFitWarning)
+                ds = cl.DawidSkene(n_classes=2, max_iter=CAP, tol=0.0).fit(want.labels)
+            steps = min(clear_steps(want.la_objective_history),
+                        clear_steps(ds.log_likelihood_history_))
+        out.append(dict(setting, tol=0, maxIter=steps))
+    return out
+
+
+def check_against_package(setting: dict, got: dict) -> None:
+    """Assert that the page's numbers for ``setting`` are the package's on the same crowd.
+
+    Each EM stops within one iteration of the package's run with the same ``maxIter`` and
+    ``tol`` (with the same count and flag when both stop at the same step: the tolerance
+    test may fall either way when the objective's rise is within rounding of it), and
+    gives the numbers of the package's run of the page's length."""
+    n = setting.get("nItems", 600)
+    where = f"setting {setting}"
+    if not got["item"]:
+        pytest.skip("the simulated crowd gave no label")
+    max_iter, tol = setting.get("maxIter", 200), setting.get("tol", 1e-6)
+    want = _fit(setting, got, max_iter, tol)
+    crowd, truth = want.labels, np.asarray(got["truth"])
+    # the logistic-annotator EM
+    assert abs(got["nIter"] - want.la_n_iter) <= 1, where
+    if got["nIter"] == want.la_n_iter:
+        assert got["converged"] == want.la_converged or want.la_n_iter == max_iter, where
+        la = want
+    else:  # the package's run of the page's length (tol=0: every earlier rise is far above 0)
+        assert got["converged"] or want.la_converged, where
+        la = _fit(setting, got, got["nIter"], 0.0)
+        assert la.la_n_iter == got["nIter"], where
+    # Dawid--Skene (pages that do not report its flag are checked without it)
+    assert abs(got["dsNIter"] - want.ds_n_iter) <= 1, where
+    if got["dsNIter"] == want.ds_n_iter:
+        assert (got.get("dsConverged", want.ds_converged) == want.ds_converged
+                or want.ds_n_iter == max_iter), where
+        ds = want
+    else:
+        assert got.get("dsConverged", True) or want.ds_converged, where
+        ds = _fit(setting, got, got["dsNIter"], 0.0)
+        assert ds.ds_n_iter == got["dsNIter"], where
     post = np.asarray(got["posterior"]).reshape(n, 2)
-    assert np.abs(post - want.la_posterior).max() < 1e-9, where
-    assert got["nIter"] == want.la_n_iter and got["converged"] == want.la_converged, where
-    assert got["flipped"] == want.la_flipped, where
-    np.testing.assert_allclose(got["history"], want.la_objective_history, rtol=1e-9,
+    assert np.abs(post - la.la_posterior).max() < 1e-9, where
+    assert got["flipped"] == la.la_flipped, where
+    np.testing.assert_allclose(got["history"], la.la_objective_history, rtol=1e-9,
                                atol=1e-9, err_msg=where)
-    np.testing.assert_allclose(got["coef"], want.la_coef, atol=1e-7, err_msg=where)
+    np.testing.assert_allclose(got["coef"], la.la_coef, atol=1e-7, err_msg=where)
     np.testing.assert_allclose(got["reliabilityCoef"],
-                               want.la_reliability_coef.ravel(), atol=1e-7, err_msg=where)
-    np.testing.assert_allclose(got["reliabilityIntercept"], want.la_reliability_intercept,
+                               la.la_reliability_coef.ravel(), atol=1e-7, err_msg=where)
+    np.testing.assert_allclose(got["reliabilityIntercept"], la.la_reliability_intercept,
                                atol=1e-7, err_msg=where)
-    np.testing.assert_allclose(np.asarray(got["estimatedEta"]), want.estimated_eta,
+    np.testing.assert_allclose(np.asarray(got["estimatedEta"]), la.estimated_eta,
                                atol=1e-9, err_msg=where)
     np.testing.assert_allclose(np.asarray(got["trueEta"]), want.true_eta, atol=1e-12)
     ds_post = np.asarray(got["dsPosterior"]).reshape(n, 2)
-    assert np.abs(ds_post - want.ds_posterior).max() < 1e-9, where
-    assert got["dsNIter"] == want.ds_n_iter, where
-    np.testing.assert_allclose(got["dsReliability"], want.ds_reliability, atol=1e-9)
-    assert got["laAccuracy"] == want.la_accuracy, where
-    assert got["dsAccuracy"] == want.ds_accuracy, where
+    assert np.abs(ds_post - ds.ds_posterior).max() < 1e-9, where
+    np.testing.assert_allclose(got["dsReliability"], ds.ds_reliability, atol=1e-9)
+    check_accuracy(got["laAccuracy"], post, la.la_posterior, la.la_accuracy, truth, where)
+    check_accuracy(got["dsAccuracy"], ds_post, ds.ds_posterior, ds.ds_accuracy, truth, where)
     assert got["oracleAccuracy"] == want.oracle_accuracy, where
     # majority vote: the same class wherever the vote is not tied; ties (and items
     # without a label) are drawn by each side's own generator
@@ -116,6 +170,22 @@ def check_against_package(setting: dict, got: dict) -> None:
     assert got["mvAccuracy"] == np.mean(mv == truth)
 
 
+def _check_fixed_length(setting: dict, got: dict) -> None:
+    """A fixed-length run: both EMs make exactly ``maxIter`` steps on both sides."""
+    where = f"setting {setting}"
+    assert setting["tol"] == 0, where
+    assert got["nIter"] == got["dsNIter"] == setting["maxIter"], where
+    assert not got["converged"] and not got["dsConverged"], where
+    check_against_package(setting, got)
+
+
+def _check_default_tolerance(setting: dict, got: dict) -> None:
+    """A run with the page's tolerance: converged, then as check_against_package."""
+    assert "tol" not in setting and "maxIter" not in setting
+    assert got["converged"], f"setting {setting}"
+    check_against_package(setting, got)
+
+
 def _run_node(settings) -> list[dict]:
     return run_node_module(_module() + "const em = { compareAnnotators };\n"
                            + DRIVER % json.dumps(json.dumps(settings))
@@ -124,20 +194,41 @@ def _run_node(settings) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def node_results():
+    """The engine's runs as the page makes them (tol 1e-6, at most 200 iterations)."""
     return _run_node(SETTINGS)
 
 
+@pytest.fixture(scope="module")
+def fixed_settings(node_results):
+    return fixed_length(SETTINGS, node_results)
+
+
+@pytest.fixture(scope="module")
+def node_fixed_results(fixed_settings):
+    return _run_node(fixed_settings)
+
+
 @pytest.mark.parametrize("index", range(len(SETTINGS)))
-def test_node_annotators_engine_agrees_with_the_package(node_results, index):
-    check_against_package(SETTINGS[index], node_results[index])
+def test_node_annotators_engine_agrees_with_the_package(fixed_settings, node_fixed_results,
+                                                        index):
+    _check_fixed_length(fixed_settings[index], node_fixed_results[index])
 
 
-def test_node_results_cover_the_interesting_cases(node_results):
+@pytest.mark.parametrize("index", range(len(SETTINGS)))
+def test_node_annotators_engine_converges_like_the_package(node_results, index):
+    _check_default_tolerance(SETTINGS[index], node_results[index])
+
+
+def test_node_results_cover_the_interesting_cases(node_results, fixed_settings,
+                                                  node_fixed_results):
     """The settings reach a flipped solution, a fit at the iteration cap or a long one, and
-    items without labels: the agreement above is not only checked on easy crowds."""
+    items without labels: the agreement above is not only checked on easy crowds. The
+    fixed-length runs reach a flipped solution too, and run to the cap on some crowds."""
     assert any(r["flipped"] for r in node_results)
     assert max(r["nIter"] for r in node_results) >= 50
     assert any(r["mvTied"] and sum(r["mvTied"]) for r in node_results)
+    assert any(r["flipped"] for r in node_fixed_results)
+    assert max(s["maxIter"] for s in fixed_settings) == CAP
 
 
 def test_js_annotator_simulation_follows_its_settings():
@@ -165,7 +256,8 @@ def test_js_annotator_simulation_follows_its_settings():
 
 
 def test_chromium_annotators_engine_agrees_with_the_package(tmp_path):
-    """The same check in headless Chromium, the module served from 127.0.0.1."""
+    """The same checks in headless Chromium, the module served from 127.0.0.1: runs with
+    the page's tolerance, then fixed-length runs."""
     exe = chromium_or_skip()
     playwright = pytest.importorskip("playwright.sync_api")
     (tmp_path / "engine.js").write_text(_module(),
@@ -176,9 +268,17 @@ def test_chromium_annotators_engine_agrees_with_the_package(tmp_path):
         browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
         page = browser.new_page()
         page.goto(base + "/index.html")
-        body = (f"const em = await import({json.dumps(base + '/engine.js')});"
-                + DRIVER % json.dumps(json.dumps(settings)))
-        results = page.evaluate(f"async () => {{ {body} return out; }}")
+
+        def run(chosen):
+            body = (f"const em = await import({json.dumps(base + '/engine.js')});"
+                    + DRIVER % json.dumps(json.dumps(chosen)))
+            return page.evaluate(f"async () => {{ {body} return out; }}")
+
+        results = run(settings)
+        fixed = fixed_length(settings, results)
+        fixed_results = run(fixed)
         browser.close()
     for setting, got in zip(settings, results):
-        check_against_package(setting, got)
+        _check_default_tolerance(setting, got)
+    for setting, got in zip(fixed, fixed_results):
+        _check_fixed_length(setting, got)

@@ -49,14 +49,25 @@ def _check_with_package(got):
         return
     crowd = cl.from_triples(got["item"], got["expert"], got["label"], n_items=n,
                             n_experts=J, n_classes=K)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", cl.ConvergenceWarning)
-        warnings.simplefilter("ignore", cl.DegenerateFitWarning)
-        ds = cl.DawidSkene(n_classes=K, alpha=s["alpha"], max_iter=s["maxIter"],
-                           tol=s["tol"]).fit(crowd)
+
+    def fit(max_iter, tol):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cl.ConvergenceWarning)
+            warnings.simplefilter("ignore", cl.DegenerateFitWarning)
+            return cl.DawidSkene(n_classes=K, alpha=s["alpha"], max_iter=max_iter,
+                                 tol=tol).fit(crowd)
+
+    ds = fit(s["maxIter"], s["tol"])
+    # the page and the package compute the same steps, but the last bits of two
+    # implementations may let one of them meet the tolerance one step before the other
+    assert abs(got["nIter"] - ds.n_iter_) <= 1, s
+    if got["nIter"] == ds.n_iter_:
+        assert got["converged"] == ds.converged_, s
+    else:  # the package's run of the page's length (every earlier step rose above 0)
+        ds = fit(got["nIter"], 0.0)
+        assert ds.n_iter_ == got["nIter"], s
     post = np.asarray(got["posterior"]).reshape(n, K)
     assert np.abs(post - ds.posterior_).max() < 1e-9, s
-    assert got["nIter"] == ds.n_iter_ and got["converged"] == ds.converged_, s
 
 
 @pytest.mark.browser

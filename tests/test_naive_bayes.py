@@ -278,6 +278,7 @@ def test_params_and_repr():
     (dict(n_classes=3), X_TOY, np.eye(2)[Y_TOY], "y has 2 columns but n_classes=3"),
     ({}, X_TOY, np.ones((5, 1)), "at least 2 classes"),
     ({}, X_TOY, np.full((5, 2), "a"), "numeric weights"),
+    ({}, [[0, 0], [0, 0]], [[0, 1], [1]], r"y could not be read as an array \(ragged"),
     (dict(alpha=0, n_classes=3), X_TOY, Y_TOY, r"class\(es\) \[2\] have no training weight"),
     (dict(alpha=0), X_TOY, np.column_stack([np.ones(5), np.zeros(5)]), r"class\(es\) \[1\]"),
 ])

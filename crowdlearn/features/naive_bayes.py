@@ -109,8 +109,8 @@ class BernoulliNaiveBayes(BaseEstimator):
         True
         """
         from crowdlearn._validation import check_probability_matrix
-        prior = check_probability_matrix(np.atleast_2d(as_float_array(class_prior, "class_prior")),
-                                         "class_prior")[0]
+        prior = check_probability_matrix(
+            np.atleast_2d(as_float_array(class_prior, "class_prior")), "class_prior")[0]
         phi = as_float_array(feature_prob, "feature_prob")
         if phi.ndim != 2 or phi.shape[0] != prior.size:
             raise ValueError(f"feature_prob must have shape ({prior.size}, n_features), "
@@ -124,7 +124,11 @@ class BernoulliNaiveBayes(BaseEstimator):
         return model
 
     def _targets(self, y, n_items):
-        y_arr = np.asarray(y)
+        try:
+            y_arr = np.asarray(y)
+        except (TypeError, ValueError):
+            raise ValueError("y could not be read as an array (ragged rows or mixed "
+                             "contents?)") from None
         if y_arr.ndim == 2:
             if y_arr.dtype.kind not in "biuf":
                 raise ValueError(f"soft targets y must be numeric weights, got dtype {y_arr.dtype}")

@@ -252,8 +252,9 @@ def check_finite_array(value, name: str, shape=None, ndim=None) -> np.ndarray:
     arr = as_float_array(value, name)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
-    if shape is not None and arr.shape != shape:
-        raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
+    if shape is not None and arr.shape != tuple(shape):
+        want = "be one number" if tuple(shape) == () else f"have shape {tuple(shape)}"
+        raise ValueError(f"{name} must {want}, got shape {arr.shape}")
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or inf")
     return arr

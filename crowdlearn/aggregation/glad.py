@@ -10,7 +10,8 @@ import numpy as np
 from scipy.optimize import minimize
 
 from crowdlearn._base import BaseEstimator
-from crowdlearn._validation import as_float_array, check_em_params, check_random_state, check_scalar
+from crowdlearn._validation import (as_float_array, check_em_params, check_random_state,
+                                    check_scalar)
 from crowdlearn.aggregation._common import _new_crowd, _softmax_rows_inplace
 from crowdlearn.em import fit_em
 from crowdlearn.frames import IdResults

@@ -10,7 +10,7 @@ import numpy as np
 from scipy.special import expit, log_expit
 
 from crowdlearn._base import BaseEstimator, normalize_log
-from crowdlearn._validation import _describe_positions, as_float_array
+from crowdlearn._validation import _describe_positions, as_float_array, check_finite_array
 from crowdlearn.em import fit_em
 from crowdlearn.frames import features_by_task
 from crowdlearn.labels import (CrowdLabels, _frame_onto, _is_dataframe, _reindex_onto,
@@ -234,16 +234,9 @@ class _BinaryFeatureModel(BaseEstimator):
         if not isinstance(self.init, self._params_type):
             return None
         shapes = self._param_shapes(d, crowd.n_experts)
-        out = []
-        for name, value in zip(self._params_type._fields, self.init):
-            arr = as_float_array(value, f"init.{name}")
-            if arr.shape != shapes[name]:
-                want = "be one number" if shapes[name] == () else f"have shape {shapes[name]}"
-                raise ValueError(f"init.{name} must {want}, got shape {arr.shape}")
-            if not np.isfinite(arr).all():
-                raise ValueError(f"init.{name} holds NaN or inf")
-            out.append(float(arr) if arr.ndim == 0 else arr)
-        return self._params_type(*out)
+        out = [check_finite_array(value, f"init.{name}", shape=shapes[name])
+               for name, value in zip(self._params_type._fields, self.init)]
+        return self._params_type(*(float(a) if a.ndim == 0 else a for a in out))
 
     # -- EM --------------------------------------------------------------------------------------
     def _e_step(self, data, params):

@@ -14,7 +14,8 @@ from scipy.special import expit
 
 from crowdlearn._base import normalize_log
 from crowdlearn._solvers.logistic import fit_weighted_logistic
-from crowdlearn._validation import as_float_array, check_em_params, check_random_state, check_scalar
+from crowdlearn._validation import (as_float_array, check_em_params, check_finite_array,
+                                    check_random_state, check_scalar)
 from crowdlearn.labels import CrowdLabels
 from crowdlearn.features._binary import (_BinaryFeatureModel, _binary_log_joint,
                                          _check_features, _read_input, _right_targets)
@@ -93,16 +94,12 @@ def observed_log_likelihood(X, labels, coef, intercept, reliability_coef,
     W = np.atleast_2d(as_float_array(reliability_coef, "reliability_coef"))
     gamma = np.atleast_1d(as_float_array(reliability_intercept, "reliability_intercept"))
     crowd, X = _read_input(labels, X, n_experts=W.shape[0], who="annotator")
-    coef = as_float_array(coef, "coef")
-    check_scalar(intercept, "intercept")
     d, K = X.shape[1], W.shape[0]
-    for name, arr, want in (("coef", coef, (d,)), ("reliability_coef", W, (K, d)),
-                            ("reliability_intercept", gamma, (K,))):
-        if arr.shape != want:
-            raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
-        if not np.isfinite(arr).all():
-            raise ValueError(f"{name} contains NaN or inf")
-    params = LogisticAnnotatorsParams(coef, float(intercept), W, gamma)
+    params = LogisticAnnotatorsParams(
+        check_finite_array(coef, "coef", shape=(d,)),
+        float(check_finite_array(intercept, "intercept", shape=())),
+        check_finite_array(W, "reliability_coef", shape=(K, d)),
+        check_finite_array(gamma, "reliability_intercept", shape=(K,)))
     _, log_evidence = normalize_log(_log_joint(_make_data(crowd, X), params))
     return float(log_evidence.sum())
 
@@ -152,8 +149,9 @@ class LogisticAnnotators(_BinaryFeatureModel):
         m.reliability_intercept_)`` of a fitted model ``m``; run 1, if any, then
         starts from the vote).
     n_init : int, default 1
-        Number of EM runs; runs after the first start from :math:`P(z_i = 1)`
-        drawn uniformly on :math:`(0, 1)`. The run with the highest objective is kept.
+        Number of EM runs; runs after the first (and after the vote's, when ``init``
+        is parameters) start from :math:`P(z_i = 1)` drawn uniformly on :math:`(0, 1)`.
+        The run with the highest objective is kept.
     max_iter : int, default 200
         At most this many M-steps per run.
     tol : float, default 1e-8

@@ -29,7 +29,8 @@ from scipy.special import expit, log_expit
 from crowdlearn._base import BaseEstimator, normalize_log
 from crowdlearn._solvers.l1_logistic import fit_l1_logistic, l1_logistic_lambda_max
 from crowdlearn._progress import ProgressBar
-from crowdlearn._validation import as_float_array, check_random_state, check_em_params, check_scalar
+from crowdlearn._validation import (as_float_array, check_em_params, check_random_state,
+                                    check_scalar)
 from crowdlearn.exceptions import ConvergenceWarning
 from crowdlearn.labels import CrowdLabels
 from crowdlearn.features._binary import (_BinaryFeatureModel, _binary_log_joint,

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from crowdlearn._validation import as_float_array, check_probability_matrix, check_random_state, check_scalar
+from crowdlearn._validation import (as_float_array, check_probability_matrix,
+                                    check_random_state, check_scalar)
 from crowdlearn.labels import CrowdLabels
 
 __all__ = [

@@ -130,6 +130,17 @@ class Erratum(Admonition):
                 result.extend(messages)
             meta += part
         box += meta
+        # folded by default (sphinx-togglebutton folds an admonition of class "dropdown"): the
+        # reader sees the title and the one-line correction, and opens the box for the details
+        if "open" not in box["classes"]:
+            box["classes"].append("dropdown")
+        titles = [n for n in box.children if isinstance(n, nodes.title)]
+        if titles and fields["summary"]:
+            teaser = nodes.inline(classes=["erratum-teaser"])
+            teaser += nodes.Text(" Correction: ")
+            parsed, _ = self.state.inline_text(fields["summary"], self.lineno)
+            teaser.extend(parsed)
+            titles[0] += teaser
         return result
 
 
@@ -185,7 +196,9 @@ def collect(app, doctree) -> None:
                 "label": labels[0],
                 "source": meta["errata_source"],
                 "line": meta["line"],
-                "title": [c.deepcopy() for c in title.children] if title is not None else [],
+                "title": [c.deepcopy() for c in title.children
+                          if "erratum-teaser" not in getattr(c, "get", lambda *a: ())("classes", ())]
+                if title is not None else [],
                 "where": [c.deepcopy() for c in where.children],
                 "summary": [c.deepcopy() for c in summary.children],
             }

@@ -5,7 +5,7 @@ M-step -- and the engine does the rest: the loop, the objective history, the
 stopping rule, restarts that keep the best run, the ``ConvergenceWarning`` and
 the callback hook used by widgets and progress bars.
 
-The loop, for parameters :math:`\\theta^{(0)}` from the initialiser, is::
+The loop, for parameters :math:`\\theta^{0}` from the initialiser, is::
 
     for t = 1, 2, ..., max_iter:
         q, f_t = e_step(theta)        # posterior of the hidden variables and
@@ -13,7 +13,8 @@ The loop, for parameters :math:`\\theta^{(0)}` from the initialiser, is::
         stop if f_t - f_{t-1} <= tol * max(1, |f_t|)
         theta = m_step(q)
 
-so the history holds :math:`f(\\theta^{(0)}), f(\\theta^{(1)}), \\dots` and the
+so the history holds :math:`f(\\theta^{0}), f(\\theta^{1}), \\dots` (:math:`\\theta^{t}` the
+parameters after :math:`t` M-steps) and the
 posterior returned always belongs to the parameters returned. For maximum
 likelihood the objective is the observed-data log-likelihood; for MAP or
 penalised variants it is the log-posterior or penalised likelihood. EM never
@@ -103,12 +104,12 @@ def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
         Run SQUAREM (Varadhan and Roland 2008, scheme S3) instead of plain EM:
         ``flatten(params)`` gives a 1-D float array, ``unflatten(array)`` the params
         back. Each cycle takes two EM steps :math:`\theta_1, \theta_2` from
-        :math:`\theta_0`, extrapolates along :math:`r = \theta_1 - \theta_0`,
-        :math:`v = \theta_2 - 2\theta_1 + \theta_0` to :math:`\theta_0 - 2sr + s^2v`
-        with :math:`s = -\lVert r\rVert/\lVert v\rVert`, and takes one more EM step
+        :math:`\theta_0`, extrapolates along :math:`u = \theta_1 - \theta_0`,
+        :math:`v = \theta_2 - 2\theta_1 + \theta_0` to :math:`\theta_0 - 2hu + h^2v`
+        with :math:`h = -\lVert u\rVert/\lVert v\rVert`, and takes one more EM step
         from there. The monotonicity safeguard: an extrapolated point is used only if its
         objective is at least that of :math:`\theta_2`, otherwise the step length is
-        halved towards :math:`s = -1` (which *is* :math:`\theta_2`) -- so the history
+        halved towards :math:`h = -1` (which *is* :math:`\theta_2`) -- so the history
         never decreases and the fixed points are EM's. ``n_iter`` still counts M-steps
         (about three per cycle), and the history holds the objective at each cycle's
         end (plus the start), so it is shorter than ``n_iter + 1``.

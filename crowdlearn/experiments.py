@@ -49,13 +49,14 @@ __all__ = [
 def expert_error_rates(confusion, class_prior=None) -> np.ndarray:
     r"""Probability that each expert gives a wrong label.
 
-    .. math:: e_j = \sum_k \phi_k \big(1 - \pi^{(j)}_{kk}\big)
+    .. math:: \epsilon_r = \sum_n \phi_n \big(1 - M^{(r)}_{n,n}\big)
 
     Parameters
     ----------
-    confusion : array-like of shape (n_experts, K, K)
-        ``confusion[j, k, l] = P(expert j says l | true class k)``.
-    class_prior : array-like of shape (K,), optional
+    confusion : array-like of shape (n_experts, N, N)
+        ``confusion[r, n, p] = P(expert r says p | true class n)``, the
+        :math:`M^{(r)}_{n,p}`.
+    class_prior : array-like of shape (N,), optional
         :math:`\phi`; uniform when omitted.
 
     Returns
@@ -82,8 +83,10 @@ def expert_error_rates(confusion, class_prior=None) -> np.ndarray:
 def oracle_posterior(labels, confusion, class_prior) -> np.ndarray:
     r"""Posterior of the true classes under the *true* Dawid--Skene parameters.
 
-    .. math:: P(y_i = k \mid \text{labels}) \propto \phi_k
-              \prod_{t:\, i_t = i} \pi^{(j_t)}_{k\, l_t}
+    .. math:: P(y^{(i)} = n \mid \mathcal{D}) \propto \phi_n
+              \prod_{r \in R_i} M^{(r)}_{n,\, y^{(i)}_r}
+
+    (a repeated label being one more factor).
 
     This is Bayes' rule with parameters an aggregator would have to learn;
     its accuracy is the ceiling for EM on the same crowd. Items nobody
@@ -92,8 +95,8 @@ def oracle_posterior(labels, confusion, class_prior) -> np.ndarray:
     Parameters
     ----------
     labels : CrowdLabels, (item, expert, label) tuple or (n_items, n_experts) matrix
-    confusion : array-like of shape (n_experts, K, K)
-    class_prior : array-like of shape (K,)
+    confusion : array-like of shape (n_experts, N, N)
+    class_prior : array-like of shape (N,)
 
     Returns
     -------

@@ -206,6 +206,10 @@ class WorkerQualityIntervals:
         The bootstrap replicates of the accuracies (aligned to the fitted classes).
     expert_ids : ndarray or None
         The workers' original identifiers when the model was fitted on a table.
+    n_relabelled : int
+        Bootstrap replicates whose hidden classes came back permuted and were
+        matched to the fitted ones (0 for the other methods, and with
+        ``match_classes=False``).
     """
 
     accuracy: np.ndarray
@@ -219,6 +223,7 @@ class WorkerQualityIntervals:
     n_boot: int = 0
     boot_accuracy: np.ndarray | None = None
     expert_ids: np.ndarray | None = None
+    n_relabelled: int = 0
 
     def to_frame(self):
         """The accuracy intervals as a pandas DataFrame indexed by worker."""
@@ -284,7 +289,8 @@ def _check_common(level, n_boot):
 
 def worker_quality_intervals(model, labels, *, method: str = "bootstrap", n_boot: int = 200,
                              level: float = 0.95, random_state=None, n_jobs=None,
-                             max_iter: int = 200, tol: float = 1e-5) -> WorkerQualityIntervals:
+                             max_iter: int = 200, tol: float = 1e-5,
+                             match_classes: bool = True) -> WorkerQualityIntervals:
     r"""Confidence intervals for each worker's accuracy and confusion matrix.
 
     Parameters
@@ -311,6 +317,11 @@ def worker_quality_intervals(model, labels, *, method: str = "bootstrap", n_boot
     max_iter, tol : int, float
         EM on each bootstrap sample stops after ``max_iter`` iterations or when
         no parameter moves by more than ``tol``.
+    match_classes : bool, default True
+        Match each bootstrap replicate's hidden classes to the fitted ones
+        before taking percentiles (see Notes). ``False`` skips the matching, to
+        show what it does: a replicate that came back with its classes
+        permuted then reports the accuracies of the permuted classes.
 
     Returns
     -------
@@ -405,6 +416,8 @@ def worker_quality_intervals(model, labels, *, method: str = "bootstrap", n_boot
         n_jobs = os.cpu_count() or 1
     if n_jobs < 1:
         raise ValueError(f"n_jobs must be a positive integer or -1, got {n_jobs!r}")
+    if match_classes not in (True, False):
+        raise ValueError(f"match_classes must be True or False, got {match_classes!r}")
     one_coin = isinstance(model, OneCoinDawidSkene)
     crowd = _training_crowd(model, labels)
     if method == "fisher" and not one_coin:
@@ -415,13 +428,15 @@ def worker_quality_intervals(model, labels, *, method: str = "bootstrap", n_boot
     common = dict(accuracy=est_acc, confusion=est_conf, level=float(level), method=method,
                   expert_ids=model.expert_ids_)
     if method == "bootstrap":
-        acc, conf = _bootstrap(model, crowd, n_boot, random_state, n_jobs, max_iter, tol)
+        acc, conf, n_relabelled = _bootstrap(model, crowd, n_boot, random_state, n_jobs,
+                                             max_iter, tol, bool(match_classes))
         tail = (1.0 - level) / 2
         a_lo, a_hi = np.quantile(acc, [tail, 1 - tail], axis=0)
         c_lo, c_hi = np.quantile(conf, [tail, 1 - tail], axis=0)
         return WorkerQualityIntervals(accuracy_lower=a_lo, accuracy_upper=a_hi,
                                       confusion_lower=c_lo, confusion_upper=c_hi,
-                                      n_boot=int(n_boot), boot_accuracy=acc, **common)
+                                      n_boot=int(n_boot), boot_accuracy=acc,
+                                      n_relabelled=n_relabelled, **common)
     if method == "fisher":
         a_lo, a_hi = _fisher_one_coin(model, crowd, level)
     else:
@@ -557,7 +572,7 @@ def _fisher_one_coin(model, crowd, level):
 class _Resampler:
     """The training labels grouped by item, ready to be gathered for resamples of items."""
 
-    def __init__(self, model, crowd, max_iter, tol):
+    def __init__(self, model, crowd, max_iter, tol, match_classes=True):
         order = np.argsort(crowd.item, kind="stable")
         self.expert, self.label = crowd.expert[order], crowd.label[order]
         self.lpi = crowd.labels_per_item()
@@ -566,6 +581,7 @@ class _Resampler:
         self.alpha = float(model.alpha)
         self.one_coin = isinstance(model, OneCoinDawidSkene)
         self.max_iter, self.tol = max_iter, tol
+        self.match_classes = match_classes
         self.prior0 = np.asarray(model.class_prior_, float)
         self.conf0 = np.asarray(model.confusion_, float)
         self.posterior = np.asarray(model.posterior_, float)
@@ -648,12 +664,19 @@ class _Resampler:
     def run(self, idx):
         """Accuracies ``(B, J)`` and confusion matrices ``(B, J, K, K)`` of B resamples,
         with the hidden classes matched to the fitted ones."""
+        acc, conf, _ = self.run_counted(idx)
+        return acc, conf
+
+    def run_counted(self, idx):
+        """As :meth:`run`, and how many of the B replicates were permuted back."""
         B = idx.shape[0]
         K = self.K
         prior = np.repeat(self.prior0[None], B, axis=0)
         conf = np.repeat(self.conf0[None], B, axis=0)
         prior, conf = self.em(idx, prior, conf, self.max_iter)
-        if not self.one_coin or K == 2:   # label switching: match to the fitted posterior
+        relabelled = 0
+        if self.match_classes and (not self.one_coin or K == 2):
+            # label switching: match to the fitted posterior
             q = self.e_step(self.votes(idx), prior, conf).reshape(B, -1, K)
             agreement = np.einsum("bnk,bnm->bkm", q, self.posterior[idx])
             for b in range(B):
@@ -662,10 +685,12 @@ class _Resampler:
                     inv = np.argsort(target)   # new class target[k] is old class k
                     prior[b] = prior[b, inv]
                     conf[b] = conf[b][:, inv, :]
-        return _accuracy(prior, conf), conf
+                    relabelled += 1
+        return _accuracy(prior, conf), conf, relabelled
 
 
-def _bootstrap(model, crowd, n_boot, random_state, n_jobs, max_iter, tol):
+def _bootstrap(model, crowd, n_boot, random_state, n_jobs, max_iter, tol,
+               match_classes=True):
     rng = check_random_state(random_state)
     n = crowd.n_items
     draws = rng.integers(0, n, size=(n_boot, n))  # the resamples, drawn before any fit
@@ -674,11 +699,11 @@ def _bootstrap(model, crowd, n_boot, random_state, n_jobs, max_iter, tol):
     if n_jobs > 1:
         per = max(1, min(per, -(-n_boot // n_jobs)))
     blocks = [draws[s:s + per] for s in range(0, n_boot, per)]
-    resampler = _Resampler(model, crowd, max_iter, tol)
+    resampler = _Resampler(model, crowd, max_iter, tol, match_classes)
     if n_jobs > 1 and len(blocks) > 1:
         with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-            results = list(pool.map(resampler.run, blocks))
+            results = list(pool.map(resampler.run_counted, blocks))
     else:
-        results = [resampler.run(b) for b in blocks]
+        results = [resampler.run_counted(b) for b in blocks]
     return (np.concatenate([r[0] for r in results]),
-            np.concatenate([r[1] for r in results]))
+            np.concatenate([r[1] for r in results]), int(sum(r[2] for r in results)))

@@ -187,3 +187,32 @@ def test_the_front_matter_pages_exist_and_the_introduction_links_them():
     for label in ("prereq-entropy-kl", "prereq-lagrange", "prereq-dirichlet",
                   "prereq-logistic-newton"):
         assert f"({label})=" in prerequisites, label
+
+
+# ---------------------------------------------------------------- in the built pages
+
+def _built(page: str) -> str:
+    from conftest import HTML, fail_or_skip
+
+    path = HTML / page
+    if not path.exists():
+        fail_or_skip(f"{path} is missing: build the book first (python3 run.py book)")
+    return path.read_text("utf-8")
+
+
+@pytest.mark.parametrize("path", [p for p in CHAPTERS if "{erratum}" in p.read_text("utf-8")],
+                         ids=_name)
+def test_errata_boxes_are_folded_with_their_correction_in_view(path):
+    html = _built(f"book/{path.stem}.html")
+    boxes = re.findall(r'<div class="([^"]*\berratum\b[^"]*)"[^>]*>\s*<p class="admonition-title">'
+                       r'(.*?)</p>', html, re.S)
+    assert boxes, f"{_name(path)}: no erratum box in the page"
+    for classes, title in boxes:
+        assert "dropdown" in classes.split(), f"{_name(path)}: a box is not folded: {classes}"
+        assert 'class="erratum-teaser"' in title and "Correction:" in title, (
+            f"{_name(path)}: a folded box does not show its one-line correction: {title[:120]}")
+
+
+def test_the_errata_appendix_lists_titles_without_the_teaser():
+    html = _built("book/errata.html")
+    assert "erratum-teaser" not in html and "Correction:" not in html

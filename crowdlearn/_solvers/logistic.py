@@ -7,45 +7,49 @@ problems at once (one per annotator, say), and never returns parameters worse
 than the ones it started from -- which is what makes the EM that calls it
 monotone.
 
-For rows :math:`r = 1, \dots, R` with features :math:`x_r \in \mathbb{R}^d`,
-soft targets :math:`m_r \in [0, 1]` and weights :math:`s_r \ge 0`, the problem
-maximises the penalised weighted log-likelihood
+For rows :math:`u = 1, \dots, U` with features :math:`x_u \in \mathbb{R}^k`,
+soft targets :math:`z_u \in [0, 1]` and weights :math:`\omega_u \ge 0`, the problem
+maximises the penalised weighted log-likelihood (the M-step's objective; :math:`\beta`,
+:math:`\beta_0` stand for whichever regression the M-step fits: the classifier's,
+or an expert's reliability :math:`w_r`, :math:`-\gamma_r`)
 
 .. math::
 
     \begin{aligned}
-    L(w, b) &= \sum_r s_r \big[ m_r \log\sigma(u_r) + (1 - m_r)\log\sigma(-u_r) \big] \\
-    &\quad - \frac{\lambda}{2}\big(\lVert w\rVert^2 + \rho\, b^2\big),
-    \qquad u_r = w^\top x_r + b,
+    J(\beta, \beta_0) &= \sum_u \omega_u \big[ z_u \log\sigma(a_u)
+    + (1 - z_u)\log\sigma(-a_u) \big] \\
+    &\quad - \frac{\lambda}{2}\lVert \beta\rVert^2 - \frac{\lambda_0}{2}\beta_0^2,
+    \qquad a_u = \beta^\top x_u + \beta_0,
     \end{aligned}
 
-with :math:`\rho = 1` when the intercept is penalised, :math:`0` otherwise.
+with :math:`\lambda_0 = \lambda` when the intercept is penalised, :math:`0` otherwise.
 Its gradient and Hessian are
 
 .. math::
 
     \begin{aligned}
-    \nabla_w L &= \sum_r s_r (m_r - \sigma(u_r))\, x_r - \lambda w, \\
-    \frac{\partial L}{\partial b} &= \sum_r s_r (m_r - \sigma(u_r)) - \lambda\rho b, \\
-    \nabla^2 L &= -\sum_r s_r \sigma(u_r)\sigma(-u_r)\, \tilde x_r \tilde x_r^\top
-    - \lambda\,\mathrm{diag}(1, \dots, 1, \rho),
+    \nabla_\beta J &= \sum_u \omega_u (z_u - \sigma(a_u))\, x_u - \lambda \beta, \\
+    \frac{\partial J}{\partial \beta_0} &= \sum_u \omega_u (z_u - \sigma(a_u))
+    - \lambda_0 \beta_0, \\
+    \nabla^2 J &= -\sum_u \omega_u \sigma(a_u)\sigma(-a_u)\, \tilde x_u \tilde x_u^\top
+    - \mathrm{diag}(\lambda, \dots, \lambda, \lambda_0),
     \end{aligned}
 
-with :math:`\tilde x_r = (x_r, 1)`. :math:`L` is concave (strictly so when
-:math:`\lambda > 0` and :math:`\rho = 1`), so Newton's method with a
+with :math:`\tilde x_u = (x_u, 1)`. :math:`J` is concave (strictly so when
+:math:`\lambda_0 = \lambda > 0`), so Newton's method with a
 backtracking (Armijo) line search converges to its maximiser; every accepted
-step raises :math:`L`, and a step that does not is never taken.
+step raises :math:`J`, and a step that does not is never taken.
 
 With ``groups``, rows belong to independent problems :math:`g = 0, \dots, G-1`
-with parameters :math:`(w_g, b_g)`; the objective is the sum of the
+with parameters :math:`(\beta_g, \beta_{0,g})`; the objective is the sum of the
 per-group objectives, and the Newton steps, line searches and stopping rules
 run for all groups at once, each group stopping on its own. The rows are
 sorted by group once per call, so that each group's Hessian
-:math:`\sum_r s_r\sigma(u_r)\sigma(-u_r)\,\tilde x_r\tilde x_r^\top` is one BLAS
+:math:`\sum_u \omega_u\sigma(a_u)\sigma(-a_u)\,\tilde x_u\tilde x_u^\top` is one BLAS
 product on a contiguous block (groups with very few rows, such as annotators
 with one label each, are handled together by vectorised NumPy instead). An
-iteration therefore costs :math:`O(R p^2)` for :math:`R` rows and :math:`p`
-parameters per group, whatever the number of groups.
+iteration therefore costs :math:`O(U (k + 1)^2)` for :math:`U` rows and
+:math:`k + 1` parameters per group, whatever the number of groups.
 
 Examples
 --------
@@ -131,8 +135,8 @@ def _design(X: np.ndarray) -> np.ndarray:
 # with those of the other small groups (outer products summed by segment) rather than by BLAS
 # calls of its own, whose fixed cost (a few microseconds) would then dominate
 _SMALL_GROUP_ENTRIES = 8192
-# the final full Newton step is taken unless it lowers L by more than this, relative to
-# max(1, |L|): far above the rounding error of L, far below any real loss
+# the final full Newton step is taken unless it lowers J by more than this, relative to
+# max(1, |J|): far above the rounding error of J, far below any real loss
 POLISH_SLACK = 1e-12
 # at most about this many entries of outer products are formed at once for the small groups
 _OUTER_CHUNK_ENTRIES = 1 << 21
@@ -359,7 +363,7 @@ def _prepare(X, target, weight, g, G):
 
 def weighted_logistic_objective(coef, intercept, X, target, weight=None, *, l2: float = 0.0,
                                 penalize_intercept: bool = True, groups=None, n_groups=None):
-    r"""The penalised weighted log-likelihood :math:`L(w, b)` and its gradient.
+    r"""The penalised weighted log-likelihood :math:`J(\beta, \beta_0)` and its gradient.
 
     Parameters
     ----------
@@ -404,12 +408,12 @@ def fit_weighted_logistic(X, target, weight=None, *, l2: float = 0.0,
     X : array-like of shape (n_rows, d)
         Features of each row (an intercept column is added internally).
     target : array-like of shape (n_rows,)
-        Soft targets :math:`m_r \in [0, 1]` (hard 0/1 labels are a special case).
+        Soft targets :math:`z_u \in [0, 1]` (hard 0/1 labels are a special case).
     weight : array-like of shape (n_rows,), optional
-        Non-negative row weights :math:`s_r` (default all one).
+        Non-negative row weights :math:`\omega_u` (default all one).
     l2 : float, default 0
-        Ridge penalty :math:`\lambda \ge 0`: :math:`\frac{\lambda}{2}\lVert w\rVert^2`
-        is subtracted (plus :math:`\frac{\lambda}{2} b^2` if ``penalize_intercept``).
+        Ridge penalty :math:`\lambda \ge 0`: :math:`\frac{\lambda}{2}\lVert \beta\rVert^2`
+        is subtracted (plus :math:`\frac{\lambda}{2} \beta_0^2` if ``penalize_intercept``).
     penalize_intercept : bool, default True
         Whether the intercept is penalised too.
     groups : array-like of int, shape (n_rows,), optional
@@ -421,33 +425,34 @@ def fit_weighted_logistic(X, target, weight=None, *, l2: float = 0.0,
     coef_init, intercept_init : array-like, optional
         Starting point (default zero), shapes ``(d,)`` / scalar, or ``(G, d)`` /
         ``(G,)`` with groups. The result is never worse than the start (the last,
-        polishing step excepted, by at most ``1e-12 * max(1, |L|)``, rounding level).
+        polishing step excepted, by at most ``1e-12 * max(1, |J|)``, rounding level).
     max_iter : int, default 100
         At most this many Newton iterations.
     tol : float, default 1e-10
         A group stops when half its squared Newton decrement,
-        :math:`\tfrac12 \nabla L^\top (-\nabla^2 L)^{-1} \nabla L` -- the
+        :math:`\tfrac12 \nabla J^\top (-\nabla^2 J)^{-1} \nabla J` -- the
         predicted gain of a full Newton step -- is at most ``tol``; that last
-        full step is still taken unless it lowers :math:`L` by more than rounding
-        (``1e-12 * max(1, |L|)``), which (Newton converging quadratically) leaves
+        full step is still taken unless it lowers :math:`J` by more than rounding
+        (``1e-12 * max(1, |J|)``), which (Newton converging quadratically) leaves
         the gradient at rounding level. (Its predicted gain is below the rounding
-        error of :math:`L`, so a strict "does not lower" test would let the order
+        error of :math:`J`, so a strict "does not lower" test would let the order
         of floating-point summation decide, and the fit differ between machines.)
 
     Returns
     -------
     LogisticFit
-        ``coef``, ``intercept``, ``objective`` (the maximised :math:`L`),
+        ``coef``, ``intercept``, ``objective`` (the maximised :math:`J`),
         ``n_iter``, ``converged``.
 
     Notes
     -----
-    Each iteration solves :math:`(-\nabla^2 L + \epsilon I)\,\Delta = \nabla L`
-    per group, with a tiny :math:`\epsilon` (``1e-12`` times the largest
+    Each iteration solves :math:`(-\nabla^2 J + \delta I)\,\Delta = \nabla J`
+    per group, with a tiny :math:`\delta` (``1e-12`` times the largest
     diagonal entry, at least ``1e-12``) so that singular problems -- no rows,
-    collinear features, ``l2 = 0`` -- still give an ascent direction. The step
-    :math:`t\Delta` is halved from :math:`t = 1` until
-    :math:`L(\theta + t\Delta) \ge L(\theta) + 10^{-4}\, t\, \nabla L^\top\Delta`;
+    collinear features, ``l2 = 0`` -- still give an ascent direction. With
+    :math:`\theta = (\beta, \beta_0)`, the step :math:`2^{-q}\Delta` is tried for
+    :math:`q = 0, 1, 2, \dots` until
+    :math:`J(\theta + 2^{-q}\Delta) \ge J(\theta) + 10^{-4}\, 2^{-q}\, \nabla J^\top\Delta`;
     a group for which no step of size at least :math:`2^{-40}` passes stops
     where it is. Without a penalty and with separable hard targets the
     maximiser does not exist; the iterates then grow until ``max_iter``.
@@ -476,7 +481,7 @@ def fit_weighted_logistic(X, target, weight=None, *, l2: float = 0.0,
         if done.any() and n_iter < max_iter:
             # polish: Newton converges quadratically, so one more full step from here
             # lands at the maximiser to rounding error; take it unless it loses more than
-            # rounding. Its predicted gain (at most tol) is below the rounding error of L
+            # rounding. Its predicted gain (at most tol) is below the rounding error of J
             # itself, so "trial_obj >= obj" would be decided by rounding: the fit would
             # then depend on the order of summation (BLAS, CPU), which it must not
             trial = theta + np.where(done, 1.0, 0.0)[:, None] * step
@@ -501,7 +506,7 @@ def fit_weighted_logistic(X, target, weight=None, *, l2: float = 0.0,
                 break
             t = np.where(pending, 0.5 * t, 0.0)
         # a group whose line search failed sits at the limit of floating-point
-        # precision (L is concave): it stops there and counts as converged
+        # precision (J is concave): it stops there and counts as converged
         active &= ~pending
         theta, obj = new_theta, new_obj
     converged = not active.any()

@@ -24,11 +24,12 @@ class _Data(NamedTuple):
 def _flat_indices(crowd: CrowdLabels, K: int):
     """The labels as a sparse count matrix over flat ``(expert, label)`` indices, and its transpose.
 
-    ``votes[i, j * K + l]`` is how often expert ``j`` put item ``i`` in class
-    ``l``, and the extra last column is 1 for every item. Both EM steps are then
-    one sparse product, a single pass over the labels that touches only small
-    tables: the E-step's ``votes @ T``, with ``T[j * K + l, k] = log pi[j, k, l]``
-    and last row ``log phi``, sums each item's log-probabilities (and its log
+    ``votes[i, r * K + p]`` (``K`` the number of classes :math:`N`) is how often
+    expert ``r`` put item ``i`` in class ``p``, and the extra last column is 1 for
+    every item. Both EM steps are then one sparse product, a single pass over the
+    labels that touches only small tables: the E-step's ``votes @ T``, with
+    ``T[r * K + p, n] = log M[r, n, p]`` (:math:`\\log M^{(r)}_{n,p}`) and last row
+    ``log phi`` (:math:`\\log\\phi_n`), sums each item's log-probabilities (and its log
     prior); the M-step's ``votes.T @ q`` gives the expected counts of every
     ``(expert, label, true class)`` and, in its last row, of every class.
     """

@@ -21,7 +21,7 @@ from crowdlearn.features.naive_bayes import bernoulli_log_likelihood
 from crowdlearn.aggregation._common import (_Data, _flat_indices,  # noqa: F401
                                             _new_crowd, _softmax_last, _softmax_rows_inplace)
 
-__all__ = ["DawidSkene"]
+__all__ = ["DawidSkene", "DawidSkeneParams", "e_step", "expected_counts", "m_step"]
 
 
 class DawidSkeneParams(NamedTuple):
@@ -635,6 +635,22 @@ class DawidSkene(IdResults, BaseEstimator):
         return unflatten
 
     @property
+    def params_(self) -> DawidSkeneParams:
+        r"""The fitted parameters as one ``DawidSkeneParams``.
+
+        ``(class_prior_, confusion_, feature_prob_)`` (the last None without
+        features): shapes ``(N,)``, ``(R, N, N)`` and ``(N, k)``. This is what
+        :func:`e_step` takes, so ``e_step(labels, model.params_)`` gives back
+        ``posterior_`` and ``log_likelihood_`` (for a fit without gold items).
+        Copies: changing them does not change the model.
+        """
+        self._check_fitted("confusion_")
+        phi = getattr(self, "feature_prob_", None)
+        return DawidSkeneParams(np.array(self.class_prior_, dtype=float),
+                                np.array(self.confusion_, dtype=float),
+                                None if phi is None else np.array(phi, dtype=float))
+
+    @property
     def errors_(self):
         r"""The confusion matrices in crowd-kit's layout.
 
@@ -754,3 +770,169 @@ class DawidSkene(IdResults, BaseEstimator):
     def fit_predict(self, labels, X=None) -> np.ndarray:
         """Fit, then return the most probable class of each training item."""
         return self.fit(labels, X).predict()
+
+
+# -- the two EM steps as pure functions ---------------------------------------------------------
+def _data_of(labels, n_classes: int, X=None) -> _Data:
+    """Labels in any form ``fit`` accepts, read with ``n_classes`` classes, as the label
+    matrix both steps use."""
+    if labels is None:
+        raise ValueError("labels is None: pass a CrowdLabels, an (item, expert, label) tuple, "
+                         "a DataFrame or an (n_items, n_experts) matrix with -1 for missing")
+    crowd = as_crowd_labels(labels, n_classes=None if isinstance(labels, CrowdLabels)
+                            else n_classes)
+    if crowd.n_classes > n_classes:
+        raise ValueError(f"the labels have {crowd.n_classes} classes but the parameters "
+                         f"describe {n_classes}")
+    if crowd.n_classes < n_classes:
+        crowd = CrowdLabels(crowd.item, crowd.expert, crowd.label, crowd.n_items,
+                            crowd.n_experts, n_classes)
+    return _Data(crowd, X, *_flat_indices(crowd, n_classes))
+
+
+def _as_params(params) -> DawidSkeneParams:
+    if isinstance(params, DawidSkeneParams):
+        return params
+    if isinstance(params, tuple) and len(params) in (2, 3):
+        return DawidSkeneParams(*params, *((None,) * (3 - len(params))))
+    raise ValueError(f"params must be a DawidSkeneParams (class_prior, confusion, "
+                     f"feature_prob) or a pair (class_prior, confusion), got "
+                     f"{type(params).__name__}")
+
+
+def e_step(labels, params, *, X=None):
+    r"""The Dawid--Skene E-step: every item's posterior, and the log-likelihood.
+
+    Parameters
+    ----------
+    labels : CrowdLabels, (item, expert, label) tuple or (m, R) matrix
+        The crowd's labels (``-1`` marks a missing label in a matrix), indexed
+        like the parameters: expert ``r`` is ``confusion[r]``.
+    params : DawidSkeneParams or (class_prior, confusion)
+        ``class_prior`` of shape ``(N,)`` (:math:`\phi_n`), ``confusion`` of
+        shape ``(R, N, N)`` (:math:`M^{(r)}_{n,p}`, rows summing to one), and
+        optionally ``feature_prob`` of shape ``(N, k)`` (then give ``X``). A
+        fitted model's ``params_`` will do.
+    X : ndarray of shape (m, k), optional
+        Binary features, when ``params`` has feature probabilities.
+
+    Returns
+    -------
+    posterior : ndarray of shape (m, N)
+        :math:`Q_i(n) = \phi_n \prod_{r \in R_i} M^{(r)}_{n, y^{(i)}_r} / Z_i`.
+    log_likelihood : float
+        :math:`\ell(\theta) = \sum_i \log Z_i`, where
+        :math:`Z_i = \sum_n \phi_n \prod_{r \in R_i} M^{(r)}_{n, y^{(i)}_r}` is
+        the probability of item :math:`i`'s labels. No prior term, no gold
+        items: what :class:`DawidSkene` computes inside ``fit`` with
+        ``alpha=0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn.aggregation.dawid_skene import DawidSkene, e_step
+    >>> labels = np.array([[0, 0, 1], [1, 1, 1], [0, 1, 0]])
+    >>> ds = DawidSkene().fit(labels)
+    >>> q, ll = e_step(labels, ds.params_)
+    >>> bool(np.allclose(q, ds.posterior_)), bool(np.isclose(ll, ds.log_likelihood_))
+    (True, True)
+    """
+    params = _as_params(params)
+    K = int(np.shape(params.class_prior)[0])
+    if X is not None:
+        X = check_binary_matrix(X, "X")
+    data = _data_of(labels, K, X)
+    if data.crowd.n_experts > params.confusion.shape[0]:
+        raise ValueError(f"the labels come from {data.crowd.n_experts} experts but the "
+                         f"parameters describe {params.confusion.shape[0]}")
+    if data.crowd.n_experts < params.confusion.shape[0]:  # experts with no label here
+        c = data.crowd
+        data = _data_of(CrowdLabels(c.item, c.expert, c.label, c.n_items,
+                                    params.confusion.shape[0], K), K, X)
+    q, log_evidence = _softmax_rows_inplace(DawidSkene._log_joint(None, data, params))
+    return q, float(log_evidence.sum())
+
+
+def expected_counts(labels, posterior):
+    r"""The expected counts the Dawid--Skene M-step normalises.
+
+    Parameters
+    ----------
+    labels : CrowdLabels, (item, expert, label) tuple or (m, R) matrix
+        The labels, as for :func:`e_step`.
+    posterior : ndarray of shape (m, N)
+        Any distribution :math:`q_i(n)` over each item's class (the E-step's
+        :math:`Q_i`).
+
+    Returns
+    -------
+    counts : ndarray of shape (R, N, N)
+        ``counts[r, n, p]`` :math:`= \sum_{i:\, y^{(i)}_r = p} q_i(n)`, the
+        expected number of items of true class :math:`n` that expert :math:`r`
+        labelled :math:`p` (a repeated label counts each time).
+    class_counts : ndarray of shape (N,)
+        :math:`\sum_i q_i(n)`, the expected number of items in each class.
+
+    Both are sums over items, so the counts of disjoint sets of items add up
+    to the counts of their union.
+    """
+    q = np.asarray(posterior, dtype=float)
+    if q.ndim != 2:
+        raise ValueError(f"posterior must have shape (n_items, n_classes), got {q.shape}")
+    data = _data_of(labels, q.shape[1])
+    if data.crowd.n_items != q.shape[0]:
+        raise ValueError(f"posterior has {q.shape[0]} rows but the labels describe "
+                         f"{data.crowd.n_items} items")
+    counts, class_counts = DawidSkene._expected_counts(data, q)
+    return np.ascontiguousarray(counts), np.asarray(class_counts, dtype=float).copy()
+
+
+def m_step(counts, class_counts, *, alpha: float = 0.0, confusion_prior=None):
+    r"""The Dawid--Skene M-step: normalised expected counts (plus pseudo-counts).
+
+    Parameters
+    ----------
+    counts : ndarray of shape (R, N, N)
+        Expected counts ``[r, n, p]``, as :func:`expected_counts` returns them
+        (possibly summed over several blocks of items).
+    class_counts : ndarray of shape (N,)
+        Expected class counts.
+    alpha : float, default 0.0
+        The symmetric pseudo-count of :class:`DawidSkene` (``alpha``).
+    confusion_prior : ndarray of shape (N, N) or (R, N, N), optional
+        Dirichlet pseudo-counts :math:`A^{(r)}_{n,p}` added to the counts, as
+        :class:`DawidSkene` (``confusion_prior``) does at every M-step.
+
+    Returns
+    -------
+    DawidSkeneParams
+        :math:`\phi_n = (\sum_i q_i(n) + \alpha)/(m + N\alpha)` and
+        :math:`M^{(r)}_{n,p} = (\text{counts}_{r,n,p} + A^{(r)}_{n,p} + \alpha)
+        / \sum_{p'} (\cdots)`; a row with no count at all is uniform.
+        ``feature_prob`` is None. Equal to what ``DawidSkene(alpha=alpha,
+        confusion_prior=confusion_prior)`` computes inside ``fit`` (without
+        features).
+    """
+    counts = np.array(counts, dtype=float)
+    class_counts = np.asarray(class_counts, dtype=float)
+    if counts.ndim != 3 or counts.shape[1] != counts.shape[2] \
+            or class_counts.shape != (counts.shape[1],):
+        raise ValueError(f"counts must have shape (R, N, N) and class_counts (N,), got "
+                         f"{counts.shape} and {class_counts.shape}")
+    check_scalar(alpha, "alpha", low=0.0)
+    R, K, _ = counts.shape
+    a = float(alpha)
+    class_prior = (class_counts + a) / (class_counts.sum() + K * a)
+    counts += a
+    if confusion_prior is not None:
+        prior = np.array(confusion_prior, dtype=float)
+        if prior.shape == (K, K):
+            prior = np.broadcast_to(prior, (R, K, K))
+        if prior.shape != (R, K, K) or not np.isfinite(prior).all() or (prior < 0).any():
+            raise ValueError(f"confusion_prior must be finite pseudo-counts >= 0 of shape "
+                             f"({K}, {K}) or ({R}, {K}, {K}), got shape {prior.shape}")
+        counts += prior
+    denom = counts.sum(axis=2, keepdims=True)
+    empty = denom <= 0
+    confusion = np.where(empty, 1.0 / K, counts / np.where(empty, 1.0, denom))
+    return DawidSkeneParams(class_prior, confusion, None)

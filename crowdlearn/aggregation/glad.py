@@ -20,10 +20,11 @@ from crowdlearn.labels import CrowdLabels, as_crowd_labels
 __all__ = ["GLAD", "GLADParams", "glad_q_and_grad"]
 
 _ALPHA_BOUND = 1e3
-"""Box constraint ``|alpha_j| <= _ALPHA_BOUND`` of the M-step (a safeguard for maximum
-likelihood, where a perfect worker's ability would run off to infinity)."""
+"""Box constraint ``|alpha_r| <= _ALPHA_BOUND`` of the M-step (a safeguard for maximum
+likelihood, where a perfect expert's ability would run off to infinity)."""
 _B_BOUND = 25.0
-"""Box constraint ``|b_i| <= _B_BOUND`` on ``b_i = log(beta_i)`` (same reason)."""
+"""Box constraint ``|b_i| <= _B_BOUND`` on ``b_i = log(tau_i)``, the log inverse difficulty
+(the source's ``log(beta_i)``; same reason)."""
 _MIN_CURVATURE = 1e-2
 """Floor on the diagonal curvature used to scale the M-step's variables."""
 
@@ -31,9 +32,9 @@ _MIN_CURVATURE = 1e-2
 class GLADParams(NamedTuple):
     """The parameters EM iterates on (what a callback sees as ``state.params``)."""
 
-    class_prior: np.ndarray  # (K,)
+    class_prior: np.ndarray  # (N,)
     alpha: np.ndarray        # (n_experts,) abilities
-    b: np.ndarray            # (n_items,) log beta: log of the inverse difficulties
+    b: np.ndarray            # (n_items,) log tau_i: log of the inverse difficulties
 
 
 def _log_sigmoids(x: np.ndarray):
@@ -61,7 +62,7 @@ def _q_and_grad(alpha, b, item, expert, correct, log_km1, n_items, n_experts):
     wrong = 1.0 - correct
     # every term <= 0: no cancellation (no BLAS either: see _m_step)
     Q = float((correct * log_sig).sum() + (wrong * log_sig_neg).sum() - log_km1 * wrong.sum())
-    resid = correct - sig  # dQ/dx_t = c_t - sigma(x_t)
+    resid = correct - sig  # d/dx of the labels' term, x = b_ir: c_ir - sigma(b_ir)
     d_alpha = np.bincount(expert, weights=resid * beta_t, minlength=n_experts)
     d_b = np.bincount(item, weights=resid * x, minlength=n_items)
     return Q, d_alpha, d_b
@@ -70,43 +71,50 @@ def _q_and_grad(alpha, b, item, expert, correct, log_km1, n_items, n_experts):
 def glad_q_and_grad(alpha, b, item, expert, label, q, n_classes):
     r"""The labels' part of GLAD's expected complete-data log-likelihood and its gradient.
 
+    With :math:`\tau_i = e^{b_i}` (``b`` holds :math:`\log\tau_i`),
+    :math:`b_{ir} = \alpha_r \tau_i` the log-odds that expert :math:`r` is right on
+    item :math:`i`, and :math:`c_{ir} = q_i(y^{(i)}_r)` the probability under
+    ``q`` that it is right, the value returned is
+
     .. math::
 
         \begin{aligned}
-        Q(\alpha, b) &= \sum_t \sum_k q_{i_t}(k) \log P(l_t \mid y_{i_t} = k) \\
-        &= \sum_t \Big[c_t\log\sigma(x_t) + (1 - c_t)\log\sigma(-x_t)
-        - (1 - c_t)\log(K - 1)\Big],
+        E(\alpha, \tau; q) &= \sum_i \sum_{r \in R_i} \sum_n q_i(n)
+        \log P(y^{(i)}_r \mid y^{(i)} = n) \\
+        &= \sum_i \sum_{r \in R_i} \Big[c_{ir}\log\sigma(b_{ir})
+        + (1 - c_{ir})\log\sigma(-b_{ir}) - (1 - c_{ir})\log(N - 1)\Big],
         \end{aligned}
 
-    with :math:`x_t = \alpha_{j_t} e^{b_{i_t}}` and :math:`c_t = q_{i_t}(l_t)`
-    (using :math:`1 - \sigma(x) = \sigma(-x)` and rows of ``q`` summing to
-    one), and
+    (a sum over the labels, a repeated label being one more term; using
+    :math:`1 - \sigma(x) = \sigma(-x)` and rows of ``q`` summing to one), and
 
     .. math::
 
-        \frac{\partial Q}{\partial \alpha_j} = \sum_{t:\, j_t = j}
-        \big(c_t - \sigma(x_t)\big)\, e^{b_{i_t}}, \qquad
-        \frac{\partial Q}{\partial b_i} = \sum_{t:\, i_t = i}
-        \big(c_t - \sigma(x_t)\big)\, x_t .
+        \frac{\partial E}{\partial \alpha_r} = \sum_{i \in I_r}
+        \big(c_{ir} - \sigma(b_{ir})\big)\, \tau_i, \qquad
+        \frac{\partial E}{\partial \log\tau_i} = \sum_{r \in R_i}
+        \big(c_{ir} - \sigma(b_{ir})\big)\, b_{ir} .
 
     Parameters
     ----------
     alpha : ndarray of shape (n_experts,)
-        Abilities.
+        Abilities :math:`\alpha_r`.
     b : ndarray of shape (n_items,)
-        :math:`b_i = \log\beta_i`.
+        :math:`\log\tau_i` (the source's :math:`\log\beta_i`).
     item, expert, label : ndarray of shape (n_labels,)
         The labels as integer index arrays (as in :class:`~crowdlearn.CrowdLabels`).
     q : ndarray of shape (n_items, n_classes)
-        Posterior over the true classes (rows sum to one).
+        A distribution :math:`q_i(n)` over each item's true class (rows sum to one).
     n_classes : int
-        :math:`K \ge 2`.
+        :math:`N \ge 2`.
 
     Returns
     -------
     Q : float
+        :math:`E(\alpha, \tau; q)`.
     dQ_dalpha : ndarray of shape (n_experts,)
     dQ_db : ndarray of shape (n_items,)
+        The gradient in :math:`\log\tau_i`.
     """
     alpha = as_float_array(alpha, "alpha")
     b = as_float_array(b, "b")
@@ -129,48 +137,52 @@ def _gauss_log_prior(values: np.ndarray, prior) -> tuple[float, np.ndarray]:
 
 
 class GLAD(IdResults, BaseEstimator):
-    r"""GLAD: each worker has an ability, each item a difficulty; fitted by EM.
+    r"""GLAD: each expert has an ability, each item a difficulty; fitted by EM.
 
     The model of Whitehill et al. (2009), "Whose vote should count more", in
     its multi-class form (as in crowd-kit). Item :math:`i` has a hidden true
-    class :math:`y_i \in \{1, \dots, K\}` drawn from the class prior
-    :math:`\phi_k`. Worker :math:`j` has an ability :math:`\alpha_j \in
-    \mathbb{R}` and item :math:`i` an inverse difficulty :math:`\beta_i =
-    e^{b_i} > 0`. Worker :math:`j` gives item :math:`i` its true class with
-    probability :math:`\sigma(\alpha_j \beta_i)`, :math:`\sigma(x) = 1/(1 +
-    e^{-x})`, and each of the :math:`K - 1` wrong classes with probability
-    :math:`(1 - \sigma(\alpha_j \beta_i))/(K - 1)`:
+    class :math:`y^{(i)} \in \{1, \dots, N\}` drawn from the class prior
+    :math:`\phi_n`. Expert :math:`r` has an ability :math:`\alpha_r \in
+    \mathbb{R}` and item :math:`i` an inverse difficulty :math:`\tau_i > 0`
+    (the source's :math:`\beta_i`, the attribute ``beta_``; the fit works with
+    :math:`\log\tau_i`, ``log_beta_``).
+    Expert :math:`r` gives item :math:`i` its true class with probability
+    :math:`\sigma(b_{ir})`, where :math:`b_{ir} = \alpha_r \tau_i` is the
+    log-odds that it is right and :math:`\sigma(x) = 1/(1 + e^{-x})`, and each
+    of the :math:`N - 1` wrong classes with probability
+    :math:`(1 - \sigma(b_{ir}))/(N - 1)`:
 
     .. math::
 
-        P(l \mid y_i = k) = \sigma(\alpha_j\beta_i)^{1\{l = k\}}
-        \Big(\frac{1 - \sigma(\alpha_j\beta_i)}{K - 1}\Big)^{1\{l \ne k\}} .
+        P(y^{(i)}_r = p \mid y^{(i)} = n) = \sigma(\alpha_r\tau_i)^{1\{p = n\}}
+        \Big(\frac{1 - \sigma(\alpha_r\tau_i)}{N - 1}\Big)^{1\{p \ne n\}} .
 
-    :math:`\alpha_j > 0` is better than chance (:math:`\alpha_j = 0`: a coin,
-    :math:`\alpha_j < 0`: adversarial); a large :math:`\beta_i` (easy item)
-    sharpens every worker's answer, a small one (hard item) makes everyone
-    guess, so :math:`1/\beta_i` is the item's *difficulty*.
+    :math:`\alpha_r > 0` is better than chance (:math:`\alpha_r = 0`: a coin,
+    :math:`\alpha_r < 0`: adversarial); a large :math:`\tau_i` (easy item)
+    sharpens every expert's answer, a small one (hard item) makes everyone
+    guess, so :math:`1/\tau_i` is the item's *difficulty*.
 
     Parameters
     ----------
     n_classes : int, optional
-        Number of classes :math:`K` (>= 2). Inferred from the labels when omitted.
+        Number of classes :math:`N` (>= 2). Inferred from the labels when omitted.
     alpha_prior : (mean, sd) or None, default (1.0, 1.0)
-        Independent Gaussian priors :math:`\alpha_j \sim N(\text{mean}, \text{sd}^2)`
+        Independent Gaussian priors
+        :math:`\alpha_r \sim \mathcal{N}(\text{mean}, \text{sd}^2)`
         (MAP-EM); ``None`` is maximum likelihood for the abilities. The
         default is Whitehill et al.'s.
     beta_prior : (mean, sd) or None, default (1.0, 1.0)
-        Independent Gaussian priors on :math:`b_i = \log\beta_i \sim
-        N(\text{mean}, \text{sd}^2)` (a log-normal prior on :math:`\beta_i`);
-        ``None`` is maximum likelihood for the difficulties.
+        Independent Gaussian priors on :math:`\log\tau_i \sim
+        \mathcal{N}(\text{mean}, \text{sd}^2)` (a log-normal prior on
+        :math:`\tau_i`); ``None`` is maximum likelihood for the difficulties.
     fit_class_prior : bool, default True
         Estimate :math:`\phi` in the M-step; ``False`` keeps it uniform.
     n_init : int, default 1
         Number of EM runs; the run with the highest final objective is kept.
         Run 0 starts from the soft majority vote, the others from random
         posteriors drawn from a flat Dirichlet; each start is turned into
-        parameters by one M-step from :math:`\alpha_j, b_i` at their prior means
-        (1 and 0 without a prior).
+        parameters by one M-step from :math:`\alpha_r, \log\tau_i` at their
+        prior means (1 and 0 without a prior).
     max_iter : int, default 200
         At most this many M-steps per run.
     tol : float, default 1e-8
@@ -181,34 +193,34 @@ class GLAD(IdResults, BaseEstimator):
         Seed for the random restarts.
     callback : callable, optional
         Called with an :class:`~crowdlearn.em.EMState` after every E-step; its
-        ``params`` is a :class:`GLADParams` ``(class_prior, alpha, b)``.
-        Returning ``True`` stops the run.
+        ``params`` is a :class:`GLADParams` ``(class_prior, alpha, b)``, ``b``
+        holding :math:`\log\tau_i`. Returning ``True`` stops the run.
     progress : bool, default False
         Show a progress bar (see :func:`~crowdlearn.fit_em`).
 
     Attributes
     ----------
     posterior_ : ndarray of shape (n_items, n_classes)
-        :math:`q_i(k) = P(y_i = k \mid \text{labels})` under the fitted
+        :math:`Q_i(n) = P(y^{(i)} = n \mid \mathcal{D}; \theta)` under the fitted
         parameters. Items nobody labelled get the class prior.
     ability_ : ndarray of shape (n_experts,)
-        :math:`\alpha_j`, larger is better (also ``skills_``). A worker with
+        :math:`\alpha_r`, larger is better (also ``skills_``). An expert with
         no label keeps the prior mean (1 without a prior).
     beta_ : ndarray of shape (n_items,)
-        :math:`\beta_i = e^{b_i}`, the *inverse* difficulty: larger is easier.
-        An item nobody labelled keeps :math:`b_i` at its prior mean (0, i.e.
-        :math:`\beta_i = 1`, without a prior).
+        :math:`\tau_i` (the source's :math:`\beta_i`), the *inverse* difficulty:
+        larger is easier. An item nobody labelled keeps :math:`\log\tau_i` at its
+        prior mean (0, i.e. :math:`\tau_i = 1`, without a prior).
     log_beta_ : ndarray of shape (n_items,)
-        :math:`b_i = \log\beta_i`.
+        :math:`\log\tau_i`.
     difficulty_ : ndarray of shape (n_items,)
-        :math:`1/\beta_i`, larger is harder.
+        :math:`1/\tau_i`, larger is harder.
     class_prior_ : ndarray of shape (n_classes,)
-        :math:`\phi_k` (uniform when ``fit_class_prior=False``).
+        :math:`\phi_n` (uniform when ``fit_class_prior=False``).
     log_likelihood_history_ : ndarray of shape (``n_iter_`` + 1,)
-        The objective :math:`F` below after every E-step of the best run;
+        The objective :math:`J(\theta)` below after every E-step of the best run;
         never decreases.
     log_likelihood_ : float
-        The observed-data log-likelihood :math:`\ell` at the fitted parameters.
+        The observed-data log-likelihood :math:`\ell(\theta)` at the fitted parameters.
     objective_ : float
         ``log_likelihood_history_[-1]``.
     n_iter_ : int
@@ -221,85 +233,88 @@ class GLAD(IdResults, BaseEstimator):
 
     Notes
     -----
-    Write :math:`t = 1, \dots, T` for the labels, label :math:`t` being worker
-    :math:`j_t` putting item :math:`i_t` in class :math:`l_t`, and
-    :math:`x_t = \alpha_{j_t}\beta_{i_t}`.
+    Sums over :math:`r \in R_i` run over the labels item :math:`i` received
+    (a repeated label is one more term), and sums over :math:`i \in I_r` over the
+    labels expert :math:`r` gave; :math:`b_{ir} = \alpha_r\tau_i`, and
+    :math:`\theta = (\phi, \alpha, \tau)`.
 
     **Objective** (the log-posterior, with normalised Gaussian log-densities
-    :math:`\log N`; a prior given as ``None`` drops its term):
+    :math:`\log \mathcal{N}`; a prior given as ``None`` drops its term):
 
     .. math::
 
         \begin{aligned}
-        F &= \ell(\phi, \alpha, b) + \sum_j \log N(\alpha_j; \mu_\alpha, s_\alpha^2)
-        + \sum_i \log N(b_i; \mu_b, s_b^2), \\
-        \ell &= \sum_i \log \sum_k \phi_k \prod_{t:\, i_t = i} P(l_t \mid y_i = k).
+        J(\theta) &= \ell(\theta) + \sum_r \log \mathcal{N}(\alpha_r; \mu_\alpha, s_\alpha^2)
+        + \sum_i \log \mathcal{N}(\log\tau_i; \mu_\tau, s_\tau^2), \\
+        \ell(\theta) &= \sum_i \log \sum_n \phi_n \prod_{r \in R_i}
+        P(y^{(i)}_r \mid y^{(i)} = n).
         \end{aligned}
 
     **E-step**, in log space (:math:`1 - \sigma(x) = \sigma(-x)`):
 
     .. math::
 
-        \log q_i(k) = \log\phi_k + R_{ik} + \sum_{l \ne k} W_{il} - \log Z_i,
+        \log Q_i(n) = \log\phi_n + G_{i,n} + \sum_{p \ne n} W_{i,p} - \log Z_i,
 
-    with, over item :math:`i`'s labels in class :math:`l`, :math:`R_{il} =
-    \sum_{t:\, i_t = i,\, l_t = l} \log\sigma(x_t)` and :math:`W_{il} =
-    \sum_{t:\, i_t = i,\, l_t = l} [\log\sigma(-x_t) - \log(K - 1)]`: two
+    with, over item :math:`i`'s labels in class :math:`p`, :math:`G_{i,p} =
+    \sum_{r \in R_i:\, y^{(i)}_r = p} \log\sigma(b_{ir})` and :math:`W_{i,p} =
+    \sum_{r \in R_i:\, y^{(i)}_r = p} [\log\sigma(-b_{ir}) - \log(N - 1)]`: two
     weighted ``np.bincount`` over the labels, then running sums over the
     classes. :math:`\log\sigma(\pm x) = \min(\pm x, 0) - \log(1 + e^{-|x|})`
     (the value of ``-np.logaddexp(0, \mp x)``) is finite for every finite
     :math:`x`, and every term summed is :math:`\le 0`, so nothing cancels even
-    when :math:`|x_t|` is huge; :math:`\ell = \sum_i \log Z_i`, the row-wise
-    log-sum-exp taken with the row maximum subtracted.
+    when :math:`|b_{ir}|` is huge; :math:`\ell(\theta) = \sum_i \log Z_i`, the
+    row-wise log-sum-exp taken with the row maximum subtracted.
 
     **M-step.** The expected complete-data objective splits into a class-prior
-    part, maximised in closed form by :math:`\phi_k = \frac{1}{n_L}\sum_{i
-    \text{ labelled}} q_i(k)` (items nobody labelled do not enter
-    :math:`\ell`), and
+    part, maximised in closed form by :math:`\phi_n = \frac{1}{m_L}\sum_{i:\,
+    R_i \ne \emptyset} Q_i(n)` over the :math:`m_L` labelled items (items nobody
+    labelled do not enter :math:`\ell`), and
 
     .. math::
 
         \begin{aligned}
-        Q(\alpha, b) &= \sum_t \Big[c_t\log\sigma(x_t) + (1 - c_t)\log\sigma(-x_t)
-        - (1 - c_t)\log(K - 1)\Big], \\
-        c_t &= q_{i_t}(l_t),
+        E(\alpha, \tau; Q) &= \sum_i \sum_{r \in R_i} \Big[c_{ir}\log\sigma(b_{ir})
+        + (1 - c_{ir})\log\sigma(-b_{ir}) - (1 - c_{ir})\log(N - 1)\Big], \\
+        c_{ir} &= Q_i(y^{(i)}_r),
         \end{aligned}
 
     whose gradient is (:func:`~crowdlearn.aggregation.glad.glad_q_and_grad`)
 
     .. math::
 
-        \frac{\partial Q}{\partial \alpha_j} = \sum_{t:\, j_t = j}
-        \big(c_t - \sigma(x_t)\big)\beta_{i_t}, \qquad
-        \frac{\partial Q}{\partial b_i} = \sum_{t:\, i_t = i}
-        \big(c_t - \sigma(x_t)\big)\,x_t,
+        \frac{\partial E}{\partial \alpha_r} = \sum_{i \in I_r}
+        \big(c_{ir} - \sigma(b_{ir})\big)\tau_i, \qquad
+        \frac{\partial E}{\partial \log\tau_i} = \sum_{r \in R_i}
+        \big(c_{ir} - \sigma(b_{ir})\big)\,b_{ir},
 
-    plus the prior terms :math:`-(\alpha_j - \mu_\alpha)/s_\alpha^2` and
-    :math:`-(b_i - \mu_b)/s_b^2`. :math:`Q` + log prior has no closed-form
-    maximiser: it is increased by at most ``m_step_max_iter`` iterations of
-    L-BFGS-B (``scipy.optimize.minimize``) started from the current
-    :math:`(\alpha, b)`, in variables scaled by the square root of the
-    diagonal Fisher curvature :math:`\sum_t \sigma(x_t)\sigma(-x_t)
-    \beta_{i_t}^2` (resp. :math:`\sum_t \sigma(x_t)\sigma(-x_t) x_t^2`) plus
-    the prior's :math:`1/s^2`, so that an ability seen in a thousand labels
-    and a difficulty seen in five take comparable steps. The parameters live
-    in the box :math:`|\alpha_j| \le 10^3`, :math:`|b_i| \le 25` (the labels'
-    term is evaluated at the clipped values; the box only binds in maximum
-    likelihood, where a perfect worker's :math:`\alpha_j` or a unanimous
-    item's :math:`b_i` grows without limit). The result is kept only if it
-    does not lower :math:`Q` + log prior (generalised EM), so :math:`F` never
-    decreases. One evaluation of :math:`Q` and its gradient is a few passes
-    over the labels (gathers and two ``np.bincount``), with no Python loop.
+    plus the prior terms :math:`-(\alpha_r - \mu_\alpha)/s_\alpha^2` and
+    :math:`-(\log\tau_i - \mu_\tau)/s_\tau^2`. :math:`E` + log prior has no
+    closed-form maximiser: it is increased by at most ``m_step_max_iter``
+    iterations of L-BFGS-B (``scipy.optimize.minimize``) started from the current
+    :math:`(\alpha, \log\tau)`, in variables scaled by the square root of the
+    diagonal Fisher curvature :math:`\sum_{i \in I_r} \sigma(b_{ir})\sigma(-b_{ir})
+    \tau_i^2` (resp. :math:`\sum_{r \in R_i} \sigma(b_{ir})\sigma(-b_{ir}) b_{ir}^2`)
+    plus the prior's :math:`1/s_\alpha^2` (resp. :math:`1/s_\tau^2`), so that an
+    ability seen in a thousand labels and a difficulty seen in five take
+    comparable steps. The parameters live in the box :math:`|\alpha_r| \le 10^3`,
+    :math:`|\log\tau_i| \le 25` (the labels' term is evaluated at the clipped
+    values; the box only binds in maximum likelihood, where a perfect expert's
+    :math:`\alpha_r` or a unanimous item's :math:`\log\tau_i` grows without
+    limit). The result is kept only if it does not lower :math:`E` + log prior
+    (generalised EM), so :math:`J` never decreases. One evaluation of :math:`E`
+    and its gradient is a few passes over the labels (gathers and two
+    ``np.bincount``), with no Python loop.
 
-    **Relabelling.** For :math:`K = 2`, swapping the two classes and negating
-    every :math:`\alpha_j` leaves :math:`\ell` unchanged. When that also
-    leaves :math:`F` unchanged (``alpha_prior`` is ``None`` or has mean 0),
+    **Relabelling.** For :math:`N = 2`, swapping the two classes and negating
+    every :math:`\alpha_r` leaves :math:`\ell` unchanged. When that also
+    leaves :math:`J` unchanged (``alpha_prior`` is ``None`` or has mean 0),
     the fit picks the copy whose posterior agrees best with the votes; with
     the default prior (mean 1) the prior itself prefers positive abilities
-    and nothing is relabelled. For :math:`K > 2` there is no such symmetry.
+    and nothing is relabelled. For :math:`N > 2` there is no such symmetry.
 
     **Maximum likelihood** (``alpha_prior=None, beta_prior=None``) is
-    ill-posed: with one free :math:`b_i` per item and a few labels per item,
+    ill-posed: with one free :math:`\tau_i` per item and a few labels per item,
     the likelihood grows without limit along directions where abilities and
     difficulties run to the box, and EM may end in such a degenerate fit. The
     default priors (Whitehill et al.'s) keep every parameter finite.
@@ -373,7 +388,7 @@ class GLAD(IdResults, BaseEstimator):
     # -- EM pieces -----------------------------------------------------------------------
     @staticmethod
     def _log_joint(crowd: CrowdLabels, params: GLADParams) -> np.ndarray:
-        """``log P(y_i = k, labels_i)``, shape ``(n_items, K)``."""
+        """``log P(y^(i) = n, labels of item i)``, shape ``(n_items, N)``."""
         n, K = crowd.n_items, params.class_prior.shape[0]
         x = params.alpha[crowd.expert] * np.exp(params.b)[crowd.item]
         log_sig, log_sig_neg, _ = _log_sigmoids(x)
@@ -536,9 +551,9 @@ class GLAD(IdResults, BaseEstimator):
         ----------
         labels : labels of NEW items, optional
             Any form ``fit`` accepts, from experts seen in ``fit`` (an unknown
-            expert raises ``ValueError``). The new items' :math:`b_i` are not
-            estimated: they are set to the prior mean of :math:`b` (0, i.e.
-            :math:`\beta_i = 1`, without a prior), and the fitted abilities and
+            expert raises ``ValueError``). The new items' :math:`\log\tau_i` are
+            not estimated: they are set to its prior mean (0, i.e.
+            :math:`\tau_i = 1`, without a prior), and the fitted abilities and
             class prior are used.
 
         Returns

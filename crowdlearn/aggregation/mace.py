@@ -23,19 +23,19 @@ class MACEParams(NamedTuple):
     """The parameters EM iterates on (what a callback sees as ``state.params``)."""
 
     class_prior: np.ndarray  # (K,)            phi
-    trust: np.ndarray        # (n_experts,)    theta_j = P(not spamming)
-    strategy: np.ndarray     # (n_experts, K)  xi_j, the spamming distribution
+    trust: np.ndarray        # (n_experts,)    rho_r = P(not spamming)
+    strategy: np.ndarray     # (n_experts, K)  xi_r, the spamming distribution
 
 
 class _Data(NamedTuple):
     crowd: CrowdLabels
     votes: object          # sparse (n_items, n_experts * K + 1), see dawid_skene._flat_indices
     pair: np.ndarray       # expert * K + label, one per label
-    n_pair: np.ndarray     # (n_experts, K): how often expert j gave label l
+    n_pair: np.ndarray     # (n_experts, K): how often expert r gave label p
 
 
 def mace_confusion(trust, strategy) -> np.ndarray:
-    r"""``(n_experts, K, K)`` matrices :math:`P(l \mid k) = \theta_j 1\{l = k\} + (1 - \theta_j)\xi_{jl}`."""
+    r"""``(n_experts, N, N)`` matrices :math:`M^{(r)}_{n,p} = \rho_r 1\{p = n\} + (1 - \rho_r)\xi_{r,p}`."""
     trust = np.asarray(trust, dtype=float)
     strategy = np.asarray(strategy, dtype=float)
     K = strategy.shape[1]
@@ -68,37 +68,41 @@ def _check_prior_value(value, name: str) -> float:
 class MACE(IdResults, BaseEstimator):
     r"""MACE: Multi-Annotator Competence Estimation (Hovy et al. 2013), fitted by EM.
 
-    Item :math:`i` has a hidden true class :math:`T_i \sim \phi` (uniform in
-    MACE). Each time annotator :math:`j` labels it, the annotator first flips a
-    coin: with probability :math:`\theta_j` it *knows* (:math:`S = 0`) and gives
-    the true class; with probability :math:`1 - \theta_j` it *spams*
-    (:math:`S = 1`) and draws the label from its own strategy :math:`\xi_j`, a
-    distribution over the :math:`K` classes that ignores the item. So
+    Item :math:`i` has a hidden true class :math:`y^{(i)} \sim \phi` (uniform in
+    MACE). Each time expert :math:`r` labels it, the expert first flips a
+    coin: with probability :math:`\rho_r` (its *trust*) it *knows*
+    (:math:`S = 0`) and gives the true class; with probability
+    :math:`1 - \rho_r` it *spams* (:math:`S = 1`) and draws the label from its
+    own strategy :math:`\xi_r`, a distribution over the :math:`N` classes that
+    ignores the item. So
 
     .. math::
 
-        P(\text{label } l \mid T_i = k) = \theta_j\, 1\{l = k\} + (1 - \theta_j)\,\xi_{jl},
+        M^{(r)}_{n,p} = P(y^{(i)}_r = p \mid y^{(i)} = n)
+        = \rho_r\, 1\{p = n\} + (1 - \rho_r)\,\xi_{r,p},
 
-    a Dawid--Skene confusion matrix with :math:`K` parameters per annotator:
-    :math:`\theta_j` says *how much* to trust annotator :math:`j`, and
-    :math:`\xi_j` what it says when it cannot be trusted (a spammer who always
-    says "0" has :math:`\xi_j` on class 0 and tells nothing about the items).
+    a Dawid--Skene confusion matrix with :math:`N` parameters per expert:
+    :math:`\rho_r` says *how much* to trust expert :math:`r`, and
+    :math:`\xi_r` what it says when it cannot be trusted (a spammer who always
+    says "0" has :math:`\xi_r` on class 0 and tells nothing about the items).
+    (Hovy et al. write :math:`\theta_j` for the trust and :math:`\xi_j` for the
+    strategy of annotator :math:`j`, and :math:`T_i` for the true class.)
 
     Parameters
     ----------
     n_classes : int, optional
-        Number of classes :math:`K` (>= 2). Inferred from the labels when omitted.
+        Number of classes :math:`N` (>= 2). Inferred from the labels when omitted.
     theta_prior : (float, float), default (1.0, 1.0)
-        :math:`(a, b)` of a Beta(:math:`a, b`) prior on every :math:`\theta_j`,
+        :math:`(a, b)` of a Beta(:math:`a, b`) prior on every trust :math:`\rho_r`,
         both >= 1; EM finds the MAP estimate, adding :math:`a - 1` pseudo-labels
         that were "known" and :math:`b - 1` that were "spammed". The default
         :math:`(1, 1)` is the flat prior: **maximum likelihood**.
     strategy_prior : float, default 1.0
         Concentration :math:`c \ge 1` of a symmetric Dirichlet prior on every
-        strategy :math:`\xi_j` (pseudo-count :math:`c - 1` per class). The
+        strategy :math:`\xi_r` (pseudo-count :math:`c - 1` per class). The
         default 1 is maximum likelihood. MACE's own EM smooths every fractional
-        count by :math:`s = 0.01/K`, which is ``theta_prior=(1 + s, 1 + s)``,
-        ``strategy_prior=1 + s``. (MACE's variational Bayes option, with its
+        count by :math:`0.01/N`, which is ``theta_prior=(1 + 0.01/N, 1 + 0.01/N)``,
+        ``strategy_prior=1 + 0.01/N``. (MACE's variational Bayes option, with its
         Beta(0.5, 0.5) prior, is not implemented.)
     fit_class_prior : bool, default False
         MACE fixes :math:`\phi` uniform; ``True`` estimates it too (maximum
@@ -107,9 +111,9 @@ class MACE(IdResults, BaseEstimator):
         Number of EM runs, the run with the highest final objective being kept
         (MACE's likelihood has many local optima, and MACE itself restarts 10
         times). Run 0 starts from the soft majority vote (one M-step from it
-        with :math:`\theta_j = 1/2`, :math:`\xi_j` uniform); the others from
-        random parameters: :math:`\theta_j \sim U(0, 1)`,
-        :math:`\xi_j \sim` Dirichlet(1, ..., 1), :math:`\phi` uniform.
+        with :math:`\rho_r = 1/2`, :math:`\xi_r` uniform); the others from
+        random parameters: :math:`\rho_r \sim U(0, 1)`,
+        :math:`\xi_r \sim` Dirichlet(1, ..., 1), :math:`\phi` uniform.
     max_iter : int, default 1000
         At most this many M-steps per run (MACE's EM is slow: on the bundled RTE
         crowd the best run needs about 300).
@@ -130,30 +134,31 @@ class MACE(IdResults, BaseEstimator):
     Attributes
     ----------
     trust_ : ndarray of shape (n_experts,)
-        :math:`\theta_j = P(\text{annotator } j \text{ knows the answer})`; what
-        ``skills_`` returns. An annotator with no label gets the prior mode
+        :math:`\rho_r = P(\text{expert } r \text{ knows the answer})`; what
+        ``skills_`` returns. An expert with no label gets the prior mode
         :math:`(a-1)/(a+b-2)`, or 1/2 under the flat prior.
     spamming_ : ndarray of shape (n_experts,)
-        :math:`1 - \theta_j` (crowd-kit's name).
+        :math:`1 - \rho_r` (crowd-kit's name).
     strategy_ : ndarray of shape (n_experts, n_classes)
-        :math:`\xi_{jl}`, the spamming distributions (rows sum to one; uniform
-        when an annotator has no expected spam at all under the flat prior).
+        :math:`\xi_{r,p}`, the spamming distributions (rows sum to one; uniform
+        when an expert has no expected spam at all under the flat prior).
     confusion_ : ndarray of shape (n_experts, n_classes, n_classes)
-        The implied :math:`P(\text{label } l \mid T = k)`, ``[j, k, l]``.
+        The implied :math:`M^{(r)}_{n,p}`, ``[r, n, p]``.
     class_prior_ : ndarray of shape (n_classes,)
         :math:`\phi` (uniform unless ``fit_class_prior=True``).
     posterior_ : ndarray of shape (n_items, n_classes)
-        :math:`P(T_i = k \mid \text{labels})` under the fitted parameters
-        (the class prior for an item with no label).
+        :math:`Q_i(n) = P(y^{(i)} = n \mid \mathcal{D}; \theta)` under the fitted
+        parameters (the class prior for an item with no label).
     labels_, probas_, skills_
         By original id when fitted on a DataFrame (see
         :class:`~crowdlearn.frames.IdResults`); ``labels_`` is the arg-max of
         ``posterior_``, the lowest class on ties; ``skills_`` is ``trust_``.
     log_likelihood_history_ : ndarray of shape (``n_iter_`` + 1,)
-        The objective :math:`F` below after every E-step of the best run (the
-        log-likelihood under the default flat priors); never decreases.
+        The objective :math:`J(\theta)` below after every E-step of the best run
+        (the log-likelihood :math:`\ell(\theta)` under the default flat priors);
+        never decreases.
     log_likelihood_ : float
-        The observed-data log-likelihood at the fitted parameters.
+        The observed-data log-likelihood :math:`\ell(\theta)` at the fitted parameters.
     objective_ : float
         ``log_likelihood_history_[-1]``.
     n_iter_ : int
@@ -162,80 +167,85 @@ class MACE(IdResults, BaseEstimator):
 
     Notes
     -----
-    Label :math:`t` is annotator :math:`j_t` putting item :math:`i_t` in class
-    :math:`l_t`; :math:`n_j` is the number of labels annotator :math:`j` gave,
-    :math:`N_{jl}` how many of them were :math:`l`.
+    Sums over :math:`r \in R_i` run over the labels item :math:`i` received
+    (a repeated label is one more term), and sums over :math:`i \in I_r` over the
+    labels expert :math:`r` gave; :math:`L_r` is the number of labels expert
+    :math:`r` gave, :math:`L_{r,p}` how many of them were :math:`p`, and
+    :math:`\theta = (\phi, \rho, \xi)`.
 
-    **Objective.** With :math:`\pi^{(j)}_{kl} = \theta_j 1\{l = k\} + (1 - \theta_j)\xi_{jl}`,
+    **Objective.** With :math:`M^{(r)}_{n,p} = \rho_r 1\{p = n\} + (1 - \rho_r)\xi_{r,p}`,
 
     .. math::
 
         \begin{aligned}
-        F = {} &\sum_i \log \sum_k \phi_k \prod_{t:\, i_t = i} \pi^{(j_t)}_{k\, l_t} \\
-        &+ \sum_j \Big[(a - 1)\log\theta_j + (b - 1)\log(1 - \theta_j)
-        + (c - 1)\sum_l \log\xi_{jl}\Big],
+        J(\theta) = {} &\sum_i \log \sum_n \phi_n \prod_{r \in R_i}
+        M^{(r)}_{n,\, y^{(i)}_r} \\
+        &+ \sum_r \Big[(a - 1)\log\rho_r + (b - 1)\log(1 - \rho_r)
+        + (c - 1)\sum_p \log\xi_{r,p}\Big],
         \end{aligned}
 
     the log-posterior up to a constant (terms whose coefficient is 0 are left
     out, so a parameter at 0 or 1 never gives :math:`0 \cdot \infty`).
 
-    **E-step.** :math:`\log Q_i(k) = \log\phi_k + \sum_{t:\, i_t = i}\log
-    \pi^{(j_t)}_{k\, l_t} - \log Z_i`, in log space (row maximum subtracted;
-    :math:`\log 0 = -\infty` is allowed, so :math:`\theta_j \in \{0, 1\}`
-    gives zeros, never NaN). Given :math:`T_i = k`, label :math:`t` was *known*
-    with probability :math:`\theta_j / \pi^{(j)}_{kl}` if :math:`l_t = k`, and
-    certainly spammed otherwise. So the expected number of known labels is
+    **E-step.** :math:`\log Q_i(n) = \log\phi_n + \sum_{r \in R_i}\log
+    M^{(r)}_{n,\, y^{(i)}_r} - \log Z_i`, in log space (row maximum subtracted;
+    :math:`\log 0 = -\infty` is allowed, so :math:`\rho_r \in \{0, 1\}`
+    gives zeros, never NaN). Given :math:`y^{(i)} = n`, a label
+    :math:`y^{(i)}_r = p` was *known* with probability
+    :math:`\rho_r / M^{(r)}_{n,p}` if :math:`p = n`, and certainly spammed
+    otherwise. So the expected number of known labels is
 
     .. math::
 
-        E[\text{known}_{jl}] = C_{jl}\,\rho_{jl}, \qquad
-        C_{jl} = \sum_{t:\, j_t = j,\, l_t = l} Q_{i_t}(l), \qquad
-        \rho_{jl} = \frac{\theta_j}{\theta_j + (1 - \theta_j)\xi_{jl}},
+        \mathbb{E}[\text{known}_{r,p}] = C_{r,p}\,\omega_{r,p}, \qquad
+        C_{r,p} = \sum_{i \in I_r:\, y^{(i)}_r = p} Q_i(p), \qquad
+        \omega_{r,p} = \frac{\rho_r}{\rho_r + (1 - \rho_r)\xi_{r,p}},
 
     (the posterior that the item's class *is* the label given, times the
-    responsibility of knowledge versus a lucky spam), and the expected number
-    of spammed labels :math:`l` is
-    :math:`E[\text{spam}_{jl}] = N_{jl} - C_{jl}\rho_{jl}`.
+    responsibility :math:`\omega_{r,p}` of knowledge versus a lucky spam), and
+    the expected number of spammed labels :math:`p` is
+    :math:`\mathbb{E}[\text{spam}_{r,p}] = L_{r,p} - C_{r,p}\omega_{r,p}`.
 
-    **M-step.** The expected complete-data log-posterior is, per annotator,
+    **M-step.** The expected complete-data log-posterior is, per expert,
 
     .. math::
 
         \begin{aligned}
-        &\sum_l \Big[E[\text{known}_{jl}]\log\theta_j
-        + E[\text{spam}_{jl}]\big(\log(1 - \theta_j) + \log\xi_{jl}\big)\Big] \\
-        &\quad + (a - 1)\log\theta_j + (b - 1)\log(1 - \theta_j) + (c - 1)\sum_l\log\xi_{jl},
+        &\sum_p \Big[\mathbb{E}[\text{known}_{r,p}]\log\rho_r
+        + \mathbb{E}[\text{spam}_{r,p}]\big(\log(1 - \rho_r) + \log\xi_{r,p}\big)\Big] \\
+        &\quad + (a - 1)\log\rho_r + (b - 1)\log(1 - \rho_r)
+        + (c - 1)\sum_p\log\xi_{r,p},
         \end{aligned}
 
-    plus :math:`\sum_{i,k} Q_i(k)\log\phi_k`. Writing
-    :math:`\kappa_j = \sum_l E[\text{known}_{jl}]` and
-    :math:`\sigma_j = n_j - \kappa_j`, the :math:`\theta_j` part
-    :math:`(\kappa_j + a - 1)\log\theta_j + (\sigma_j + b - 1)\log(1 - \theta_j)`
+    plus :math:`\sum_{i,n} Q_i(n)\log\phi_n`. Writing
+    :math:`\kappa_r = \sum_p \mathbb{E}[\text{known}_{r,p}]` and
+    :math:`\bar\kappa_r = L_r - \kappa_r`, the :math:`\rho_r` part
+    :math:`(\kappa_r + a - 1)\log\rho_r + (\bar\kappa_r + b - 1)\log(1 - \rho_r)`
     is concave with derivative
-    :math:`\frac{\kappa_j + a - 1}{\theta_j} - \frac{\sigma_j + b - 1}{1 - \theta_j}`,
-    zero at the first formula below; the :math:`\xi_j` part
-    :math:`\sum_l (E[\text{spam}_{jl}] + c - 1)\log\xi_{jl}` is maximised on
-    the simplex (Lagrange multiplier for :math:`\sum_l \xi_{jl} = 1`) by the
+    :math:`\frac{\kappa_r + a - 1}{\rho_r} - \frac{\bar\kappa_r + b - 1}{1 - \rho_r}`,
+    zero at the first formula below; the :math:`\xi_r` part
+    :math:`\sum_p (\mathbb{E}[\text{spam}_{r,p}] + c - 1)\log\xi_{r,p}` is maximised
+    on the simplex (Lagrange multiplier for :math:`\sum_p \xi_{r,p} = 1`) by the
     normalised counts:
 
     .. math::
 
         \begin{aligned}
-        \theta_j &= \frac{\kappa_j + a - 1}{n_j + a + b - 2}, \qquad
-        \xi_{jl} = \frac{E[\text{spam}_{jl}] + c - 1}{\sigma_j + K(c - 1)}, \\
-        \phi_k &= \frac{1}{n}\sum_i Q_i(k) \;\; (\text{only if fitted}).
+        \rho_r &= \frac{\kappa_r + a - 1}{L_r + a + b - 2}, \qquad
+        \xi_{r,p} = \frac{\mathbb{E}[\text{spam}_{r,p}] + c - 1}{\bar\kappa_r + N(c - 1)}, \\
+        \phi_n &= \frac{1}{m}\sum_i Q_i(n) \;\; (\text{only if fitted}).
         \end{aligned}
 
-    A zero denominator (an annotator with no label, or no expected spam, under
-    flat priors) leaves that parameter out of :math:`F`: it is set to 1/2 or
-    uniform. As in every EM, :math:`F` never decreases. The counts
-    :math:`C_{jl}` and :math:`N_{jl}` are one pass over the labels, so an
+    A zero denominator (an expert with no label, or no expected spam, under
+    flat priors) leaves that parameter out of :math:`J`: it is set to 1/2 or
+    uniform. As in every EM, :math:`J` never decreases. The counts
+    :math:`C_{r,p}` and :math:`L_{r,p}` are one pass over the labels, so an
     iteration costs what a Dawid--Skene iteration costs.
 
     **Identifiability.** Unlike Dawid--Skene, permuting the hidden classes does
     not map a MACE model to another MACE model (the knowing part is tied to
     the diagonal), so no relabelling is needed; but "everybody spams"
-    (:math:`\theta = 0`, posterior = prior) is always a stationary point, and
+    (:math:`\rho = 0`, posterior = prior) is always a stationary point, and
     other poor local optima exist: hence the restarts.
 
     References
@@ -296,10 +306,10 @@ class MACE(IdResults, BaseEstimator):
     # -- EM pieces -------------------------------------------------------------------------
     @staticmethod
     def _log_joint(data: _Data, params: MACEParams) -> np.ndarray:
-        """``log P(T_i = k, labels_i)``, shape ``(n_items, K)``."""
+        """``log P(y^(i) = n, labels of item i)``, shape ``(n_items, N)``."""
         conf = mace_confusion(params.trust, params.strategy)
         J, K, _ = conf.shape
-        table = np.empty((J * K + 1, K))  # [j * K + l, k] = log pi[j, k, l]; then log phi
+        table = np.empty((J * K + 1, K))  # [r * K + p, n] = log M[r, n, p]; then log phi
         with np.errstate(divide="ignore"):
             np.log(conf.transpose(0, 2, 1), out=table[:-1].reshape(J, K, K))
             np.log(params.class_prior, out=table[-1])
@@ -322,7 +332,7 @@ class MACE(IdResults, BaseEstimator):
         return q, float(log_evidence.sum()) + self._log_prior(params)
 
     def _expected_counts(self, data: _Data, q: np.ndarray, params: MACEParams):
-        """``(known, spam)``, both ``(n_experts, K)``: expected known / spammed labels ``l``."""
+        """``(known, spam)``, both ``(n_experts, N)``: expected known / spammed labels ``p``."""
         crowd = data.crowd
         J, K = crowd.n_experts, crowd.n_classes
         C = np.bincount(data.pair, weights=q[crowd.item, crowd.label],

@@ -17,10 +17,11 @@ class MajorityVote(IdResults, BaseEstimator):
 
     The soft vote of item :math:`i` is the fraction of its labels in each class,
 
-    .. math:: \\hat q_i(k) = \\frac{1}{|R_i|} \\sum_{r \\in R_i} 1\\{y_r^{(i)} = k\\},
+    .. math:: \\hat q_i(n) = \\frac{1}{|R_i|} \\sum_{r \\in R_i} 1\\{y_r^{(i)} = n\\},
 
-    where :math:`R_i` is the set of labels item :math:`i` received; the hard
-    vote is its arg-max.
+    where :math:`R_i` is the set of experts who labelled item :math:`i` (the sum
+    runs over the labels it received, a repeated label counting once per copy,
+    and :math:`|R_i|` counts them); the hard vote is its arg-max.
 
     Parameters
     ----------

@@ -1,8 +1,8 @@
 r"""Multi-label crowds: several independent multi-class labels per item, one confusion
 matrix per expert and per label (the MCMLI model of Zhang and Wu).
 
-Each item carries :math:`M` labels ("targets"), target :math:`m` taking one of
-:math:`K_m` classes. Labels arrive as sparse quadruples ``(item, expert,
+Each item carries :math:`D` labels ("targets", the book's questions), target :math:`d`
+taking one of :math:`N_d` classes. Labels arrive as sparse quadruples ``(item, expert,
 target, label)``: expert ``expert`` put target ``target`` of item ``item`` in
 class ``label``. Experts may answer any subset of items and, for each item,
 any subset of its targets.
@@ -52,7 +52,7 @@ class MultiCrowdLabels:
         item ``item[r]`` in class ``label[r]``.
     n_items, n_experts, n_targets : int
     n_classes : tuple of int, length n_targets
-        Number of classes :math:`K_m` of each target.
+        Number of classes :math:`N_d` of each target.
     """
 
     item: np.ndarray
@@ -283,12 +283,12 @@ def _make_data(crowd: MultiCrowdLabels) -> _Data:
 class MultiLabelDawidSkene(BaseEstimator):
     r"""Dawid--Skene for multi-label crowds: per-expert, per-target confusion matrices.
 
-    Each item :math:`i` has :math:`M` hidden true labels :math:`y_i^{(m)}`,
-    independent, :math:`y_i^{(m)} = k` with probability :math:`\theta^{(m)}_k`.
-    Expert :math:`j` reports class :math:`d` for target :math:`m` with probability
-    :math:`\pi^{(mj)}_{kd} = P(l_{ij}^{(m)} = d \mid y_i^{(m)} = k)`, independently
-    across experts, targets and items given the truth. Target :math:`m` has
-    :math:`K_m` classes (a common :math:`K` or one per target).
+    Each item :math:`i` has :math:`D` hidden true labels :math:`y^{(i,d)}` (targets
+    :math:`d = 1, \dots, D`), independent, :math:`y^{(i,d)} = n` with probability
+    :math:`\phi^{(d)}_n`. Expert :math:`r` reports class :math:`p` for target :math:`d`
+    with probability :math:`M^{(r,d)}_{n,p} = P(y^{(i,d)}_r = p \mid y^{(i,d)} = n)`,
+    independently across experts, targets and items given the truth. Target :math:`d`
+    has :math:`N_d` classes (a common :math:`N` or one per target).
 
     Parameters
     ----------
@@ -314,15 +314,16 @@ class MultiLabelDawidSkene(BaseEstimator):
     Attributes
     ----------
     class_prior_ : ndarray of shape (n_targets, K)
-        ``class_prior_[m, k]`` :math:`= \theta^{(m)}_k`; ``K = max(n_classes_)``, and
-        entries ``k >= n_classes_[m]`` are 0.
+        ``class_prior_[d, n]`` :math:`= \phi^{(d)}_n`; ``K = max(n_classes_)``, and
+        entries ``n >= n_classes_[d]`` are 0.
     confusion_ : ndarray of shape (n_experts, n_targets, K, K)
-        ``confusion_[j, m, k, l]`` :math:`= \pi^{(mj)}_{kl} = P(` expert ``j`` says ``l``
-        for target ``m`` :math:`\mid` its true class is ``k`` :math:`)`. Rows
-        ``k < n_classes_[m]`` sum to one (uniform where there is no expected count);
-        entries outside the ``n_classes_[m] x n_classes_[m]`` block are 0.
+        ``confusion_[r, d, n, p]`` :math:`= M^{(r,d)}_{n,p} = P(` expert ``r`` says ``p``
+        for target ``d`` :math:`\mid` its true class is ``n`` :math:`)`. Rows
+        ``n < n_classes_[d]`` sum to one (uniform where there is no expected count);
+        entries outside the ``n_classes_[d] x n_classes_[d]`` block are 0.
     posterior_ : ndarray of shape (n_items, n_targets, K)
-        :math:`P(y_i^{(m)} = k \mid \text{labels})`; zero for classes the target lacks.
+        :math:`Q_i^{(d)}(n) = P(y^{(i,d)} = n \mid \text{labels})`; zero for classes the
+        target lacks.
     log_likelihood_history_ : ndarray of shape (``n_iter_`` + 1,)
         The objective after every E-step: the log-likelihood plus
         :math:`\alpha` times the sum of the logs of all parameters. Never decreases.
@@ -337,40 +338,42 @@ class MultiLabelDawidSkene(BaseEstimator):
     Notes
     -----
     **Factorisation.** The likelihood of the labels :math:`L_i` of item :math:`i`
-    is a sum over the :math:`\prod_m K_m` joint truths, but the prior and the
+    is a sum over the :math:`\prod_d N_d` joint truths, but the prior and the
     label probabilities are products over targets, so the sum factorises:
 
     .. math::
 
-        P(L_i) = \sum_{k^{(1)}} \cdots \sum_{k^{(M)}} \prod_m \theta^{(m)}_{k^{(m)}}
-        \prod_{r \in L_i^{(m)}} \pi^{(m j_r)}_{k^{(m)} l_r}
-        = \prod_m \sum_k \theta^{(m)}_k \prod_{r \in L_i^{(m)}} \pi^{(m j_r)}_{k\, l_r},
+        P(L_i) = \sum_{n^{(1)}} \cdots \sum_{n^{(D)}} \prod_d \phi^{(d)}_{n^{(d)}}
+        \prod_{r \in R_i^{(d)}} M^{(r,d)}_{n^{(d)},\, y^{(i,d)}_r}
+        = \prod_d \sum_n \phi^{(d)}_n \prod_{r \in R_i^{(d)}} M^{(r,d)}_{n,\, y^{(i,d)}_r},
 
-    where :math:`L_i^{(m)}` are the labels given for target :math:`m` of item
-    :math:`i`. Hence :math:`\ell = \sum_m \ell_m`, the joint posterior is the
+    where :math:`R_i^{(d)}` are the experts who labelled target :math:`d` of item
+    :math:`i`. Hence :math:`\ell = \sum_d \ell_d`, the joint posterior is the
     product of the per-target posteriors, the joint MAP labelling is the
-    per-target arg-max, and EM is :math:`M` Dawid--Skene EMs run side by side:
+    per-target arg-max, and EM is :math:`D` Dawid--Skene EMs run side by side:
     no joint configuration is ever enumerated.
 
     **E-step** (log space, one ``np.bincount`` over all labels):
 
     .. math::
 
-        \log q_i^{(m)}(k) = \log\theta^{(m)}_k + \sum_{r:\, i_r = i,\, m_r = m}
-        \log\pi^{(m j_r)}_{k\, l_r} - \log Z_i^{(m)}, \qquad
-        \ell = \sum_{i, m} \log Z_i^{(m)}.
+        \log Q_i^{(d)}(n) = \log\phi^{(d)}_n + \sum_{r \in R_i^{(d)}}
+        \log M^{(r,d)}_{n,\, y^{(i,d)}_r} - \log Z_i^{(d)}, \qquad
+        \ell = \sum_{i, d} \log Z_i^{(d)}.
 
     **M-step** (Lagrange multipliers, one per distribution; one ``np.bincount`` on
-    the flattened ``(expert, target, true class, label)`` index):
+    the flattened ``(expert, target, true class, label)`` index), over the
+    :math:`m` items:
 
     .. math::
 
-        \theta^{(m)}_k = \frac{\sum_i q_i^{(m)}(k) + \alpha}{n + K_m\alpha}, \qquad
-        \pi^{(mj)}_{kd} = \frac{\sum_{r:\, j_r = j,\, m_r = m,\, l_r = d} q_{i_r}^{(m)}(k)
-        + \alpha}{\sum_{r:\, j_r = j,\, m_r = m} q_{i_r}^{(m)}(k) + K_m\alpha}.
+        \phi^{(d)}_n = \frac{\sum_i Q_i^{(d)}(n) + \alpha}{m + N_d\alpha}, \qquad
+        M^{(r,d)}_{n,p} = \frac{\sum_{i:\, y^{(i,d)}_r = p} Q_i^{(d)}(n)
+        + \alpha}{\sum_{i:\, r \in R_i^{(d)}} Q_i^{(d)}(n) + N_d\alpha}
 
-    The denominator of :math:`\pi` sums over the labels expert :math:`j` actually
-    gave for target :math:`m`; the source's equation (10) sums over all items,
+    (a sum over labels: an expert who labelled an item twice counts twice).
+    The denominator of :math:`M` sums over the labels expert :math:`r` actually
+    gave for target :math:`d`; the source's equation (10) sums over all items,
     which is only right when every expert labels every target of every item.
 
     **Start and relabelling** are those of :class:`~crowdlearn.DawidSkene`, target
@@ -421,7 +424,7 @@ class MultiLabelDawidSkene(BaseEstimator):
     # -- EM pieces -----------------------------------------------------------------------------
     @staticmethod
     def _log_joint(data: _Data, params: MultiLabelParams) -> np.ndarray:
-        """``log P(y_i^(m) = k, labels of target m of item i)``, shape ``(n_items, M, K)``."""
+        """``log P(y^(i,d) = n, labels of target d of item i)``, shape ``(n_items, D, K)``."""
         crowd, K = data.crowd, data.K
         n, M = crowd.n_items, crowd.n_targets
         with np.errstate(divide="ignore"):

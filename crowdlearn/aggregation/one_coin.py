@@ -16,18 +16,18 @@ class OneCoinDawidSkene(DawidSkene):
     r"""The one-coin Dawid--Skene model: every expert has a single accuracy, fitted by EM.
 
     As in :class:`~crowdlearn.DawidSkene`, item :math:`i` has a hidden true class
-    :math:`y^{(i)} \in \{1, \dots, K\}` drawn from the class prior
-    :math:`\phi_k = P(y = k)`, and the experts label it independently given the
-    class. But expert :math:`r` is described by one number, its accuracy
-    :math:`p_r`: it gives the true class with probability :math:`p_r` and each
-    of the :math:`K - 1` other classes with probability :math:`(1 - p_r)/(K - 1)`,
-    so its confusion matrix is
+    :math:`y^{(i)} \in \{1, \dots, N\}` drawn from the class prior
+    :math:`\phi_n = P(y = n)`, and the experts label it independently given the
+    class. But expert :math:`r` is described by one number, its error rate
+    :math:`\epsilon_r`: it gives the true class with probability
+    :math:`1 - \epsilon_r` (its accuracy) and each of the :math:`N - 1` other
+    classes with probability :math:`\epsilon_r/(N - 1)`, so its confusion matrix is
 
     .. math::
 
-        M^{(r)}_{k l} = p_r \, 1\{l = k\} + \frac{1 - p_r}{K - 1}\, 1\{l \ne k\}.
+        M^{(r)}_{n,p} = (1 - \epsilon_r) \, 1\{p = n\} + \frac{\epsilon_r}{N - 1}\, 1\{p \ne n\}.
 
-    That is :math:`R` parameters for the experts instead of :math:`R K (K - 1)`:
+    That is :math:`R` parameters for the experts instead of :math:`R N (N - 1)`:
     a much smaller model, which helps when experts give few labels, and which
     cannot describe an expert who confuses two particular classes or who says
     one class too often. Labels may be missing or repeated (each repeated label
@@ -37,14 +37,14 @@ class OneCoinDawidSkene(DawidSkene):
     Parameters
     ----------
     n_classes : int, optional
-        Number of classes :math:`K` (>= 2). Inferred from the labels when omitted.
+        Number of classes :math:`N` (>= 2). Inferred from the labels when omitted.
     alpha : float, default 0.0
         Pseudo-count (>= 0): MAP-EM under a Beta(:math:`\alpha+1, \alpha+1`)
-        prior on every accuracy :math:`p_r`, a symmetric
+        prior on every accuracy :math:`1 - \epsilon_r`, a symmetric
         Dirichlet(:math:`\alpha+1`) prior on the class prior (and
         Beta(:math:`\alpha+1, \alpha+1`) priors on feature probabilities).
         ``alpha=0`` is maximum likelihood. Note that the same ``alpha`` adds
-        :math:`2\alpha` pseudo-labels per expert here but :math:`K\alpha` per
+        :math:`2\alpha` pseudo-labels per expert here but :math:`N\alpha` per
         row of each confusion matrix in :class:`~crowdlearn.DawidSkene`.
     n_init, max_iter, tol, random_state, callback, progress
         As in :class:`~crowdlearn.DawidSkene` (run 0 starts from the soft
@@ -55,21 +55,24 @@ class OneCoinDawidSkene(DawidSkene):
     Attributes
     ----------
     accuracy_ : ndarray of shape (n_experts,)
-        :math:`p_r = P(\text{expert } r \text{ gives the true class})`, the same
-        for every true class. An expert with no label at all gets
-        :math:`1/K` when ``alpha=0`` (it does not enter the likelihood) and
-        :math:`1/2` otherwise (the mode of its prior).
+        The accuracy :math:`1 - \epsilon_r = P(\text{expert } r \text{ gives the
+        true class})`, the same for every true class. An expert with no label at
+        all gets :math:`1/N` when ``alpha=0`` (it does not enter the likelihood)
+        and :math:`1/2` otherwise (the mode of its prior).
     confusion_ : ndarray of shape (n_experts, n_classes, n_classes)
-        The implied confusion matrices :math:`M^{(r)}` above, ``[r, k, l] =
-        P(expert r says l | true class k)``.
+        The implied confusion matrices :math:`M^{(r)}` above, ``[r, n, p] =
+        P(expert r says p | true class n)``.
     class_prior_ : ndarray of shape (n_classes,)
     posterior_ : ndarray of shape (n_items, n_classes)
-        :math:`Q_i(k) = P(y^{(i)} = k \mid \text{labels})` under the fitted parameters.
+        :math:`Q_i(n) = P(y^{(i)} = n \mid \mathcal{D}; \theta)` under the fitted
+        parameters.
     log_likelihood_history_ : ndarray of shape (``n_iter_`` + 1,)
-        The MAP objective :math:`F` below after every E-step of the best run
-        (the log-likelihood when ``alpha=0``); never decreases.
+        The MAP objective :math:`J(\theta)` below after every E-step of the best
+        run (the log-likelihood :math:`\ell(\theta)` when ``alpha=0``); never
+        decreases.
     log_likelihood_ : float
-        The plain observed-data log-likelihood at the fitted parameters.
+        The plain observed-data log-likelihood :math:`\ell(\theta)` at the fitted
+        parameters.
     objective_ : float
         ``log_likelihood_history_[-1]``.
     n_iter_ : int
@@ -79,49 +82,56 @@ class OneCoinDawidSkene(DawidSkene):
 
     Notes
     -----
-    Write :math:`t = 1, \dots, T` for the labels, label :math:`t` being expert
-    :math:`r_t` putting item :math:`i_t` in class :math:`l_t`; :math:`n_r` is the
-    number of labels expert :math:`r` gave.
+    Sums over :math:`r \in R_i` run over the labels item :math:`i` received
+    (a repeated label is one more term), and sums over :math:`i \in I_r` over the
+    labels expert :math:`r` gave; :math:`L_r` is the number of labels expert
+    :math:`r` gave, and :math:`m` the number of items.
 
-    **Objective.** With :math:`\Theta = (\phi, p)`,
+    **Objective.** With :math:`\theta = (\phi, \epsilon)`,
 
     .. math::
 
-        F(\Theta) = \sum_{i} \log \sum_{k} \phi_k \prod_{t:\, i_t = i}
-        M^{(r_t)}_{k\, l_t}
-        \;+\; \alpha\Big(\sum_k \log \phi_k + \sum_r \big[\log p_r + \log(1 - p_r)\big]\Big),
+        J(\theta) = \sum_{i} \log \sum_{n} \phi_n \prod_{r \in R_i}
+        M^{(r)}_{n,\, y^{(i)}_r}
+        \;+\; \alpha\Big(\sum_n \log \phi_n + \sum_r \big[\log (1 - \epsilon_r)
+        + \log\epsilon_r\big]\Big),
 
-    the log-likelihood plus the log prior density (up to a constant).
+    the log-likelihood :math:`\ell(\theta)` plus the log prior density (up to a
+    constant).
 
     **E-step.** The posterior is that of :class:`~crowdlearn.DawidSkene` with
     the one-coin matrices, computed in log space:
 
     .. math::
 
-        \log Q_i(k) = \log\phi_k + \sum_{t:\, i_t = i} \Big[1\{l_t = k\}\log p_{r_t}
-        + 1\{l_t \ne k\}\log\frac{1 - p_{r_t}}{K - 1}\Big] - \log Z_i .
+        \log Q_i(n) = \log\phi_n + \sum_{r \in R_i} \Big[1\{y^{(i)}_r = n\}
+        \log (1 - \epsilon_r)
+        + 1\{y^{(i)}_r \ne n\}\log\frac{\epsilon_r}{N - 1}\Big] - \log Z_i .
 
     **M-step.** Expert :math:`r`'s part of the expected complete-data objective is
 
     .. math::
 
         \begin{aligned}
-        &\sum_{t:\, r_t = r} \sum_k Q_{i_t}(k)\Big[1\{l_t = k\}\log p_r
-        + 1\{l_t \ne k\}\log\frac{1 - p_r}{K - 1}\Big] \\
-        &\quad + \alpha\big[\log p_r + \log(1 - p_r)\big] \\
-        &= (C_r + \alpha)\log p_r + (n_r - C_r + \alpha)\log(1 - p_r) + \text{const},
+        &\sum_{i \in I_r} \sum_n Q_i(n)\Big[1\{y^{(i)}_r = n\}\log (1 - \epsilon_r)
+        + 1\{y^{(i)}_r \ne n\}\log\frac{\epsilon_r}{N - 1}\Big] \\
+        &\quad + \alpha\big[\log (1 - \epsilon_r) + \log\epsilon_r\big] \\
+        &= (C_r + \alpha)\log (1 - \epsilon_r) + (L_r - C_r + \alpha)\log\epsilon_r
+        + \text{const},
         \end{aligned}
 
-    with :math:`C_r = \sum_{t:\, r_t = r} Q_{i_t}(l_t)`, the expected number of
-    correct labels of expert :math:`r` (using :math:`\sum_k Q_i(k) = 1`). This is
-    a Beta log-density in :math:`p_r`, concave, maximised where its derivative
-    :math:`(C_r + \alpha)/p_r - (n_r - C_r + \alpha)/(1 - p_r)` vanishes:
+    with :math:`C_r = \sum_{i \in I_r} Q_i(y^{(i)}_r)`, the expected number of
+    correct labels of expert :math:`r` (using :math:`\sum_n Q_i(n) = 1`). This is
+    a Beta log-density in :math:`1 - \epsilon_r`, concave, maximised where its
+    derivative in the accuracy,
+    :math:`(C_r + \alpha)/(1 - \epsilon_r) - (L_r - C_r + \alpha)/\epsilon_r`,
+    vanishes:
 
     .. math::
 
-        p_r = \frac{\sum_{t:\, r_t = r} Q_{i_t}(l_t) + \alpha}{n_r + 2\alpha},
+        1 - \epsilon_r = \frac{\sum_{i \in I_r} Q_i(y^{(i)}_r) + \alpha}{L_r + 2\alpha},
         \qquad
-        \phi_k = \frac{\sum_i Q_i(k) + \alpha}{n + K\alpha}.
+        \phi_n = \frac{\sum_i Q_i(n) + \alpha}{m + N\alpha}.
 
     The expected counts :math:`C_r` come from the same sparse product as the
     Dawid--Skene M-step (the trace of each expert's expected confusion counts),
@@ -130,17 +140,17 @@ class OneCoinDawidSkene(DawidSkene):
     **Relation to Dawid--Skene.** The model is Dawid--Skene with every confusion
     matrix constrained to the one-coin form, so its maximum likelihood is never
     above Dawid--Skene's. It is *not* Dawid--Skene fitted with symmetric
-    matrices in general, even for :math:`K = 2`: the unconstrained M-step gives
-    :math:`M^{(r)}_{00} \neq M^{(r)}_{11}` whenever the expected counts differ
+    matrices in general, even for :math:`N = 2`: the unconstrained M-step gives
+    :math:`M^{(r)}_{1,1} \neq M^{(r)}_{2,2}` whenever the expected counts differ
     between the classes. Only when the crowd itself is symmetric under swapping
     the two classes (every item has a mirror item whose labels are all flipped)
     do the two EMs follow the same path -- with ``alpha`` here equal to twice
     Dawid--Skene's, because of the pseudo-counts noted above.
 
-    **Relabelling.** For :math:`K = 2`, swapping the hidden classes and
-    replacing every :math:`p_r` by :math:`1 - p_r` changes neither the
-    likelihood nor :math:`F`; the fit picks the copy that agrees best with the
-    votes, as :class:`~crowdlearn.DawidSkene` does. For :math:`K > 2`
+    **Relabelling.** For :math:`N = 2`, swapping the hidden classes and
+    replacing every :math:`\epsilon_r` by :math:`1 - \epsilon_r` changes neither
+    the likelihood nor :math:`J`; the fit picks the copy that agrees best with the
+    votes, as :class:`~crowdlearn.DawidSkene` does. For :math:`N > 2`
     permuting the hidden classes moves the accuracies off the diagonal, so the
     permuted copy is not a one-coin model and EM never ends in one: nothing
     is relabelled.
@@ -225,7 +235,7 @@ class OneCoinDawidSkene(DawidSkene):
         a = float(self.alpha)
         counts, class_count = self._expected_counts(data, q)  # (J, K true, K label), (K,)
         correct = np.einsum("jkk->j", counts)                  # C_r
-        n_r = counts.sum(axis=(1, 2))                          # = n_r, as rows of q sum to 1
+        n_r = counts.sum(axis=(1, 2))                          # = L_r, as rows of q sum to 1
         prior = getattr(self, "_prior_coin", None)
         if prior is not None:
             correct = correct + prior[0]
@@ -250,7 +260,8 @@ class OneCoinDawidSkene(DawidSkene):
 
     @staticmethod
     def _align_with_vote(data: _Data, params: DawidSkeneParams, q: np.ndarray):
-        # K = 2: swapping the classes maps p to 1 - p, still one-coin; K > 2: no symmetry
+        # N = 2: swapping the classes maps the accuracy 1 - eps_r to eps_r, still one-coin;
+        # N > 2: no symmetry
         if q.shape[1] == 2:
             return DawidSkene._align_with_vote(data, params, q)
         return params, q

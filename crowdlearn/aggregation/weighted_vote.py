@@ -1,7 +1,8 @@
 r"""Weighted majority votes: fixed skills, Wawa and Zero-Based Skill.
 
 Three aggregators in which every worker's vote counts with a weight that
-depends on the worker's *skill* :math:`p_j` (an accuracy, in :math:`[0, 1]`):
+depends on the worker's *skill*, for worker (expert) :math:`r` an accuracy
+:math:`1 - \epsilon_r \in [0, 1]` (:math:`\epsilon_r` its error rate):
 
 * :class:`WeightedMajorityVote` -- the skills are given;
 * :class:`Wawa` -- "worker agreement with aggregate": the skills are the
@@ -109,10 +110,11 @@ def _resolve_skills(skills, crowd: CrowdLabels, weights: str) -> np.ndarray:
 
 
 def log_odds_weights(skills, n_classes: int) -> np.ndarray:
-    r"""The Bayes-optimal vote weights :math:`w_j = \log\frac{(K-1)\,p_j}{1 - p_j}`.
+    r"""Bayes-optimal vote weights :math:`\omega_r = \log\frac{(N-1)(1-\epsilon_r)}{\epsilon_r}`.
 
-    ``+inf`` for :math:`p_j = 1`, ``-inf`` for :math:`p_j = 0`, and 0 for a
-    worker at chance, :math:`p_j = 1/K`.
+    ``skills`` are the accuracies :math:`1 - \epsilon_r`. ``+inf`` for a skill of
+    1, ``-inf`` for a skill of 0, and 0 for a worker at chance, a skill of
+    :math:`1/N`.
     """
     p = as_float_array(skills, "skills")
     with np.errstate(divide="ignore"):
@@ -138,9 +140,10 @@ def _weighted_scores(crowd: CrowdLabels, skills: np.ndarray, weights: str) -> np
 def weighted_posterior(crowd: CrowdLabels, skills: np.ndarray, weights: str) -> np.ndarray:
     r"""The posterior of a weighted vote, shape ``(n_items, n_classes)``.
 
-    ``"linear"``: :math:`\sum_t p_{j_t} 1\{l_t = k\}` normalised over the
-    classes (uniform when the weights sum to 0). ``"log-odds"``: the softmax of
-    :math:`\sum_t w_{j_t} 1\{l_t = k\}`, computed as the one-coin posterior
+    ``"linear"``: :math:`\sum_{r \in R_i} (1 - \epsilon_r)\, 1\{y^{(i)}_r = n\}`
+    (the skills :math:`1 - \epsilon_r` as weights) normalised over the classes
+    :math:`n` (uniform when the weights sum to 0). ``"log-odds"``: the softmax of
+    :math:`\sum_{r \in R_i} \omega_r 1\{y^{(i)}_r = n\}`, computed as the one-coin posterior
     (see :class:`WeightedMajorityVote`) so that skills of exactly 0 or 1 give
     zero probabilities, never NaN.
     """
@@ -160,7 +163,7 @@ def weighted_posterior(crowd: CrowdLabels, skills: np.ndarray, weights: str) -> 
 
 
 def _agreement(crowd: CrowdLabels, hard: np.ndarray) -> np.ndarray:
-    """Fraction of each worker's labels equal to ``hard`` of their item (1/K with no label)."""
+    """Fraction of each worker's labels equal to ``hard`` of their item (1/N with no label)."""
     n_j = np.bincount(crowd.expert, minlength=crowd.n_experts).astype(float)
     agree = np.bincount(crowd.expert, weights=(crowd.label == hard[crowd.item]).astype(float),
                         minlength=crowd.n_experts)
@@ -248,16 +251,17 @@ class _VoteBase(IdResults, BaseEstimator):
 class WeightedMajorityVote(_VoteBase):
     r"""Majority vote in which each worker's vote counts with a weight given by its skill.
 
-    Worker :math:`j` has a skill :math:`p_j`, and item :math:`i` gets the
-    score :math:`s_i(k) = \sum_{t:\, i_t = i} w_{j_t} 1\{l_t = k\}` for every
-    class :math:`k`, where label :math:`t` is worker :math:`j_t` putting item
-    :math:`i_t` in class :math:`l_t`. The hard label is the arg-max of the
-    score (lowest class on ties).
+    Worker (expert) :math:`r` has a skill, an accuracy :math:`1 - \epsilon_r`,
+    which gives it a vote weight :math:`\omega_r`, and item :math:`i` gets the
+    score :math:`v_i(n) = \sum_{r \in R_i} \omega_r 1\{y^{(i)}_r = n\}` for every
+    class :math:`n`, the sum running over the labels :math:`y^{(i)}_r` the item
+    received (a repeated label is one more term). The hard label is the arg-max
+    of the score (lowest class on ties).
 
     Parameters
     ----------
     skills : None, array-like of shape (n_experts,), dict or pandas Series
-        The workers' skills :math:`p_j`. An array is read by worker index (for
+        The workers' skills :math:`1 - \epsilon_r`. An array is read by worker index (for
         labels from a table or DataFrame: the position of the worker id among
         the sorted ids). A dict or a ``Series`` is read by worker id (the
         original ids when fitting a table or DataFrame, the indices otherwise):
@@ -266,11 +270,12 @@ class WeightedMajorityVote(_VoteBase):
         the same, and the posterior is the plain soft majority vote (the vote
         fractions) whatever ``weights`` says.
     weights : {"log-odds", "linear"}, default "log-odds"
-        ``"log-odds"``: :math:`w_j = \log\frac{(K-1)p_j}{1-p_j}`, the
-        Bayes-optimal weight (below); skills must lie in :math:`[0, 1]`, and the
-        posterior is :math:`\operatorname{softmax}_k s_i(k)`. ``"linear"``:
-        :math:`w_j = p_j` (crowd-kit's convention); skills must be
-        non-negative, and the posterior is :math:`s_i(k) / \sum_{k'} s_i(k')`.
+        ``"log-odds"``: :math:`\omega_r = \log\frac{(N-1)(1-\epsilon_r)}{\epsilon_r}`,
+        the Bayes-optimal weight (below); skills must lie in :math:`[0, 1]`, and the
+        posterior is :math:`\operatorname{softmax}_n v_i(n)`. ``"linear"``:
+        :math:`\omega_r = 1 - \epsilon_r`, the skill itself (crowd-kit's
+        convention); skills must be non-negative, and the posterior is
+        :math:`v_i(n) / \sum_{n'} v_i(n')`.
 
     Attributes
     ----------
@@ -282,38 +287,39 @@ class WeightedMajorityVote(_VoteBase):
     skills_ : ndarray or pandas Series
         The skills used, by worker (not available with ``skills=None``).
     weights_ : ndarray of shape (n_experts,)
-        The weights :math:`w_j` (``+inf``/``-inf`` for log-odds skills of 1/0;
+        The weights :math:`\omega_r` (``+inf``/``-inf`` for log-odds skills of 1/0;
         all ones with ``skills=None``).
     n_items_, n_experts_, n_classes_ : int
 
     Notes
     -----
     **Why log-odds.** Under the one-coin model (each worker gives the true class
-    with probability :math:`p_j` and each other class with probability
-    :math:`(1 - p_j)/(K - 1)`, independently given the true class) with a
+    with probability :math:`1 - \epsilon_r` and each other class with probability
+    :math:`\epsilon_r/(N - 1)`, independently given the true class) with a
     uniform class prior, the posterior of item :math:`i` is
 
     .. math::
 
-        \log P(y_i = k \mid \text{labels}) = \sum_{t:\, i_t = i}
-        \Big[1\{l_t = k\}\log p_{j_t} + 1\{l_t \ne k\}\log\frac{1 - p_{j_t}}{K - 1}\Big]
-        - \log Z_i .
+        \log P(y^{(i)} = n \mid \mathcal{D}) = \sum_{r \in R_i}
+        \Big[1\{y^{(i)}_r = n\}\log (1 - \epsilon_r)
+        + 1\{y^{(i)}_r \ne n\}\log\frac{\epsilon_r}{N - 1}\Big] - \log Z_i .
 
-    Writing :math:`1\{l_t \ne k\} = 1 - 1\{l_t = k\}`,
+    Writing :math:`1\{y^{(i)}_r \ne n\} = 1 - 1\{y^{(i)}_r = n\}`,
 
     .. math::
 
-        \log P(y_i = k \mid \text{labels}) = \sum_{t:\, i_t = i} 1\{l_t = k\}
-        \log\frac{(K - 1)\,p_{j_t}}{1 - p_{j_t}}
-        + \underbrace{\sum_{t:\, i_t = i} \log\frac{1 - p_{j_t}}{K - 1}
-        - \log Z_i}_{\text{the same for every } k},
+        \log P(y^{(i)} = n \mid \mathcal{D}) = \sum_{r \in R_i} 1\{y^{(i)}_r = n\}
+        \log\frac{(N - 1)(1 - \epsilon_r)}{\epsilon_r}
+        + \underbrace{\sum_{r \in R_i} \log\frac{\epsilon_r}{N - 1}
+        - \log Z_i}_{\text{the same for every } n},
 
-    so :math:`P(y_i = k \mid \text{labels}) = \operatorname{softmax}_k s_i(k)`
-    with :math:`w_j = \log\frac{(K-1)p_j}{1-p_j}`: the log-odds weighted vote
-    *is* the one-coin posterior, and its arg-max the Bayes-optimal decision.
-    A worker at chance (:math:`p_j = 1/K`) gets weight 0, a worker below
-    chance a negative weight. It is computed as the one-coin posterior (sums
-    of :math:`\log p_j` and :math:`\log\frac{1-p_j}{K-1}`), so that skills of
+    so :math:`P(y^{(i)} = n \mid \mathcal{D}) = \operatorname{softmax}_n v_i(n)`
+    with :math:`\omega_r = \log\frac{(N-1)(1-\epsilon_r)}{\epsilon_r}`: the log-odds
+    weighted vote *is* the one-coin posterior, and its arg-max the Bayes-optimal
+    decision. A worker at chance (:math:`1 - \epsilon_r = 1/N`) gets weight 0, a
+    worker below chance a negative weight. It is computed as the one-coin
+    posterior (sums of :math:`\log(1 - \epsilon_r)` and
+    :math:`\log\frac{\epsilon_r}{N-1}`), so that skills of
     exactly 0 or 1 give zero probabilities instead of NaN; items where such
     certain workers contradict each other are a ``ValueError``.
 
@@ -323,7 +329,7 @@ class WeightedMajorityVote(_VoteBase):
     >>> from crowdlearn.aggregation.weighted_vote import WeightedMajorityVote
     >>> labels = np.array([[0, 1, 1], [0, 0, 1]])
     >>> wmv = WeightedMajorityVote(skills=[0.9, 0.6, 0.6]).fit(labels)
-    >>> wmv.labels_.tolist()   # the 0.9 worker outweighs two 0.6 ones (K = 2)
+    >>> wmv.labels_.tolist()   # the 0.9 worker outweighs two 0.6 ones (N = 2)
     [0, 0]
     >>> WeightedMajorityVote(skills=[0.9, 0.6, 0.6], weights="linear").fit(labels).labels_.tolist()
     [1, 0]
@@ -349,12 +355,13 @@ class WeightedMajorityVote(_VoteBase):
 class Wawa(_VoteBase):
     r"""Worker Agreement With Aggregate: weighted majority vote with agreement-based skills.
 
-    1. Take the plain majority vote :math:`\hat y_i` of every item (ties to the
-       lowest class).
-    2. Give worker :math:`j` the skill :math:`p_j = \frac{1}{n_j}
-       \sum_{t:\, j_t = j} 1\{l_t = \hat y_{i_t}\}`, the fraction of its
-       :math:`n_j` labels that agree with the vote (a worker with no label
-       gets :math:`1/K`).
+    1. Take the plain majority vote :math:`\hat y^{(i)}` of every item (ties to
+       the lowest class).
+    2. Give worker :math:`r` the skill :math:`1 - \epsilon_r = \frac{1}{L_r}
+       \sum_{i \in I_r} 1\{y^{(i)}_r = \hat y^{(i)}\}`, the fraction of its
+       :math:`L_r` labels that agree with the vote (the sum runs over the
+       labels, a repeated one counting once per copy; a worker with no label
+       gets :math:`1/N`).
     3. Return the weighted majority vote with these skills (see
        :class:`WeightedMajorityVote` for ``weights``).
 
@@ -407,23 +414,27 @@ class Wawa(_VoteBase):
 class ZeroBasedSkill(_VoteBase):
     r"""Zero-Based Skill: skills and weighted vote refined in turn by small steps.
 
-    All skills start equal, at :math:`p_j^{(0)} = 1/K` (crowd-kit starts at
-    :math:`1/K + 10^{-5}`; equal skills make the first vote the plain
-    majority vote). Then, for :math:`s = 1, 2, \dots, \texttt{max\_iter}`:
+    The skill of worker :math:`r` after :math:`t` steps is an accuracy
+    :math:`1 - \epsilon^{t}_r`. All skills start equal, at
+    :math:`1 - \epsilon^{0}_r = 1/N` (crowd-kit starts at :math:`1/N + 10^{-5}`;
+    equal skills make the first vote the plain majority vote). Then, for
+    :math:`t = 1, 2, \dots, \texttt{max\_iter}`:
 
-    1. if :math:`s` is a multiple of ``lr_steps_to_reduce``, the learning rate
-       :math:`\eta` (initially ``lr_init``) is multiplied by ``lr_reduce_factor``;
-    2. :math:`\hat y^{(s)}` is the weighted majority vote with the skills
-       :math:`p^{(s-1)}` (lowest class on ties);
+    1. if :math:`t` is a multiple of ``lr_steps_to_reduce``, the learning rate
+       :math:`\nu` (initially ``lr_init``) is multiplied by ``lr_reduce_factor``;
+    2. :math:`\hat y^{(i),t}` is the weighted majority vote of item :math:`i`
+       with the skills :math:`1 - \epsilon^{t-1}_r` (lowest class on ties);
     3. every skill moves towards the worker's accuracy on that aggregate,
-       :math:`a_j^{(s)} = \frac{1}{n_j}\sum_{t:\, j_t = j}
-       1\{l_t = \hat y^{(s)}_{i_t}\}` (:math:`1/K` for a worker with no label):
+       :math:`1 - \delta^{t}_r`, where :math:`\delta^{t}_r = \frac{1}{L_r}
+       \sum_{i \in I_r} 1\{y^{(i)}_r \ne \hat y^{(i),t}\}` is the fraction of
+       its :math:`L_r` labels that disagree with it (:math:`1 - \delta^{t}_r = 1/N`
+       for a worker with no label):
 
-       .. math:: p_j^{(s)} = p_j^{(s-1)} + \eta\,\big(a_j^{(s)} - p_j^{(s-1)}\big),
+       .. math:: \epsilon^{t}_r = \epsilon^{t-1}_r + \nu\,\big(\delta^{t}_r - \epsilon^{t-1}_r\big),
 
-       a gradient step on :math:`\frac12 \sum_j (a_j - p_j)^2`;
-    4. stop early (``converged_``) when :math:`\max_j |p_j^{(s)} - p_j^{(s-1)}|
-       \le` ``tol``.
+       a gradient step on :math:`\frac12 \sum_r (\delta^{t}_r - \epsilon_r)^2`;
+    4. stop early (``converged_``) when :math:`\max_r |\epsilon^{t}_r -
+       \epsilon^{t-1}_r| \le` ``tol``.
 
     The result is the weighted vote with the final skills. With ``tol=0`` this
     is crowd-kit's ``ZeroBasedSkill`` schedule (which always runs ``n_iter``
@@ -436,7 +447,7 @@ class ZeroBasedSkill(_VoteBase):
     max_iter : int, default 100
         At most this many steps (crowd-kit's ``n_iter``).
     lr_init : float, default 1.0
-        Initial learning rate :math:`\eta`, in :math:`(0, 1]`.
+        Initial learning rate :math:`\nu`, in :math:`(0, 1]`.
     lr_steps_to_reduce : int, default 20
     lr_reduce_factor : float, default 0.5
         In :math:`(0, 1]`.

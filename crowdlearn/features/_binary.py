@@ -55,7 +55,7 @@ def _soft_vote(crowd: CrowdLabels) -> np.ndarray:
 
 
 def _orient_by_vote(crowd: CrowdLabels, params, posterior: np.ndarray):
-    """Resolve the sign flip: rename z -> 1 - z if the posterior disagrees with the vote.
+    """Resolve the sign flip: rename y -> 1 - y if the posterior disagrees with the vote.
 
     ``params`` must have a ``flipped()`` method giving the same likelihood with the
     classes renamed. Returns ``(params, posterior, flipped)``.
@@ -144,17 +144,20 @@ def _read_input(labels, X, n_features: int | None = None, **kw):
 
 
 def _right_targets(crowd: CrowdLabels, mu: np.ndarray) -> np.ndarray:
-    """P(the labeller was right | labels), per label: ``mu`` of its item if the label is 1,
-    ``1 - mu`` if it is 0 (``mu`` the posterior probability of class 1)."""
+    """``c_ir`` = P(expert r was right on item i | labels), per label: ``mu_i`` of its item
+    if the label is 1, ``1 - mu_i`` if it is 0 (``mu_i`` the posterior probability of
+    class 1)."""
     return np.where(crowd.label == 1, mu[crowd.item], 1.0 - mu[crowd.item])
 
 
 def _binary_log_joint(crowd: CrowdLabels, a: np.ndarray, right_logit: np.ndarray) -> np.ndarray:
-    """``log p(z_i = z, labels_i | x_i)`` for ``z = 0, 1``, shape ``(n_items, 2)``, when
-    ``P(z_i = 1 | x_i) = sigma(a_i)`` and the labeller of label ``r`` is right with
-    probability ``sigma(right_logit[r])``: given ``z = 1`` a label 1 is right, given
-    ``z = 0`` a label 0 is, so with ``s_r = 2 y_r - 1`` the label adds
-    ``log sigma(s_r b_r)`` to class 1 and ``log sigma(-s_r b_r)`` to class 0."""
+    """``log p(y^(i) = n, labels of item i | x^(i))`` for ``n = 0, 1``, shape
+    ``(n_items, 2)``, when ``P(y^(i) = 1 | x^(i)) = sigma(a_i)`` and expert ``r`` is
+    right on item ``i`` with probability ``sigma(b_ir)``, ``b_ir`` being the entry of
+    ``right_logit`` for that label: given ``y^(i) = 1`` a label 1 is right, given
+    ``y^(i) = 0`` a label 0 is, so with ``2 y^(i)_r - 1`` (+1 or -1) the label adds
+    ``log sigma((2 y^(i)_r - 1) b_ir)`` to class 1 and ``log sigma(-(2 y^(i)_r - 1) b_ir)``
+    to class 0."""
     n = crowd.n_items
     sb = (2.0 * crowd.label - 1.0) * right_logit
     out = np.empty((n, 2))
@@ -199,7 +202,7 @@ class _BinaryFeatureModel(BaseEstimator):
         """Check the parameters, read ``X`` (matched to a DataFrame's tasks by id) and the
         labels, and remember the labellers' and classes' original ids. Returns
         ``(crowd, data, mu0)``: the labels, the model's data and the starting
-        ``P(z_i = 1)`` of run 0 (see ``_start_mu``)."""
+        ``mu_i = P(y^(i) = 1)`` of run 0 (see ``_start_mu``)."""
         self._check_params()
         crowd, X = _read_input(labels, X, who=self._who)
         self.expert_ids_, self.class_ids_ = crowd.expert_ids, crowd.class_ids
@@ -214,7 +217,7 @@ class _BinaryFeatureModel(BaseEstimator):
         return self._make_data(crowd, X)
 
     def _start_mu(self, crowd: CrowdLabels) -> np.ndarray:
-        """``P(z_i = 1)`` to start from: the soft vote unless ``init`` is an array."""
+        """``mu_i = P(y^(i) = 1)`` to start from: the soft vote unless ``init`` is an array."""
         if isinstance(self.init, (str, self._params_type)):  # "vote", or parameters
             return _soft_vote(crowd)
         mu = as_float_array(self.init, "init")
@@ -271,11 +274,12 @@ class _BinaryFeatureModel(BaseEstimator):
         ----------
         X : array-like of shape (n_new_items, n_features), optional
             Features of new items. Without ``labels``, the classifier alone,
-            :math:`[1 - \sigma(a), \sigma(a)]` with :math:`a` = ``X @ coef_ +
-            intercept_``. With neither argument, the training posterior ``posterior_``.
+            :math:`[1 - \sigma(a_i), \sigma(a_i)]` with :math:`a_i = \beta_0 + \beta^\top
+            x^{(i)}` (``X @ coef_ + intercept_``). With neither argument, the training
+            posterior ``posterior_``.
         labels : labels of the new items, optional
             Any form ``fit`` accepts, from labellers seen in ``fit``; then the
-            posterior :math:`P(z \mid x, \text{labels})` under the fitted parameters.
+            posterior :math:`P(y^{(i)} \mid x^{(i)}, \text{labels})` under the fitted parameters.
         """
         self._check_fitted()
         if X is None:

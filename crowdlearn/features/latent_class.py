@@ -17,36 +17,40 @@ __all__ = ["LatentClassModel"]
 
 
 class LatentClassModel(BaseEstimator):
-    """A hidden class :math:`H` with observed categorical children, fitted by EM.
+    """A hidden class with observed categorical children, fitted by EM.
 
-    This is the Bayesian network of the book's EM chapter: :math:`H` takes one of
-    ``n_classes`` states and each child :math:`X_c` (e.g. :math:`C, X_1, X_2, X_3`)
-    depends on :math:`H` alone, so
+    This is the Bayesian network of the book's EM chapter: the hidden class
+    :math:`y` of an item takes one of :math:`N` = ``n_classes`` states and each
+    child :math:`x_j`, :math:`j = 1, \\dots, k` (e.g. :math:`C, X_1, X_2, X_3`),
+    depends on :math:`y` alone, so
 
-    .. math:: p(h, x_1, \\dots, x_C) = p(h) \\prod_{c} p(x_c \\mid h).
+    .. math:: p(y, x_1, \\dots, x_k) = p(y) \\prod_{j} p(x_j \\mid y).
 
-    **E-step.** For each item :math:`n`,
-    :math:`q^n(h) \\propto p(h)\\prod_{c \\text{ observed}} p(x^n_c \\mid h)`,
+    **E-step.** For each item :math:`i`,
+    :math:`Q_i(n) \\propto p(y = n)\\prod_{j \\text{ observed}} p(x^{(i)}_j \\mid y = n)`,
     computed in log space.
 
-    **M-step.** Expected counts replace the indicator counts of ordinary
-    maximum likelihood (the Lagrange-multiplier solution):
+    **M-step.** Expected counts under the responsibilities :math:`q_i(n)` (the
+    E-step's :math:`Q_i(n)`) replace the indicator counts of ordinary maximum
+    likelihood (the Lagrange-multiplier solution):
 
     .. math::
 
         \\begin{aligned}
-        p(X_c = s \\mid H = h) &= \\frac{\\sum_n 1[x^n_c = s]\\, q^n(h) + \\alpha}
-        {\\sum_n 1[x^n_c \\text{ observed}]\\, q^n(h) + S_c\\alpha}, \\\\
-        p(H = h) &= \\frac{\\sum_n q^n(h) + \\alpha}{N + K\\alpha}.
+        p(x_j = v \\mid y = n) &= \\frac{\\sum_i 1\\{x^{(i)}_j = v\\}\\, q_i(n) + \\alpha}
+        {\\sum_i 1\\{x^{(i)}_j \\text{ observed}\\}\\, q_i(n) + S_j\\alpha}, \\\\
+        p(y = n) &= \\frac{\\sum_i q_i(n) + \\alpha}{m + N\\alpha},
         \\end{aligned}
 
-    With ``alpha > 0`` this is MAP-EM under symmetric Dirichlet(:math:`\\alpha+1`)
-    priors and the objective tracked is the log-posterior (up to a constant).
+    where child :math:`j` has :math:`S_j` states :math:`v` and :math:`m` is the
+    number of items. With ``alpha > 0`` this is MAP-EM under symmetric
+    Dirichlet(:math:`\\alpha+1`) priors and the objective tracked is the
+    log-posterior :math:`J(\\theta)` (up to a constant).
 
     Parameters
     ----------
     n_classes : int, default 2
-        Number of states of the hidden class.
+        Number of states :math:`N` of the hidden class.
     alpha : float, default 0.0
         Dirichlet pseudo-count.
     init : "random" or array of shape (n_items, n_classes), default "random"
@@ -61,8 +65,8 @@ class LatentClassModel(BaseEstimator):
     Attributes
     ----------
     class_prior_ : ndarray of shape (n_classes,)
-    cond_prob_ : list of ndarray of shape (n_classes, n_states[c])
-        ``cond_prob_[c][h, s] = P(X_c = s | H = h)``.
+    cond_prob_ : list of ndarray of shape (n_classes, n_states[j])
+        ``cond_prob_[j][n, v] = P(x_j = v | y = n)``.
     posterior_ : ndarray of shape (n_items, n_classes)
     log_likelihood_history_ : ndarray
         The objective after each E-step (never decreasing).
@@ -235,7 +239,7 @@ class LatentClassModel(BaseEstimator):
         return self
 
     def predict_proba(self, X) -> np.ndarray:
-        """Posterior ``P(H = h | observed children)`` for each row of ``X``."""
+        """Posterior ``P(y = n | observed children)`` for each row of ``X``."""
         self._check_fitted()
         data = self._encode(X, fitting=False)
         return posterior_or_refuse(
@@ -248,7 +252,7 @@ class LatentClassModel(BaseEstimator):
         return np.argmax(self.predict_proba(X), axis=1)
 
     def log_likelihood(self, X) -> float:
-        """Observed-data log-likelihood ``sum_n log p(x^n)`` under the fitted parameters."""
+        """Observed-data log-likelihood ``sum_i log p(x^(i))`` under the fitted parameters."""
         self._check_fitted()
         data = self._encode(X, fitting=False)
         _, log_ev = normalize_log(self._log_joint(data, self._params))
@@ -257,19 +261,20 @@ class LatentClassModel(BaseEstimator):
     def free_energy(self, X, resp) -> float:
         r"""The free energy :math:`F(q, \theta)` of responsibilities ``resp`` at the fitted parameters.
 
-        For any distributions :math:`q^n` over the hidden class,
+        For any distributions :math:`q_i` over the hidden class of item :math:`i`,
 
         .. math::
 
             \begin{aligned}
-            F(q, \theta) &= \sum_n \sum_h q^n(h)
-            \big[\log p(h, x^n \mid \theta) - \log q^n(h)\big] \\
-            &= \log p(X \mid \theta) - \sum_n \mathrm{KL}\big(q^n \,\|\,
-            p(h \mid x^n, \theta)\big),
+            F(q, \theta) &= \sum_i \sum_n q_i(n)
+            \big[\log p(y = n, x^{(i)} \mid \theta) - \log q_i(n)\big] \\
+            &= \ell(\theta) - \sum_i \mathrm{KL}\big(q_i \,\Vert\,
+            p(y \mid x^{(i)}, \theta)\big),
             \end{aligned}
 
-        so it is a lower bound on :meth:`log_likelihood`, equal to it exactly when
-        ``resp`` is the posterior. The E-step maximises it over :math:`q`, the
+        with :math:`\ell(\theta) = \log p(\mathcal{D} \mid \theta)`; so it is a lower
+        bound on :meth:`log_likelihood`, equal to it exactly when ``resp`` is the
+        posterior. The E-step maximises it over :math:`q`, the
         M-step over :math:`\theta`. With ``alpha > 0`` the Dirichlet prior is not
         included: this is the bound on the log-likelihood, not on the log-posterior.
 
@@ -278,7 +283,7 @@ class LatentClassModel(BaseEstimator):
         X : array-like of int, shape (n_items, n_children)
             Observed states, ``-1`` where a child was not observed.
         resp : array-like of shape (n_items, n_classes)
-            Rows are distributions :math:`q^n(h)`; zero entries contribute nothing
+            Rows are distributions :math:`q_i(n)`; zero entries contribute nothing
             (:math:`0 \log 0 = 0`).
 
         Returns

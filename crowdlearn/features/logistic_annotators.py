@@ -26,21 +26,22 @@ __all__ = ["LogisticAnnotators", "LogisticAnnotatorsParams", "observed_log_likel
 class LogisticAnnotatorsParams(NamedTuple):
     """The parameters EM iterates on (what a callback sees as ``state.params``).
 
-    ``reliability_intercept`` is :math:`\\gamma_t`, entering with a minus sign:
-    :math:`\\eta_t(x) = \\sigma(w_t^\\top x - \\gamma_t)`.
+    ``coef`` is :math:`\\beta`, ``intercept`` :math:`\\beta_0`, ``reliability_coef`` row
+    :math:`r` is :math:`w_r`, and ``reliability_intercept`` is :math:`\\gamma_r`, entering with
+    a minus sign: :math:`\\eta_r(x) = \\sigma(w_r^\\top x - \\gamma_r)`.
     """
 
-    coef: np.ndarray                   # alpha, (d,)
-    intercept: float                   # beta
-    reliability_coef: np.ndarray       # w_t, (n_annotators, d)
-    reliability_intercept: np.ndarray  # gamma_t, (n_annotators,)
+    coef: np.ndarray                   # beta, (k,)
+    intercept: float                   # beta_0
+    reliability_coef: np.ndarray       # w_r, (n_annotators, k)
+    reliability_intercept: np.ndarray  # gamma_r, (n_annotators,)
 
     def flipped(self) -> "LogisticAnnotatorsParams":
-        """The same model with the hidden class renamed, :math:`z \\to 1 - z`.
+        """The same model with the hidden class renamed, :math:`y \\to 1 - y`.
 
-        :math:`P(z = 1 \\mid x)` becomes :math:`\\sigma(-\\alpha^\\top x - \\beta)` and
-        :math:`P(y_t = 1 - z \\mid x)` becomes :math:`1 - \\eta_t(x) =
-        \\sigma(-w_t^\\top x + \\gamma_t)`: every parameter changes sign, and the
+        :math:`P(y = 1 \\mid x)` becomes :math:`\\sigma(-\\beta_0 - \\beta^\\top x)` and
+        :math:`P(y_r = 1 - y \\mid x)` becomes :math:`1 - \\eta_r(x) =
+        \\sigma(-w_r^\\top x + \\gamma_r)`: every parameter changes sign, and the
         likelihood of the labels does not change.
         """
         return LogisticAnnotatorsParams(-self.coef, -self.intercept, -self.reliability_coef,
@@ -66,10 +67,10 @@ def _make_data(crowd: CrowdLabels, X: np.ndarray) -> _Data:
 
 
 def _log_joint(data: _Data, params: LogisticAnnotatorsParams) -> np.ndarray:
-    """``log p(z_i = k, labels_i | x_i)`` for ``k = 0, 1``, shape ``(n_items, 2)``."""
+    """``log P(y^(i) = y, labels of i | x^(i))`` for ``y = 0, 1``, shape ``(n_items, 2)``."""
     crowd = data.crowd
-    # b_r = w_t' x_i - gamma_t for label r of annotator t on item i: annotator t is right
-    # with probability sigma(b_r)
+    # b_ir = w_r' x^(i) - gamma_r for each label (annotator r on item i): annotator r is
+    # right with probability sigma(b_ir)
     b = (np.einsum("rd,rd->r", data.X_label, params.reliability_coef[crowd.expert])
          - params.reliability_intercept[crowd.expert])
     return _binary_log_joint(crowd, data.X @ params.coef + params.intercept, b)
@@ -81,12 +82,13 @@ def observed_log_likelihood(X, labels, coef, intercept, reliability_coef,
 
     .. math::
 
-        \ell(\theta) = \sum_i \log \sum_{z \in \{0, 1\}} p(z \mid x_i)
-        \prod_{t \in R_i} \eta_t(x_i)^{1\{y_{it} = z\}} (1 - \eta_t(x_i))^{1\{y_{it} \ne z\}}
+        \ell(\theta) = \sum_i \log \sum_{y \in \{0, 1\}} P(y \mid x^{(i)})
+        \prod_{r \in R_i} \eta_r(x^{(i)})^{1\{y^{(i)}_r = y\}}
+        (1 - \eta_r(x^{(i)}))^{1\{y^{(i)}_r \ne y\}}
 
     Parameters
     ----------
-    X : array-like of shape (n_items, d)
+    X : array-like of shape (n_items, k)
     labels : CrowdLabels, (item, annotator, label) tuple or (n_items, n_annotators) matrix
     coef, intercept, reliability_coef, reliability_intercept
         The parameters, with the conventions of :class:`LogisticAnnotators`.
@@ -107,20 +109,21 @@ def observed_log_likelihood(X, labels, coef, intercept, reliability_coef,
 class LogisticAnnotators(_BinaryFeatureModel):
     r"""A logistic classifier learnt from annotators whose reliability depends on the item.
 
-    Each item :math:`i` has real features :math:`x_i \in \mathbb{R}^d` and a hidden
-    binary truth :math:`z_i \in \{0, 1\}` with
+    Each item :math:`i` has real features :math:`x^{(i)} \in \mathbb{R}^k` and a hidden
+    binary truth :math:`y^{(i)} \in \{0, 1\}` with
 
-    .. math:: p(z_i = 1 \mid x_i) = \sigma(\alpha^\top x_i + \beta).
+    .. math:: P(y^{(i)} = 1 \mid x^{(i)}) = \sigma(\beta_0 + \beta^\top x^{(i)}).
 
-    Annotator :math:`t` labels it correctly with a probability that depends on
+    Annotator :math:`r` labels it correctly with a probability that depends on
     the item,
 
     .. math::
 
-        P(y_{it} = z_i \mid x_i, z_i) = \eta_t(x_i) = \sigma(w_t^\top x_i - \gamma_t),
-        \qquad P(y_{it} = 1 - z_i \mid x_i, z_i) = 1 - \eta_t(x_i),
+        P(y^{(i)}_r = y^{(i)} \mid x^{(i)}, y^{(i)}) = \eta_r(x^{(i)})
+        = \sigma(w_r^\top x^{(i)} - \gamma_r),
+        \qquad P(y^{(i)}_r = 1 - y^{(i)} \mid x^{(i)}, y^{(i)}) = 1 - \eta_r(x^{(i)}),
 
-    independently of the other annotators given :math:`z_i`. Each item may be
+    independently of the other annotators given :math:`y^{(i)}`. Each item may be
     labelled by any subset :math:`R_i` of the annotators, including none (an
     annotator labelling an item twice counts as two independent draws). The
     features themselves are not modelled: the likelihood is that of the labels
@@ -131,26 +134,26 @@ class LogisticAnnotators(_BinaryFeatureModel):
     l2 : float, default 1.0
         Ridge penalty :math:`\lambda \ge 0` on *every* parameter (coefficients and
         intercepts of the classifier and of each annotator): the fit maximises
-        :math:`F(\theta) = \ell(\theta) - \frac{\lambda}{2}\lVert\theta\rVert^2`,
+        :math:`J(\theta) = \ell(\theta) - \frac{\lambda}{2}\lVert\theta\rVert^2`,
         i.e. MAP-EM under independent :math:`N(0, 1/\lambda)` priors. The default
         (the strength of scikit-learn's default ``C=1``) changes the estimates
         little once annotators have hundreds of labels, but keeps every M-step
         strictly concave (annotators with few or no labels, collinear features)
         and the parameters finite: with 30 items and ``l2=0`` some
-        :math:`\gamma_t` run off to the thousands. Penalising the intercepts too
-        keeps :math:`F` invariant under the sign flip below. ``l2=0`` is plain
+        :math:`\gamma_r` run off to the thousands. Penalising the intercepts too
+        keeps :math:`J` invariant under the sign flip below. ``l2=0`` is plain
         maximum likelihood. The penalty depends on the scale of the features:
         standardise them.
     init : "vote", array-like of shape (n_items,) or LogisticAnnotatorsParams, default "vote"
-        Start of run 0: an M-step on the soft majority vote :math:`P(z_i = 1)`
+        Start of run 0: an M-step on the soft majority vote :math:`P(y^{(i)} = 1)`
         (items without labels at 0.5) or on the given starting probabilities
-        :math:`P(z_i = 1)`; or the given parameters (a warm start, e.g. from
+        :math:`P(y^{(i)} = 1)`; or the given parameters (a warm start, e.g. from
         ``LogisticAnnotatorsParams(m.coef_, m.intercept_, m.reliability_coef_,
         m.reliability_intercept_)`` of a fitted model ``m``; run 1, if any, then
         starts from the vote).
     n_init : int, default 1
         Number of EM runs; runs after the first (and after the vote's, when ``init``
-        is parameters) start from :math:`P(z_i = 1)` drawn uniformly on :math:`(0, 1)`.
+        is parameters) start from :math:`P(y^{(i)} = 1)` drawn uniformly on :math:`(0, 1)`.
         The run with the highest objective is kept.
     max_iter : int, default 200
         At most this many M-steps per run.
@@ -166,20 +169,21 @@ class LogisticAnnotators(_BinaryFeatureModel):
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
-        :math:`\alpha`, the classifier's weights.
+        :math:`\beta`, the classifier's weights.
     intercept_ : float
-        :math:`\beta`.
+        :math:`\beta_0`.
     reliability_coef_ : ndarray of shape (n_annotators, n_features)
-        :math:`w_t`, row ``t``.
+        :math:`w_r`, row ``r``.
     reliability_intercept_ : ndarray of shape (n_annotators,)
-        :math:`\gamma_t`, with the sign convention
-        ``eta_t(x) = expit(reliability_coef_[t] @ x - reliability_intercept_[t])``.
+        :math:`\gamma_r`, with the sign convention
+        ``eta_r(x) = expit(reliability_coef_[r] @ x - reliability_intercept_[r])``.
     posterior_ : ndarray of shape (n_items, 2)
-        :math:`P(z_i = k \mid x_i, \text{labels}_i)` for the training items.
+        :math:`Q_i(y) = P(y^{(i)} = y \mid x^{(i)}, \text{labels of } i)` for the training
+        items; :math:`\mu_i = Q_i(1)` is ``posterior_[i, 1]``.
     log_likelihood_history_ : ndarray of shape (``n_iter_`` + 1,)
-        The objective :math:`F` after every E-step of the best run. Never decreases.
+        The objective :math:`J` after every E-step of the best run. Never decreases.
     objective_ : float
-        ``log_likelihood_history_[-1]``, the penalised log-likelihood :math:`F`.
+        ``log_likelihood_history_[-1]``, the penalised log-likelihood :math:`J`.
     log_likelihood_ : float
         The observed-data log-likelihood :math:`\ell` (without the penalty).
     n_iter_ : int
@@ -192,78 +196,78 @@ class LogisticAnnotators(_BinaryFeatureModel):
 
     Notes
     -----
-    Write :math:`\sigma` for the logistic function, :math:`a_i = \alpha^\top x_i + \beta`,
-    :math:`b_{it} = w_t^\top x_i - \gamma_t` (so :math:`\eta_t(x_i) = \sigma(b_{it})`),
-    and :math:`s_{it} = 2y_{it} - 1 \in \{-1, +1\}`. Then
-    :math:`\log P(y_{it} \mid x_i, z_i = 1) = \log\sigma(s_{it} b_{it})` and
-    :math:`\log P(y_{it} \mid x_i, z_i = 0) = \log\sigma(-s_{it} b_{it})`.
+    Write :math:`\sigma` for the logistic function, :math:`a_i = \beta_0 + \beta^\top x^{(i)}`,
+    :math:`b_{ir} = w_r^\top x^{(i)} - \gamma_r` (so :math:`\eta_r(x^{(i)}) = \sigma(b_{ir})`),
+    and :math:`s_{ir} = 2y^{(i)}_r - 1 \in \{-1, +1\}`. Then
+    :math:`\log P(y^{(i)}_r \mid x^{(i)}, y^{(i)} = 1) = \log\sigma(s_{ir} b_{ir})` and
+    :math:`\log P(y^{(i)}_r \mid x^{(i)}, y^{(i)} = 0) = \log\sigma(-s_{ir} b_{ir})`.
 
-    **Objective.** The labels of an item are independent *given* :math:`z_i`, so
-    the prior :math:`p(z_i \mid x_i)` enters once per item and the sum over
-    :math:`z_i` stays outside the product over annotators:
+    **Objective.** The labels of an item are independent *given* :math:`y^{(i)}`, so
+    the prior :math:`P(y^{(i)} \mid x^{(i)})` enters once per item and the sum over
+    :math:`y^{(i)}` stays outside the product over annotators:
 
     .. math::
 
-        F(\theta) = \sum_i \log \sum_{z \in \{0,1\}} p(z \mid x_i)
-        \prod_{t \in R_i} P(y_{it} \mid x_i, z)
-        \;-\; \frac{\lambda}{2}\Big(\lVert\alpha\rVert^2 + \beta^2
-        + \sum_t \big(\lVert w_t\rVert^2 + \gamma_t^2\big)\Big).
+        J(\theta) = \sum_i \log \sum_{y \in \{0,1\}} P(y \mid x^{(i)})
+        \prod_{r \in R_i} P(y^{(i)}_r \mid x^{(i)}, y)
+        \;-\; \frac{\lambda}{2}\Big(\beta_0^2 + \lVert\beta\rVert^2
+        + \sum_r \big(\lVert w_r\rVert^2 + \gamma_r^2\big)\Big).
 
     **E-step**, in log space:
 
     .. math::
 
         \begin{aligned}
-        \log \tilde p_i(1) &= \log\sigma(a_i) + \sum_{t \in R_i} \log\sigma(s_{it} b_{it})
-        - \log A_i, \\
-        \log \tilde p_i(0) &= \log\sigma(-a_i) + \sum_{t \in R_i} \log\sigma(-s_{it} b_{it})
-        - \log A_i,
+        \log Q_i(1) &= \log\sigma(a_i) + \sum_{r \in R_i} \log\sigma(s_{ir} b_{ir})
+        - \log Z_i, \\
+        \log Q_i(0) &= \log\sigma(-a_i) + \sum_{r \in R_i} \log\sigma(-s_{ir} b_{ir})
+        - \log Z_i,
         \end{aligned}
 
-    with :math:`\log A_i` the log-sum-exp of the two (and
-    :math:`\ell = \sum_i \log A_i`); write :math:`\mu_i = \tilde p_i(1)`. Since
+    with :math:`\log Z_i` the log-sum-exp of the two (and
+    :math:`\ell = \sum_i \log Z_i`); write :math:`\mu_i = Q_i(1)`. Since
     :math:`\log\sigma(v) - \log\sigma(-v) = v`, the posterior log-odds are simply
-    :math:`\operatorname{logit}\mu_i = a_i + \sum_{t \in R_i} s_{it} b_{it}`.
+    :math:`\operatorname{logit}\mu_i = a_i + \sum_{r \in R_i} s_{ir} b_{ir}`.
 
     **M-step.** The expected complete-data log-likelihood separates:
 
     .. math::
 
         \begin{aligned}
-        Q(\theta) &= \underbrace{\sum_i \big[\mu_i \log\sigma(a_i)
+        E(\theta; Q) &= \underbrace{\sum_i \big[\mu_i \log\sigma(a_i)
         + (1 - \mu_i)\log\sigma(-a_i)\big]}_{\text{classifier}} \\
-        &\quad + \sum_t \underbrace{\sum_{i \in I_t} \big[c_{it} \log\sigma(b_{it})
-        + (1 - c_{it})\log\sigma(-b_{it})\big]}_{\text{annotator } t},
+        &\quad + \sum_r \underbrace{\sum_{i \in I_r} \big[c_{ir} \log\sigma(b_{ir})
+        + (1 - c_{ir})\log\sigma(-b_{ir})\big]}_{\text{annotator } r},
         \end{aligned}
 
-    where :math:`I_t` are the items annotator :math:`t` labelled and
-    :math:`c_{it} = \tilde p_i(z_i = y_{it})`, i.e. :math:`\mu_i` if
-    :math:`y_{it} = 1` and :math:`1 - \mu_i` if :math:`y_{it} = 0` -- the
+    where :math:`I_r` are the items annotator :math:`r` labelled and
+    :math:`c_{ir} = Q_i(y^{(i)}_r)`, i.e. :math:`\mu_i` if
+    :math:`y^{(i)}_r = 1` and :math:`1 - \mu_i` if :math:`y^{(i)}_r = 0` -- the
     posterior probability that the annotator was right. So the classifier is a
-    logistic regression of the soft targets :math:`\mu_i` on :math:`x_i`, and
-    annotator :math:`t` is a logistic regression of the soft targets
-    :math:`c_{it}` on :math:`x_i` (with intercept :math:`-\gamma_t`), with gradients
+    logistic regression of the soft targets :math:`\mu_i` on :math:`x^{(i)}`, and
+    annotator :math:`r` is a logistic regression of the soft targets
+    :math:`c_{ir}` on :math:`x^{(i)}` (with intercept :math:`-\gamma_r`), with gradients
 
     .. math::
 
         \begin{aligned}
-        \nabla_\alpha Q &= \sum_i (\mu_i - \sigma(a_i))\, x_i, &
-        \frac{\partial Q}{\partial\beta} &= \sum_i (\mu_i - \sigma(a_i)), \\
-        \nabla_{w_t} Q &= \sum_{i \in I_t} (c_{it} - \eta_t(x_i))\, x_i, &
-        \frac{\partial Q}{\partial\gamma_t} &= -\sum_{i \in I_t} (c_{it} - \eta_t(x_i)),
+        \nabla_\beta E &= \sum_i (\mu_i - \sigma(a_i))\, x^{(i)}, &
+        \frac{\partial E}{\partial\beta_0} &= \sum_i (\mu_i - \sigma(a_i)), \\
+        \nabla_{w_r} E &= \sum_{i \in I_r} (c_{ir} - \eta_r(x^{(i)}))\, x^{(i)}, &
+        \frac{\partial E}{\partial\gamma_r} &= -\sum_{i \in I_r} (c_{ir} - \eta_r(x^{(i)})),
         \end{aligned}
 
     minus :math:`\lambda` times the parameter for the penalty. Each penalised
     problem is concave and is solved by Newton's method from the current
     parameters (all annotators at once), accepting only steps that raise it,
-    so :math:`Q - \text{penalty}` never falls and neither does :math:`F`
+    so :math:`E - \text{penalty}` never falls and neither does :math:`J`
     (generalised EM).
 
     **Start.** Run 0 feeds the soft majority vote (or ``init``) to the M-step,
     from all-zero parameters.
 
-    **Sign flip.** Renaming :math:`z \to 1 - z` and negating every parameter
-    (``LogisticAnnotatorsParams.flipped``) gives the same :math:`F`: a
+    **Sign flip.** Renaming :math:`y \to 1 - y` and negating every parameter
+    (``LogisticAnnotatorsParams.flipped``) gives the same :math:`J`: a
     classifier of the opposite class and annotators who are "right" exactly
     when they were wrong. EM can end in either mirror image. After the best
     run, if its posterior agrees with the soft majority vote on fewer than half
@@ -381,7 +385,7 @@ class LogisticAnnotators(_BinaryFeatureModel):
                 "reliability_intercept": (n_labellers,)}
 
     def reliability(self, X) -> np.ndarray:
-        r"""Probability that each annotator labels each item correctly, :math:`\eta_t(x_i)`.
+        r"""Probability that each annotator labels each item correctly, :math:`\eta_r(x^{(i)})`.
 
         Returns
         -------

@@ -22,12 +22,12 @@ def _safe_log(p: np.ndarray):
 
 
 def bernoulli_log_likelihood(X: np.ndarray, feature_prob: np.ndarray) -> np.ndarray:
-    """``log P(x_i | y = k)`` for every row of ``X`` and class ``k``, shape ``(n, K)``.
+    """``log P(x^(i) | y = n)`` for every row ``i`` of ``X`` and class ``n``, shape ``(m, N)``.
 
-    Computes :math:`\\sum_j x_{ij}\\log\\phi_{j|k} + (1 - x_{ij})\\log(1-\\phi_{j|k})`
+    Computes :math:`\\sum_j x^{(i)}_j\\log\\phi_{j|n} + (1 - x^{(i)}_j)\\log(1-\\phi_{j|n})`
     with two matrix products. Exact zeros in ``feature_prob`` (possible without
     smoothing) are handled exactly: an item whose feature has probability 0
-    under class ``k`` gets ``-inf`` for ``k``, never NaN.
+    under class ``n`` gets ``-inf`` for ``n``, never NaN.
     """
     log_p, zero_p = _safe_log(feature_prob)
     log_q, zero_q = _safe_log(1.0 - feature_prob)
@@ -41,16 +41,16 @@ def bernoulli_log_likelihood(X: np.ndarray, feature_prob: np.ndarray) -> np.ndar
 class BernoulliNaiveBayes(BaseEstimator):
     """Naive Bayes for binary features with N classes, fitted by (smoothed) maximum likelihood.
 
-    The model: :math:`P(y = k) = \\phi_k` and, given the class, the features are
-    independent with :math:`P(x_j = 1 \\mid y = k) = \\phi_{j|k}`. With target
-    weights :math:`w_{ik}` (one-hot for hard labels, a posterior for soft ones)
+    The model: :math:`P(y = n) = \\phi_n` and, given the class, the features are
+    independent with :math:`P(x_j = 1 \\mid y = n) = \\phi_{j|n}`. With target
+    weights :math:`q_i(n)` (one-hot for hard labels, a posterior for soft ones)
     and pseudo-count :math:`\\alpha` the estimates are
 
     .. math::
 
-        \\phi_k = \\frac{\\sum_i w_{ik} + \\alpha}{\\sum_i \\sum_{k'} w_{ik'} + N\\alpha},
+        \\phi_n = \\frac{\\sum_i q_i(n) + \\alpha}{\\sum_i \\sum_{n'} q_i(n') + N\\alpha},
         \\qquad
-        \\phi_{j|k} = \\frac{\\sum_i w_{ik} x_{ij} + \\alpha}{\\sum_i w_{ik} + 2\\alpha}.
+        \\phi_{j|n} = \\frac{\\sum_i q_i(n)\\, x^{(i)}_j + \\alpha}{\\sum_i q_i(n) + 2\\alpha}.
 
     With :math:`\\alpha = 0` these are the maximum-likelihood estimates derived
     in the book by Lagrange multipliers; with :math:`\\alpha = 1` they are Laplace
@@ -68,7 +68,7 @@ class BernoulliNaiveBayes(BaseEstimator):
     ----------
     class_prior_ : ndarray of shape (n_classes,)
     feature_prob_ : ndarray of shape (n_classes, n_features)
-        ``feature_prob_[k, j] = P(x_j = 1 | y = k)``.
+        ``feature_prob_[n, j] = P(x_j = 1 | y = n)``.
     class_count_ : ndarray of shape (n_classes,)
         Total target weight per class.
     feature_count_ : ndarray of shape (n_classes, n_features)
@@ -100,7 +100,7 @@ class BernoulliNaiveBayes(BaseEstimator):
         class_prior : array-like of shape (n_classes,)
             Non-negative, summing to one.
         feature_prob : array-like of shape (n_classes, n_features)
-            ``P(x_j = 1 | y = k)``, each in [0, 1].
+            ``P(x_j = 1 | y = n)``, each in [0, 1].
 
         Examples
         --------
@@ -198,7 +198,7 @@ class BernoulliNaiveBayes(BaseEstimator):
         self.feature_prob_ = (feature_count + a) / (class_count[:, None] + 2 * a)
 
     def joint_log_likelihood(self, X) -> np.ndarray:
-        """``log P(x_i, y = k)`` for each item and class, shape ``(n_items, n_classes)``."""
+        """``log P(x^(i), y = n)`` for each item and class, shape ``(n_items, n_classes)``."""
         self._check_fitted("feature_prob_")
         X = check_binary_matrix(X, n_cols=self.n_features_in_)
         with np.errstate(divide="ignore"):
@@ -216,7 +216,7 @@ class BernoulliNaiveBayes(BaseEstimator):
         return jll
 
     def predict_log_proba(self, X) -> np.ndarray:
-        """Log posterior ``log P(y = k | x_i)``, computed in log space.
+        """Log posterior ``log P(y = n | x^(i))``, computed in log space.
 
         Raises ``ValueError`` for an item that has probability 0 under every class.
         """
@@ -225,7 +225,7 @@ class BernoulliNaiveBayes(BaseEstimator):
         return jll - log_ev[:, None]
 
     def predict_proba(self, X) -> np.ndarray:
-        """Posterior ``P(y = k | x_i)``, shape ``(n_items, n_classes)``."""
+        """Posterior ``P(y = n | x^(i))``, shape ``(n_items, n_classes)``."""
         return np.exp(self.predict_log_proba(X))
 
     def predict(self, X) -> np.ndarray:

@@ -38,8 +38,9 @@ def sample_categorical(prob: np.ndarray, rng: np.random.Generator) -> np.ndarray
 def one_coin_confusion(accuracy, n_classes: int) -> np.ndarray:
     """Confusion matrices of "one-coin" experts.
 
-    Expert ``j`` gives the true class with probability ``accuracy[j]`` and any
-    other class with probability ``(1 - accuracy[j]) / (n_classes - 1)``.
+    Expert ``r`` gives the true class with probability ``accuracy[r]``, its accuracy
+    :math:`1 - \\epsilon_r`, and any other class with probability
+    ``(1 - accuracy[r]) / (n_classes - 1)``, that is :math:`\\epsilon_r / (N - 1)`.
 
     Returns
     -------
@@ -109,9 +110,10 @@ def simulate_crowd(n_items: int, confusion, *, class_prior=None, missing: float 
     ----------
     n_items : int
         Number of items.
-    confusion : array-like of shape (n_experts, K, K)
-        ``confusion[j, k, l] = P(expert j says l | true class k)``.
-    class_prior : array-like of shape (K,), optional
+    confusion : array-like of shape (n_experts, N, N)
+        ``confusion[r, n, p] = P(expert r says p | true class n)``, the matrices
+        :math:`M^{(r)}_{n,p}`.
+    class_prior : array-like of shape (N,), optional
         Class probabilities (uniform by default).
     missing : float in [0, 1), default 0
         Each (item, expert) label is dropped independently with this probability.
@@ -163,9 +165,9 @@ def simulate_naive_bayes(n_items: int, class_prior, feature_prob, *, random_stat
 
     Parameters
     ----------
-    class_prior : array-like of shape (K,)
-    feature_prob : array-like of shape (K, n_features)
-        ``feature_prob[k, j] = P(x_j = 1 | y = k)``.
+    class_prior : array-like of shape (N,)
+    feature_prob : array-like of shape (N, n_features)
+        ``feature_prob[n, j] = P(x_j = 1 | y = n)``.
 
     Returns
     -------
@@ -186,14 +188,14 @@ def simulate_naive_bayes(n_items: int, class_prior, feature_prob, *, random_stat
 
 
 def simulate_latent_class(n_items: int, class_prior, cond_prob, *, random_state=None):
-    """Draw observations from a latent-class network: hidden H, categorical children.
+    """Draw observations from a latent-class network: hidden class y, categorical children.
 
     Parameters
     ----------
-    class_prior : array-like of shape (K,)
-        ``P(H = k)``.
-    cond_prob : list of arrays of shape (K, S_c)
-        ``cond_prob[c][k, s] = P(child c = s | H = k)``.
+    class_prior : array-like of shape (N,)
+        ``P(y = n)``.
+    cond_prob : list of arrays of shape (N, S_j)
+        ``cond_prob[j][n, v] = P(child x_j = v | y = n)``.
 
     Returns
     -------

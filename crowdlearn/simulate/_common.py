@@ -40,7 +40,8 @@ def check_features(feature_mean, feature_cov, d: int):
 
 
 def draw_items(rng, n: int, mean, cov, coef, intercept: float):
-    """Draw ``X ~ N(mean, cov)`` and ``z ~ Bernoulli(sigma(coef'x + intercept))``.
+    """Draw ``X ~ N(mean, cov)`` and ``y ~ Bernoulli(sigma(beta_0 + beta'x))`` (``coef``
+    is beta, ``intercept`` beta_0).
 
     Returns ``(X, proba, truth)``. With no features ``X`` is ``(n, 0)`` and nothing is drawn
     for it (``multivariate_normal`` rejects an empty mean).

@@ -35,34 +35,35 @@ def simulate_logistic_annotators(n_items: int, coef, intercept, reliability_coef
                                  random_state=None) -> SimulatedAnnotators:
     r"""Draw items, truths and labels from the model of :class:`~crowdlearn.LogisticAnnotators`.
 
-    :math:`x_i \sim N(\text{feature\_mean}, \text{feature\_cov})`,
-    :math:`z_i \sim \text{Bernoulli}(\sigma(\alpha^\top x_i + \beta))`, and annotator
-    :math:`t` reports :math:`z_i` with probability
-    :math:`\eta_t(x_i) = \sigma(w_t^\top x_i - \gamma_t)`, :math:`1 - z_i` otherwise.
+    :math:`x^{(i)} \sim \mathcal{N}(\text{feature\_mean}, \text{feature\_cov})`,
+    :math:`y^{(i)} \sim \text{Bernoulli}(\sigma(\beta_0 + \beta^\top x^{(i)}))`, and
+    expert (annotator) :math:`r` reports :math:`y^{(i)}_r = y^{(i)}` with probability
+    :math:`\eta_r(x^{(i)}) = \sigma(w_r^\top x^{(i)} - \gamma_r)`, :math:`1 - y^{(i)}`
+    otherwise.
 
     Parameters
     ----------
     n_items : int
-    coef : array-like of shape (d,)
-        :math:`\alpha`.
-    intercept : float
+    coef : array-like of shape (n_features,)
         :math:`\beta`.
-    reliability_coef : array-like of shape (n_annotators, d)
-        :math:`w_t`, row ``t``.
+    intercept : float
+        :math:`\beta_0`.
+    reliability_coef : array-like of shape (n_annotators, n_features)
+        :math:`w_r`, row ``r``.
     reliability_intercept : array-like of shape (n_annotators,)
-        :math:`\gamma_t` (entering with a minus sign).
+        :math:`\gamma_r` (entering with a minus sign).
     missing : float in [0, 1), default 0
         Each (item, annotator) label is dropped independently with this probability.
-    feature_mean : array-like of shape (d,), optional
+    feature_mean : array-like of shape (n_features,), optional
         Mean of the features (default zero).
-    feature_cov : array-like of shape (d, d), optional
+    feature_cov : array-like of shape (n_features, n_features), optional
         Covariance of the features (default the identity).
     random_state : None, int or Generator
 
     Returns
     -------
     SimulatedAnnotators
-        ``(X, labels, truth, eta)``; ``eta[i, t]`` is :math:`\eta_t(x_i)`, given for
+        ``(X, labels, truth, eta)``; ``eta[i, r]`` is :math:`\eta_r(x^{(i)})`, given for
         every pair, labelled or not.
 
     Examples

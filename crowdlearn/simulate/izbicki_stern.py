@@ -13,8 +13,9 @@ instead of repeating the simulate-fit-select-score loop.
 * :func:`bayes_error` -- the *population* Bayes error of the design, by Monte Carlo.
 
 Errors are **expected** errors given the test features: for a classifier :math:`h`,
-:math:`\frac1n\sum_i [h(x_i)(1 - p_i) + (1 - h(x_i))p_i]` with :math:`p_i = P(z_i = 1
-\mid x_i)` known in a simulation. It has the same mean as counting mistakes against
+:math:`\frac1m\sum_i [h(x^{(i)})(1 - \pi_i) + (1 - h(x^{(i)}))\pi_i]` over the
+:math:`m` test items, with :math:`\pi_i = P(y^{(i)} = 1 \mid x^{(i)})` known in a
+simulation. It has the same mean as counting mistakes against
 drawn truths and a smaller variance, so differences between methods are measured more
 precisely.
 """
@@ -46,7 +47,7 @@ METHODS = ("EM-Sparse", "EM", "Majority", "True labels", "Bayes")
 
 
 def expected_error(pred, proba) -> float:
-    r"""Expected error of 0/1 predictions given :math:`p_i = P(z_i = 1 \mid x_i)`."""
+    r"""Expected error of 0/1 predictions given :math:`\pi_i = P(y^{(i)} = 1 \mid x^{(i)})`."""
     pred = as_float_array(pred, "pred")
     proba = as_float_array(proba, "proba")
     return float(np.mean(pred * (1.0 - proba) + (1.0 - pred) * proba))
@@ -85,7 +86,7 @@ def replicate(scenario: str = "i", seed: int = 0, *, squares: str = "raw",
     (:func:`~crowdlearn.simulate.sparse.simulate_izbicki_stern`, seeds ``seed``,
     ``seed + 1000`` and ``seed + 2000``): ``n_train`` training items (features and the
     experts' labels), ``n_valid`` validation items (their labels only, to choose the
-    penalty) and ``n_test`` test items (their :math:`P(z = 1 \mid x)`, to score).
+    penalty) and ``n_test`` test items (their :math:`P(y = 1 \mid x)`, to score).
 
     * **EM-Sparse**: :class:`~crowdlearn.features.sparse_experts.SparseExpertsEM` at
       ``n_lambdas`` penalties log-spaced from :math:`\lambda_{\max}`
@@ -98,7 +99,7 @@ def replicate(scenario: str = "i", seed: int = 0, *, squares: str = "raw",
       (:class:`~crowdlearn.features.sparse_experts.MajorityVoteLogistic`), its penalty chosen the
       same way on a grid of the same size.
     * **True labels**: unpenalised logistic regression on the training truths.
-    * **Bayes**: :math:`1\{P(z = 1 \mid x) > 1/2\}`.
+    * **Bayes**: :math:`1\{P(y = 1 \mid x) > 1/2\}`.
 
     Every EM fit uses ``expert_prior``, ``accelerate``, ``tol``, ``max_iter`` and
     ``m_step_max_iter`` (default one proximal Newton step per M-step problem: a
@@ -273,8 +274,9 @@ def replication_study(settings: dict, seeds, *, n_jobs: int = 1, progress=None,
 
 
 def bayes_error(n: int = 1_000_000, *, random_state=0, chunk: int = 200_000):
-    r"""The population Bayes error :math:`E[\min(p(X), 1 - p(X))]` of the design, by Monte
-    Carlo over ``n`` draws of :math:`X` (the truth model is the same in every scenario).
+    r"""The population Bayes error :math:`\mathbb{E}[\min(\pi(x), 1 - \pi(x))]` of the
+    design, :math:`\pi(x) = P(y = 1 \mid x)`, by Monte Carlo over ``n`` draws of the
+    features :math:`x` (the truth model is the same in every scenario).
 
     Returns ``(estimate, standard_error)``.
     """

@@ -59,18 +59,18 @@ class SimulatedSparseExperts(NamedTuple):
     ``coef`` and ``reliability_coef`` have one entry per column of ``X`` (zero on the
     noise covariates); in scenario (iii) ``reliability_coef`` multiplies the squared
     covariates, in scenario (i) it is all zero and ``expert_intercept`` holds
-    :math:`\\operatorname{logit}(1 - \\epsilon_k)`.
+    :math:`\\alpha_r = \\operatorname{logit}(1 - \\epsilon_r)`.
     """
 
     X: np.ndarray                 # (n, 55): X1..X5, then 50 noise covariates
     labels: CrowdLabels           # binary, 3 experts
     truth: np.ndarray             # (n,) in {0, 1}
-    proba: np.ndarray             # (n,): P(z = 1 | x), for the Bayes rule and its risk
-    error_prob: np.ndarray        # (n, n_experts): P(expert k is wrong on item i)
-    coef: np.ndarray              # (55,): beta_1..beta_55
+    proba: np.ndarray             # (n,): P(y = 1 | x), for the Bayes rule and its risk
+    error_prob: np.ndarray        # (n, n_experts): P(expert r is wrong on item i)
+    coef: np.ndarray              # (55,): beta_1..beta_55 (beta)
     intercept: float              # beta_0
-    expert_intercept: np.ndarray  # (n_experts,): alpha
-    reliability_coef: np.ndarray  # (55,): gamma
+    expert_intercept: np.ndarray  # (n_experts,): alpha_r
+    reliability_coef: np.ndarray  # (55,): w (the source's gamma)
     scenario: str                 # "i", "ii", "iii", or "model"
 
 
@@ -87,22 +87,24 @@ def simulate_sparse_experts(n: int, coef, intercept, expert_intercept, reliabili
     r"""Draw items, truths and labels from the model of
     :class:`~crowdlearn.features.sparse_experts.SparseExpertsEM`.
 
-    :math:`x_i \sim N(\text{feature\_mean}, \text{feature\_cov})`,
-    :math:`z_i \sim \text{Bernoulli}(\sigma(\beta_0 + \beta^\top x_i))`, and expert
-    :math:`k` is wrong with probability :math:`1/(1 + e^{\alpha_k + \gamma^\top x_i})`.
+    :math:`x^{(i)} \sim \mathcal{N}(\text{feature\_mean}, \text{feature\_cov})`,
+    :math:`y^{(i)} \sim \text{Bernoulli}(\sigma(\beta_0 + \beta^\top x^{(i)}))`, and expert
+    :math:`r` is wrong with probability :math:`1 - \sigma(b_{ir}) = 1/(1 + e^{b_{ir}})`,
+    :math:`b_{ir} = \alpha_r + w^\top x^{(i)}` (the source writes :math:`\gamma` for
+    :math:`w`).
 
     Parameters
     ----------
     n : int
         Number of items.
-    coef : array-like of shape (d,)
+    coef : array-like of shape (n_features,)
         :math:`\beta`.
     intercept : float
         :math:`\beta_0`.
     expert_intercept : array-like of shape (n_experts,)
-        :math:`\alpha`.
-    reliability_coef : array-like of shape (d,)
-        :math:`\gamma`.
+        :math:`\alpha_r`.
+    reliability_coef : array-like of shape (n_features,)
+        :math:`w`, shared by all experts.
     feature_mean, feature_cov : optional
         Default zero mean and the identity.
     missing : float in [0, 1)
@@ -135,12 +137,15 @@ def simulate_izbicki_stern(n: int = 2500, scenario: str = "i", *, missing: float
                            squares: str = "raw", random_state=None) -> SimulatedSparseExperts:
     r"""Simulate the design of Izbicki and Stern (2013), section 4.1.
 
-    * :math:`(X_1, \dots, X_5) \sim N(\mu, \Sigma)` with :math:`\mu = (1, 2, 3, 4, 5)` and
+    Izbicki and Stern write :math:`\gamma` for the slope :math:`w` shared by the
+    experts and :math:`y_k` for the label of expert :math:`k` (here :math:`r`).
+
+    * :math:`(X_1, \dots, X_5) \sim \mathcal{N}(\mu, \Sigma)` with :math:`\mu = (1, 2, 3, 4, 5)` and
       the :math:`5\times 5` :math:`\Sigma` printed in section 4.1
-      (:data:`IZBICKI_STERN`), followed by 50 independent :math:`N(0, 1)` covariates
+      (:data:`IZBICKI_STERN`), followed by 50 independent :math:`\mathcal{N}(0, 1)` covariates
       unrelated to anything ("We also include 50 covariates unrelated to the labels");
       so ``X`` has 55 columns.
-    * :math:`P(z = 1 \mid x) = \sigma(\beta_0 + \sum_{j=1}^5 \beta_j x_j)` with
+    * :math:`P(y = 1 \mid x) = \sigma(\beta_0 + \sum_{j=1}^5 \beta_j x_j)` with
       :math:`\beta = (-0.1, 1, 0.25, 0.24, -0.3, -0.2)`, the first entry being
       :math:`\beta_0` (the extracted text writes the sum as :math:`\sum_{j=i}^5`, a typo
       for :math:`\sum_{j=1}^5`).
@@ -148,18 +153,18 @@ def simulate_izbicki_stern(n: int = 2500, scenario: str = "i", *, missing: float
 
       - ``"i"``: three experts wrong with probabilities 0.5, 0.15 and 0.47 on every
         item, whatever :math:`x` (section 4.1 (i)). Expert 0 is a coin flip.
-      - ``"ii"``: the model of section 3, :math:`P(y_k \ne z \mid x) = 1/(1 +
-        e^{\alpha_k + \gamma^\top x})` with :math:`\alpha = (0, 0.75, -0.1)` and
-        :math:`\gamma = (0.1, 0.2, -0.08, 0.025, -0.065)` on :math:`X_1..X_5` (zero on
+      - ``"ii"``: the model of section 3, :math:`P(y_r \ne y \mid x) = 1/(1 +
+        e^{\alpha_r + w^\top x})` with :math:`\alpha = (0, 0.75, -0.1)` and
+        :math:`w = (0.1, 0.2, -0.08, 0.025, -0.065)` on :math:`X_1..X_5` (zero on
         the noise). **Ambiguous:** the text says "Four experts" but gives three
         :math:`\alpha`'s; three experts are simulated (one per :math:`\alpha`). Mean
         error rates come out near 0.49, 0.31 and 0.52.
       - ``"iii"``: as (ii) with :math:`\alpha = (0, 0.65, -0.12)`,
-        :math:`\gamma = (0.05, 0.05, -0.1, -0.1, 0)`, "generating the votes through the
-        square of the covariates", read as :math:`P(y_k \ne z \mid x) = 1/(1 +
-        e^{\alpha_k + \sum_j\gamma_j x_j^2})`. **Inconsistent as stated:** with the
-        stated means :math:`E[X_j^2] = \Sigma_{jj} + \mu_j^2 = (1.5, 4.5, 9.8, 16.4,
-        25.5)`, so :math:`\gamma^\top E[x^2] \approx -2.3` and the experts are wrong about
+        :math:`w = (0.05, 0.05, -0.1, -0.1, 0)`, "generating the votes through the
+        square of the covariates", read as :math:`P(y_r \ne y \mid x) = 1/(1 +
+        e^{\alpha_r + \sum_j w_j x_j^2})`. **Inconsistent as stated:** with the
+        stated means :math:`\mathbb{E}[X_j^2] = \Sigma_{jj} + \mu_j^2 = (1.5, 4.5, 9.8, 16.4,
+        25.5)`, so :math:`w^\top \mathbb{E}[x^2] \approx -2.3` and the experts are wrong about
         89%, 82% and 90% of the time -- far worse than a coin, against the paper's own
         Assumption 2 (and its Table 2, whose :math:`\hat S \approx 0.46` needs error
         rates below one half). ``squares="centered"`` uses
@@ -219,7 +224,7 @@ def simulate_izbicki_stern(n: int = 2500, scenario: str = "i", *, missing: float
         else:
             feats = (X5 - P["mean"]) ** 2 if squares == "centered" else X5 ** 2
         eta = alpha[None, :] + (feats @ P[scenario]["gamma"])[:, None]
-        error_prob = expit(-eta)             # 1 / (1 + exp(alpha_k + gamma'x))
+        error_prob = expit(-eta)             # 1 / (1 + exp(b_ir)), b_ir = alpha_r + w'x
     labels = _draw_labels(rng, truth, error_prob, missing)
     return SimulatedSparseExperts(X, labels, truth, proba, error_prob, coef,
                                   float(P["intercept"]), np.asarray(alpha, dtype=float),

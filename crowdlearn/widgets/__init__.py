@@ -38,7 +38,7 @@ from crowdlearn.widgets._explorer import _box, _Explorer, _slider_options, _with
 
 __all__ = ["DawidSkeneExplorer", "ExplorerResult", "dawid_skene_explorer", "draw_comparison",
            "live_explorer_html", "live_explorer_widget", "plot_sweep", "VoteExplorer",
-           "COLORS"]
+           "COLORS", "fit_warnings"]
 
 #: Okabe--Ito colours used for each method in every figure of this module.
 COLORS = {"mv": "#E69F00", "em": "#0072B2", "oracle": "#7F7F7F", "truth": "#C8C8C8",
@@ -54,6 +54,40 @@ DEFAULT_ERROR_RATES = (0.1, 0.2, 0.5, 0.6, 0.6, 0.3, 0.45, 0.6, 0.25, 0.55)
 #: of an update).
 _MARGINS = {"left": 0.7, "right": 0.15, "bottom": 0.62, "top": 0.6, "gap": 0.9}
 _WIDTH_RATIOS = (0.9, 1.3, 1.0)
+
+
+#: How close to chance (an error rate of ``1 - 1/K``) every estimated error rate must be
+#: for :func:`fit_warnings` to call the fit degenerate.
+DEGENERATE_MARGIN = 0.05
+
+
+def fit_warnings(mv_accuracy: float, em_accuracy: float, estimated_error_rates,
+                 n_classes: int) -> list[str]:
+    """The warnings the explorer's summary shows under its numbers (the page's view
+    in ``explorer_view.js`` shows the same ones).
+
+    * EM's accuracy is below majority vote's;
+    * the fit is *degenerate*: EM rates every expert within :data:`DEGENERATE_MARGIN`
+      of chance or worse (estimated error rate at least ``1 - 1/K - 0.05``), so in the
+      fitted model the labels say (almost) nothing about the class.
+
+    Examples
+    --------
+    >>> fit_warnings(0.9, 0.95, [0.1, 0.3], 3)
+    []
+    >>> [w.split(":")[0] for w in fit_warnings(1.0, 0.4, [0.66], 3)]
+    ['EM is below the majority vote', 'Degenerate fit']
+    """
+    out = []
+    if em_accuracy < mv_accuracy:
+        out.append("EM is below the majority vote: with few or weak experts its estimated "
+                   "confusion matrices can fit noise or a degenerate solution")
+    chance = 1.0 - 1.0 / n_classes
+    rates = np.asarray(estimated_error_rates, dtype=float)
+    if rates.size and np.all(rates >= chance - DEGENERATE_MARGIN):
+        out.append("Degenerate fit: EM rates every expert at chance or worse, so its "
+                   "labels say almost nothing about the class in the fitted model")
+    return out
 
 
 def _comparison_axes(fig: Figure):
@@ -458,7 +492,11 @@ class DawidSkeneExplorer(_Explorer):
         return (f"Majority vote <b>{r.mv_accuracy:.3f}</b>, Dawid–Skene EM "
                 f"<b>{r.em_accuracy:.3f}</b>, Bayes rule with the true error rates "
                 f"{r.oracle_accuracy:.3f} &nbsp;·&nbsp; {r.n_labels} labels{unlabelled}; "
-                f"EM: {r.n_iter} iterations in {1000 * r.em_seconds:.0f} ms")
+                f"EM: {r.n_iter} iterations in {1000 * r.em_seconds:.0f} ms"
+                + "".join(f"<br><span style='color:#D55E00'>⚠ {w}</span>"
+                          for w in fit_warnings(r.mv_accuracy, r.em_accuracy,
+                                                r.estimated_error_rates,
+                                                r.settings["n_classes"])))
 
     # -- display ---------------------------------------------------------------------------
     def _live_kwargs(self) -> dict:
@@ -496,6 +534,7 @@ _LIVE_CSS = """
 .cl-explorer input[type=range] { flex: 1 1 auto; min-width: 6rem; }
 .cl-explorer output { flex: 0 0 2.6em; text-align: right; font-variant-numeric: tabular-nums; }
 .cl-explorer .cl-summary { margin: 0.5rem 0; }
+.cl-explorer .cl-warning { color: #D55E00; }
 .cl-explorer .cl-panels { display: flex; flex-wrap: wrap; gap: 0.5rem; }
 .cl-explorer .cl-panel { flex: 1 1 190px; max-width: min(100%, 380px); height: auto;
   font-family: system-ui, sans-serif; font-size: 14px; }
@@ -620,9 +659,11 @@ class VoteExplorer:
 
     Displayed, it is an ``anywidget`` in Jupyter and a self-contained HTML block in the
     rendered book (``crowdlearn/static/vote_view.js``: the simulation of
-    ``crowd_em.js``, the vote with ties to class 0, the Bayes rule), recomputing in the
-    browser either way. :meth:`compare` gives the same numbers from the package for any
-    crowd.
+    ``crowd_em.js``, the vote, the Bayes rule), recomputing in the browser either way.
+    Ties are broken at random, as :class:`~crowdlearn.MajorityVote` does by default, and
+    scored by their expectation (a tie of ``t`` classes counts ``1/t`` when the truth is
+    among them), so the accuracies are exact. :meth:`compare` gives the same numbers from
+    the package for any crowd.
     """
 
     def __init__(self, *, n_careless: int = 6, careless_accuracy: float = 0.55,
@@ -638,19 +679,26 @@ class VoteExplorer:
 
     @staticmethod
     def compare(crowd, truth, careless_accuracy: float) -> dict:
-        """The package's majority vote (ties to class 0) and Bayes-rule accuracies on
-        ``crowd`` (three experts of accuracy 0.9, then the careless ones)."""
+        """The package's majority-vote and Bayes-rule accuracies on ``crowd`` (three
+        experts of accuracy 0.9, then the careless ones), ties broken at random and scored
+        by their expectation: an item whose ``t`` best classes tie counts ``1/t`` if its
+        true class is among them (the vote's tied counts; the Bayes rule's posteriors
+        within 1e-9 of the best)."""
         from crowdlearn import MajorityVote
         from crowdlearn.experiments import oracle_posterior
         from crowdlearn.simulate import one_coin_confusion
 
+        def expected_accuracy(scores, tol):
+            top = scores >= scores.max(axis=1, keepdims=True) - tol
+            hit = top[np.arange(len(truth)), truth]
+            return float(np.mean(np.where(hit, 1.0 / top.sum(axis=1), 0.0)))
+
         truth = np.asarray(truth)
         acc = [0.9] * 3 + [careless_accuracy] * (crowd.n_experts - 3)
-        mv = MajorityVote(tie_break="lowest").fit(crowd, n_classes=2).labels_
+        votes = MajorityVote(random_state=0).fit(crowd, n_classes=2).posterior_
         post = oracle_posterior(crowd, one_coin_confusion(acc, 2), [0.5, 0.5])
-        best = np.argmax(post >= post.max(axis=1, keepdims=True) - 1e-9, axis=1)
-        return {"mvAccuracy": float(np.mean(mv == truth)),
-                "oracleAccuracy": float(np.mean(best == truth))}
+        return {"mvAccuracy": expected_accuracy(votes, 0.0),
+                "oracleAccuracy": expected_accuracy(post, 1e-9)}
 
     def widget(self):
         """The ``anywidget`` (made once)."""
@@ -676,3 +724,10 @@ def dawid_skene_explorer(**kwargs) -> DawidSkeneExplorer:
     >>> ex.close()
     """
     return DawidSkeneExplorer(**kwargs)
+
+
+# chapter 3's explorer (crowdlearn/widgets/em_steps.py): its engine and _common.js
+_VIEW_NEEDS["em_steps_view.js"] = ("em_steps_engine.js", "_common.js")
+from crowdlearn.widgets.em_steps import EMStepsExplorer, live_em_steps_html  # noqa: E402
+
+__all__ += ["EMStepsExplorer", "live_em_steps_html"]

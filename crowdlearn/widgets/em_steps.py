@@ -1,0 +1,264 @@
+r"""Chapter 3's explorer: EM on a two-coin mixture, one half-step at a time.
+
+Each item :math:`i = 1, \dots, m` is a batch of ``tosses`` tosses of one of two coins;
+which coin is hidden. Coin :math:`n \in \{1, 2\}` is picked with probability
+:math:`\phi_n` and shows heads with probability :math:`\phi_{\mathrm{h} \mid n}`, so the
+number of heads :math:`h_i` of item :math:`i` has the mixture distribution
+
+.. math:: p(h_i \mid \theta) = \sum_{n=1}^{2} \phi_n \binom{T}{h_i}
+   \phi_{\mathrm{h} \mid n}^{h_i} (1 - \phi_{\mathrm{h} \mid n})^{T - h_i}.
+
+The functions below are EM for this model in plain numpy: :func:`e_step` (the posteriors
+:math:`Q_i(n)` and the log-likelihood :math:`\ell(\theta)`), :func:`m_step`,
+:func:`free_energy` :math:`F(q, \theta)`, :func:`half_steps` (the whole sequence start,
+E, M, E, M, ... with :math:`\ell` and :math:`F` after each half-step), :func:`fixed_point`
+(EM until it stops rising) and :func:`basin_map` (where EM ends from a grid of starts).
+
+:class:`EMStepsExplorer` shows them live: an ``anywidget`` in Jupyter and, in the
+rendered book, the same ES module inline (``static/em_steps_engine.js``, this module's
+EM line for line, and the SVG view ``static/em_steps_view.js``), with no kernel.
+``tests/test_js_em_steps.py`` checks the JavaScript against these functions to 1e-9, and
+``tests/test_em_steps_explorer.py`` checks these functions against
+:class:`~crowdlearn.LatentClassModel` and brute-force enumeration.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from crowdlearn._validation import check_scalar
+
+__all__ = ["HEADS", "TOSSES", "EMStepsExplorer", "basin_map", "e_step", "fixed_point",
+           "free_energy", "half_steps", "live_em_steps_html", "live_em_steps_widget",
+           "m_step"]
+
+#: Heads in each of the chapter's five batches of ten tosses.
+HEADS = (1, 2, 5, 6, 9)
+#: Tosses per batch.
+TOSSES = 10
+
+
+def _log_binom(heads, tosses: int) -> np.ndarray:
+    """log C(tosses, h) for each h, as a sum of logs (the engine computes it the same way)."""
+    out = []
+    for h in np.asarray(heads, dtype=int):
+        out.append(sum(np.log((tosses - h + k) / k) for k in range(1, h + 1)))
+    return np.asarray(out, dtype=float)
+
+
+def _log_joint(heads, theta, phi, tosses):
+    """log p(h_i, coin = n | theta), shape (m, 2)."""
+    h = np.asarray(heads, dtype=float)[:, None]
+    theta = np.asarray(theta, dtype=float)
+    prior = np.array([phi, 1.0 - phi])
+    with np.errstate(divide="ignore"):
+        return (np.log(prior) + h * np.log(theta) + (tosses - h) * np.log1p(-theta)
+                + _log_binom(heads, tosses)[:, None])
+
+
+def e_step(heads=HEADS, theta=(2 / 3, 1 / 3), phi: float = 0.5, tosses: int = TOSSES):
+    r"""The E-step at :math:`\theta = (\phi_{\mathrm h\mid 1}, \phi_{\mathrm h\mid 2}, \phi_1)`.
+
+    Returns
+    -------
+    Q : ndarray of shape (m, 2)
+        :math:`Q_i(n) = P(\text{coin } n \mid h_i; \theta)`.
+    log_lik : float
+        :math:`\ell(\theta) = \sum_i \log p(h_i \mid \theta)`, binomial coefficients
+        included.
+
+    Examples
+    --------
+    >>> Q, ll = e_step([5, 6], theta=(2 / 3, 1 / 3), phi=0.5)
+    >>> Q[:, 0].round(3).tolist()
+    [0.5, 0.8]
+    """
+    lj = _log_joint(heads, theta, phi, tosses)
+    top = lj.max(axis=1, keepdims=True)
+    log_ev = top + np.log(np.exp(lj - top).sum(axis=1, keepdims=True))
+    return np.exp(lj - log_ev), float(log_ev.sum())
+
+
+def m_step(heads, q, tosses: int = TOSSES):
+    r"""The M-step from distributions ``q`` (shape (m, 2)) over the coins.
+
+    :math:`\phi_{\mathrm h\mid n} = \sum_i q_i(n) h_i \big/ \big(T \sum_i q_i(n)\big)`
+    (expected heads over expected tosses of coin :math:`n`) and
+    :math:`\phi_1 = \frac1m \sum_i q_i(1)`. A coin with no weight keeps bias 1/2.
+
+    Returns
+    -------
+    theta : ndarray of shape (2,)
+    phi : float
+    """
+    q = np.asarray(q, dtype=float)
+    h = np.asarray(heads, dtype=float)
+    weight = q.sum(axis=0)
+    heads_n = (q * h[:, None]).sum(axis=0)
+    theta = np.where(weight > 0, heads_n / (tosses * np.where(weight > 0, weight, 1.0)), 0.5)
+    return theta, float(q[:, 0].sum() / q.shape[0])
+
+
+def free_energy(heads, q, theta, phi: float, tosses: int = TOSSES) -> float:
+    r""":math:`F(q, \theta) = \sum_i \sum_n q_i(n)[\log p(h_i, n \mid \theta) - \log q_i(n)]`,
+    with :math:`0 \log 0 = 0`."""
+    q = np.asarray(q, dtype=float)
+    lj = _log_joint(heads, theta, phi, tosses)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(q > 0, q * (lj - np.log(np.where(q > 0, q, 1.0))), 0.0)
+    return float(terms.sum())
+
+
+def half_steps(heads=HEADS, theta=(2 / 3, 1 / 3), phi: float = 0.5, n_half: int = 20,
+               tosses: int = TOSSES) -> list[dict]:
+    """EM from ``(theta, phi)`` for ``n_half`` half-steps, recording every state.
+
+    State 0 is the start, with ``q`` uniform (nothing known yet); state ``2t - 1`` is
+    after the ``t``-th E-step (``q`` is the posterior at the parameters of state
+    ``2t - 2``) and state ``2t`` after the ``t``-th M-step. Each state is a dict with
+    ``phase`` ("start", "E" or "M"), ``t``, ``theta`` (2,), ``phi``, ``q`` (m, 2),
+    ``log_lik`` (at ``theta``, ``phi``) and ``free_energy`` (of ``q`` at them).
+    """
+    theta = np.asarray(theta, dtype=float)
+    q = np.full((len(heads), 2), 0.5)
+    states = []
+    for k in range(n_half + 1):
+        if k > 0 and k % 2 == 1:
+            q, _ = e_step(heads, theta, phi, tosses)
+        elif k > 0:
+            theta, phi = m_step(heads, q, tosses)
+        _, ll = e_step(heads, theta, phi, tosses)
+        states.append({"phase": "start" if k == 0 else "EM"[(k + 1) % 2],
+                       "t": (k + 1) // 2, "theta": theta.copy(), "phi": float(phi),
+                       "q": q.copy(), "log_lik": ll,
+                       "free_energy": free_energy(heads, q, theta, phi, tosses)})
+    return states
+
+
+def fixed_point(heads=HEADS, theta=(2 / 3, 1 / 3), phi: float = 0.5, *,
+                tol: float = 1e-10, max_iter: int = 2000, tosses: int = TOSSES) -> dict:
+    """EM from ``(theta, phi)`` until an iteration raises the log-likelihood by at most
+    ``tol * max(1, |log-likelihood|)`` (the package's rule), or ``max_iter`` iterations.
+
+    Returns a dict: ``theta``, ``phi``, ``log_lik`` (at the final parameters),
+    ``n_iter`` (M-steps taken), ``converged`` and ``path`` (shape (n_iter + 1, 3): the
+    parameters after every M-step, the start first).
+    """
+    theta = np.asarray(theta, dtype=float)
+    q, ll = e_step(heads, theta, phi, tosses)
+    path = [(theta[0], theta[1], phi)]
+    converged = False
+    t = 0
+    while t < max_iter:
+        theta, phi = m_step(heads, q, tosses)
+        t += 1
+        path.append((theta[0], theta[1], phi))
+        q, new = e_step(heads, theta, phi, tosses)
+        rise, ll = new - ll, new
+        if rise <= tol * max(1.0, abs(ll)):
+            converged = True
+            break
+    return {"theta": theta, "phi": float(phi), "log_lik": ll, "n_iter": t,
+            "converged": converged, "path": np.array(path)}
+
+
+def basin_map(heads=HEADS, phi: float = 0.5, n_grid: int = 19, *, tol: float = 1e-10,
+              max_iter: int = 2000, tosses: int = TOSSES) -> dict:
+    """Where EM ends from each start ``(a, b)`` of an ``n_grid`` x ``n_grid`` grid of
+    biases in [0.05, 0.95], with ``phi`` for coin 1.
+
+    Returns ``grid`` (n_grid,), and ``theta`` (n_grid, n_grid, 2), ``phi`` and ``log_lik``
+    (n_grid, n_grid), ``n_iter`` of each run: entry ``[a, b]`` starts from
+    ``(grid[a], grid[b])``.
+    """
+    grid = np.linspace(0.05, 0.95, n_grid)
+    theta = np.empty((n_grid, n_grid, 2))
+    phis, lls, iters = (np.empty((n_grid, n_grid)) for _ in range(3))
+    for a, ta in enumerate(grid):
+        for b, tb in enumerate(grid):
+            r = fixed_point(heads, (ta, tb), phi, tol=tol, max_iter=max_iter, tosses=tosses)
+            theta[a, b], phis[a, b], lls[a, b], iters[a, b] = (r["theta"], r["phi"],
+                                                                r["log_lik"], r["n_iter"])
+    return {"grid": grid, "theta": theta, "phi": phis, "log_lik": lls,
+            "n_iter": iters.astype(int)}
+
+
+def _live_settings(*, theta1: float = 2 / 3, theta2: float = 1 / 3, phi: float = 0.5,
+                   step: int = 0, heads=HEADS, tosses: int = TOSSES, n_grid: int = 19,
+                   tol: float = 1e-10, max_iter: int = 2000) -> dict:
+    for name, v in (("theta1", theta1), ("theta2", theta2), ("phi", phi)):
+        check_scalar(v, name, low=0.05, high=0.95)
+    check_scalar(step, "step", kind=numbers.Integral, low=0)
+    check_scalar(tosses, "tosses", kind=numbers.Integral, low=1)
+    heads = [int(h) for h in heads]
+    if not heads or min(heads) < 0 or max(heads) > tosses:
+        raise ValueError(f"heads must be counts between 0 and tosses={tosses}, got {heads}")
+    return {"theta1": float(theta1), "theta2": float(theta2), "phi": float(phi),
+            "step": int(step), "heads": heads, "tosses": int(tosses), "nGrid": int(n_grid),
+            "tol": float(tol), "maxIter": int(max_iter)}
+
+
+_VIEW, _MOUNT = "em_steps_view.js", "mountEMStepsExplorer"
+
+
+def live_em_steps_html(**settings) -> str:
+    """The explorer as self-contained HTML that recomputes in the browser (no kernel, no
+    network). Keyword arguments: ``theta1``, ``theta2`` (starting biases of the coins),
+    ``phi`` (starting probability of coin 1), ``step`` (half-steps shown at first),
+    ``heads``, ``tosses``, ``n_grid``, ``tol``, ``max_iter``."""
+    from crowdlearn.widgets import _live_html
+
+    return _live_html(_VIEW, _MOUNT, _live_settings(**settings))
+
+
+def live_em_steps_widget(**settings):
+    """The same explorer as an ``anywidget`` (Jupyter); ``widget.result`` receives the
+    state shown after every change. Keyword arguments as for :func:`live_em_steps_html`."""
+    from crowdlearn.widgets import _live_widget
+
+    return _live_widget(_VIEW, _MOUNT, _live_settings(**settings))
+
+
+class EMStepsExplorer:
+    """EM on the two-coin mixture, stepped by hand, live in Jupyter and in the book.
+
+    Controls: the starting biases of the two coins and the starting probability of coin
+    1; the number of half-steps taken (a slider, and buttons for one E- or M-step back
+    or forward, and for running to the fixed point); presets for a symmetric start and
+    for swapping the coins. The view: the path of the parameters over the basins of
+    attraction of EM's fixed points, :math:`\\ell(\\theta)` and :math:`F(q, \\theta)`
+    after every half-step, and the current :math:`q_i(1)` of every item.
+
+    Parameters are those of :func:`live_em_steps_html`; :meth:`states` recomputes the
+    sequence the page shows with :func:`half_steps`.
+    """
+
+    def __init__(self, **settings):
+        self.settings = _live_settings(**settings)
+        self._widget = None
+
+    def states(self, n_half: int | None = None) -> list[dict]:
+        """The page's half-steps from the current start, computed by :func:`half_steps`."""
+        s = self.settings
+        n = s["step"] if n_half is None else n_half
+        return half_steps(s["heads"], (s["theta1"], s["theta2"]), s["phi"], n, s["tosses"])
+
+    def widget(self):
+        """The ``anywidget`` (made once)."""
+        if self._widget is None:
+            self._widget = live_em_steps_widget(**_kwargs(self.settings))
+        return self._widget
+
+    def _repr_mimebundle_(self, **kwargs):
+        from crowdlearn.widgets._explorer import _with_html
+
+        return _with_html(self.widget()._repr_mimebundle_(**kwargs),
+                          live_em_steps_html(**_kwargs(self.settings)))
+
+
+def _kwargs(s: dict) -> dict:
+    return {"theta1": s["theta1"], "theta2": s["theta2"], "phi": s["phi"], "step": s["step"],
+            "heads": s["heads"], "tosses": s["tosses"], "n_grid": s["nGrid"], "tol": s["tol"],
+            "max_iter": s["maxIter"]}

@@ -1,64 +1,71 @@
 r"""Choosing models without true labels: the surrogate risk :math:`\hat S`.
 
 Izbicki and Stern (2013, section 2 and appendix B) score a classifier by how
-often it disagrees with the experts on held-out items. With :math:`z_i` the
-classifier's label of held-out item :math:`i`, :math:`Z_i` the (unknown) truth
-and :math:`Y_{ij}` the label expert :math:`j` gave it,
+often it disagrees with the experts on held-out items. Notation as in the book
+(its notation page; the paper's letters in parentheses): :math:`\hat y^{(i)}` the
+classifier's label of held-out item :math:`i` (:math:`z_i`), :math:`y^{(i)}` the
+(unknown) truth (:math:`Z_i`), :math:`y^{(i)}_r` the label expert :math:`r` gave it
+(:math:`Y_{ij}`), :math:`R` experts (:math:`d`), :math:`m'` held-out items
+(:math:`n'`) and :math:`\mathcal{R}` the true risk (:math:`R`):
 
 .. math::
 
-    \hat R = \frac{1}{n'}\sum_{i=1}^{n'} 1\{z_i \ne Z_i\}, \qquad
-    \hat S = \frac{1}{n'}\sum_{i=1}^{n'} \frac{1}{|A_i|}\sum_{j \in A_i} 1\{z_i \ne Y_{ij}\},
+    \hat{\mathcal{R}} = \frac{1}{m'}\sum_{i=1}^{m'} 1\{\hat y^{(i)} \ne y^{(i)}\}, \qquad
+    \hat S = \frac{1}{m'}\sum_{i=1}^{m'} \frac{1}{|R_i|}\sum_{r \in R_i}
+    1\{\hat y^{(i)} \ne y^{(i)}_r\},
 
-where :math:`A_i` are the experts who labelled item :math:`i` (all :math:`d` of them
+where :math:`R_i` are the experts who labelled item :math:`i` (all :math:`R` of them
 in the paper; items without any label are left out of :math:`\hat S`, and
-:math:`n'` counts the labelled items).
+:math:`m'` counts the labelled items).
 
-**Lemma 1** (exact, for every sample). Since :math:`1\{z \ne Y\} = 1\{z \ne Z\}(1 -
-2\cdot 1\{Z \ne Y\}) + 1\{Z \ne Y\}` for binary labels (check the four cases),
+**Lemma 1** (exact, for every sample, binary labels only). Since
+:math:`1\{\hat y \ne y_r\} = 1\{\hat y \ne y\}(1 - 2\cdot 1\{y \ne y_r\}) + 1\{y \ne y_r\}`
+for binary labels (check the four cases),
 
 .. math::
 
     \begin{aligned}
-    \hat S &= \frac{1}{n'}\sum_i (1 - 2\bar e_i)\, W_i + \frac{1}{n'}\sum_i \bar e_i, \\
-    W_i &= 1\{z_i \ne Z_i\},\quad
-    \bar e_i = \frac{1}{|A_i|}\sum_{j \in A_i} 1\{Z_i \ne Y_{ij}\}
+    \hat S &= \frac{1}{m'}\sum_i (1 - 2\bar e_i)\, W_i + \frac{1}{m'}\sum_i \bar e_i, \\
+    W_i &= 1\{\hat y^{(i)} \ne y^{(i)}\},\quad
+    \bar e_i = \frac{1}{|R_i|}\sum_{r \in R_i} 1\{y^{(i)}_r \ne y^{(i)}\}
     \end{aligned}
 
 (:func:`surrogate_decomposition`).
 
-**Expectation.** Let :math:`\epsilon_j = P(Y_j \ne Z)` and
-:math:`\bar\epsilon = \frac1d\sum_j\epsilon_j` (with missing labels, the average of
-:math:`\frac{1}{|A_i|}\sum_{j\in A_i}\epsilon_j` over items). Taking expectations,
+**Expectation.** Let :math:`\epsilon_r = P(y_r \ne y)` and
+:math:`\bar\epsilon = \frac1R\sum_r\epsilon_r` (with missing labels, the average of
+:math:`\frac{1}{|R_i|}\sum_{r\in R_i}\epsilon_r` over items). Taking expectations,
 
 .. math::
 
-    E[\hat S] = (1 - 2\bar\epsilon)\, R + \bar\epsilon
+    E[\hat S] = (1 - 2\bar\epsilon)\, \mathcal{R} + \bar\epsilon
     - 2\,\overline{\operatorname{Cov}}(W_i, \bar e_i),
 
 so if the classifier's errors are uncorrelated with the experts' (the paper's
 Assumption 3; e.g. experts whose errors do not depend on the item, as in
-scenario (i) of its section 4.1), :math:`E[\hat S] = (1 - 2\bar\epsilon)R + \bar\epsilon`
-(:func:`expected_surrogate_risk`). When :math:`\bar\epsilon < \frac12` this is
-increasing in :math:`R`, so ranking models by :math:`\hat S` ranks them by risk.
+scenario (i) of its section 4.1), :math:`E[\hat S] = (1 - 2\bar\epsilon)\mathcal{R} +
+\bar\epsilon` (:func:`expected_surrogate_risk`). When :math:`\bar\epsilon < \frac12` this
+is increasing in :math:`\mathcal{R}`, so ranking models by :math:`\hat S` ranks them by
+risk.
 
 **Lemma 2, corrected.** If instead only the experts' errors are pairwise
 uncorrelated (Assumption 4), Cauchy--Schwarz bounds the covariance term:
 
 .. math::
 
-    \big|E[\hat S] - (1 - 2\bar\epsilon)R - \bar\epsilon\big|
-    \le \sqrt{R(1 - R)}\;\frac{\sqrt{\sum_j 4\epsilon_j(1 - \epsilon_j)}}{d}
-    \le \frac{1}{2\sqrt d}
+    \big|E[\hat S] - (1 - 2\bar\epsilon)\mathcal{R} - \bar\epsilon\big|
+    \le \sqrt{\mathcal{R}(1 - \mathcal{R})}\;
+    \frac{\sqrt{\sum_r 4\epsilon_r(1 - \epsilon_r)}}{R}
+    \le \frac{1}{2\sqrt R}
 
 (:func:`surrogate_bias_bound`). The paper states the left side with
 :math:`+\bar\epsilon` (a sign slip) and its Theorem 2 with :math:`\frac{1}{4\sqrt d}`;
-but :math:`\operatorname{Var}(1 - 2\cdot 1\{Z \ne Y_j\}) = 4\epsilon_j(1-\epsilon_j)`
-can be 1, not :math:`\frac14`, and the bound :math:`\frac{1}{2\sqrt d}` is attained:
-with one expert (:math:`d = 1`, so Assumption 4 holds vacuously) whose label is a
+but :math:`\operatorname{Var}(1 - 2\cdot 1\{y \ne y_r\}) = 4\epsilon_r(1-\epsilon_r)`
+can be 1, not :math:`\frac14`, and the bound :math:`\frac{1}{2\sqrt R}` is attained:
+with one expert (:math:`R = 1`, so Assumption 4 holds vacuously) whose label is a
 function of :math:`x` and a classifier that learnt that function,
-:math:`W = 1\{Z \ne Y\}`, :math:`\hat S = 0`, :math:`R = \epsilon`, and the gap is
-:math:`2\epsilon(1 - \epsilon)`, which exceeds :math:`\frac14` for
+:math:`W = 1\{y \ne y_1\}`, :math:`\hat S = 0`, :math:`\mathcal{R} = \epsilon`, and the
+gap is :math:`2\epsilon(1 - \epsilon)`, which exceeds :math:`\frac14` for
 :math:`\epsilon \in (0.147, 0.5)`. With missing labels the same holds when which
 experts label an item is independent of everything else.
 
@@ -135,14 +142,14 @@ def surrogate_risk(predictions, labels, *, weighting: str = "item") -> float:
     Parameters
     ----------
     predictions : array-like of 0/1, shape (n_items,)
-        The classifier's labels :math:`z_i` of the held-out items.
+        The classifier's labels :math:`\hat y^{(i)}` of the held-out items.
     labels : CrowdLabels, (item, expert, label) tuple or (n_items, n_experts) matrix
         The experts' labels of the same items (``-1`` = missing in a matrix).
     weighting : {"item", "label"}, default "item"
         ``"item"``: average over the experts who labelled each item, then over the
-        labelled items -- :math:`\frac{1}{n'}\sum_i\frac{1}{|A_i|}\sum_{j\in A_i}
-        1\{z_i \ne Y_{ij}\}`, the paper's :math:`\hat S` when every expert labels every
-        item. ``"label"``: the fraction of all labels that disagree.
+        labelled items -- :math:`\frac{1}{m'}\sum_i\frac{1}{|R_i|}\sum_{r\in R_i}
+        1\{\hat y^{(i)} \ne y^{(i)}_r\}`, the paper's :math:`\hat S` when every expert
+        labels every item. ``"label"``: the fraction of all labels that disagree.
 
     Returns
     -------
@@ -162,7 +169,8 @@ def surrogate_risk(predictions, labels, *, weighting: str = "item") -> float:
 
 
 def true_risk(predictions, truth) -> float:
-    r"""The empirical risk :math:`\hat R = \frac{1}{n'}\sum_i 1\{z_i \ne Z_i\}` (needs the truth).
+    r"""The empirical risk :math:`\hat{\mathcal{R}} = \frac{1}{m'}\sum_i 1\{\hat y^{(i)} \ne y^{(i)}\}`
+    (needs the truth).
 
     Examples
     --------
@@ -178,20 +186,20 @@ class SurrogateDecomposition(NamedTuple):
     """Lemma 1: ``surrogate == weighted_risk + expert_error`` (exactly)."""
 
     surrogate: float      # S-hat
-    weighted_risk: float  # (1/n') sum_i (1 - 2 e_i) W_i
-    expert_error: float   # (1/n') sum_i e_i: the experts' mean error on these items
-    risk: float           # R-hat over the same (labelled) items
+    weighted_risk: float  # (1/m') sum_i (1 - 2 e_bar_i) W_i
+    expert_error: float   # (1/m') sum_i e_bar_i: the experts' mean error on these items
+    risk: float           # empirical true risk over the same (labelled) items
 
 
 def surrogate_decomposition(predictions, labels, truth, *,
                             weighting: str = "item") -> SurrogateDecomposition:
     r"""Split :math:`\hat S` as in Lemma 1 (needs the truth; for checking and teaching).
 
-    With :math:`W_i = 1\{z_i \ne Z_i\}` and :math:`\bar e_i` the weighted fraction of
+    With :math:`W_i = 1\{\hat y^{(i)} \ne y^{(i)}\}` and :math:`\bar e_i` the fraction of
     item :math:`i`'s labels that are wrong,
     :math:`\hat S = \sum_i \omega_i (1 - 2\bar e_i) W_i + \sum_i \omega_i \bar e_i`
-    with :math:`\omega_i = 1/n'` (``weighting="item"``) or :math:`|A_i|/N_{labels}`
-    (``"label"``).
+    with :math:`\omega_i = 1/m'` (``weighting="item"``) or :math:`|R_i|/L`, :math:`L`
+    the number of labels (``"label"``).
 
     Examples
     --------
@@ -248,15 +256,16 @@ def _risk_value(risk) -> float:
 
 
 def expected_surrogate_risk(risk, error_rates, *, mask=None) -> float:
-    r""":math:`E[\hat S] = (1 - 2\bar\epsilon)R + \bar\epsilon` when classifier and expert
-    errors are uncorrelated (Assumption 3).
+    r""":math:`E[\hat S] = (1 - 2\bar\epsilon)\mathcal{R} + \bar\epsilon` when classifier and
+    expert errors are uncorrelated (Assumption 3).
 
     Parameters
     ----------
     risk : float
-        The classifier's risk :math:`R` (or :math:`\hat R` on the scored items).
+        The classifier's true risk :math:`\mathcal{R}` (or :math:`\hat{\mathcal{R}}` on the
+        scored items).
     error_rates : array-like, shape (n_experts,) or (n_items, n_experts)
-        :math:`\epsilon_j = P(Y_j \ne Z)`, per expert or per item and expert.
+        :math:`\epsilon_r = P(y_r \ne y)`, per expert or per item and expert.
     mask : array-like of bool, shape (n_items, n_experts), optional
         Which labels exist; :math:`\bar\epsilon` is then the mean over labelled items
         of the mean error of the experts who labelled them.
@@ -272,15 +281,16 @@ def expected_surrogate_risk(risk, error_rates, *, mask=None) -> float:
 
 
 def surrogate_bias_bound(risk, error_rates) -> float:
-    r"""Lemma 2, corrected: a bound on :math:`|E[\hat S] - (1 - 2\bar\epsilon)R - \bar\epsilon|`
-    when the experts' errors are pairwise uncorrelated (Assumption 4).
+    r"""Lemma 2, corrected: a bound on
+    :math:`|E[\hat S] - (1 - 2\bar\epsilon)\mathcal{R} - \bar\epsilon|` when the experts'
+    errors are pairwise uncorrelated (Assumption 4).
 
-    .. math:: \sqrt{R(1-R)}\,\frac{\sqrt{\sum_j 4\epsilon_j(1-\epsilon_j)}}{d}
-              \;\le\; \frac{1}{2\sqrt d}.
+    .. math:: \sqrt{\mathcal{R}(1-\mathcal{R})}\,
+              \frac{\sqrt{\sum_r 4\epsilon_r(1-\epsilon_r)}}{R} \;\le\; \frac{1}{2\sqrt R}.
 
     Examples
     --------
-    >>> surrogate_bias_bound(0.5, [0.5])    # d = 1: the worst case, 1 / (2 sqrt(1))
+    >>> surrogate_bias_bound(0.5, [0.5])    # R = 1: the worst case, 1 / (2 sqrt(1))
     0.5
     """
     risk = _risk_value(risk)

@@ -2,16 +2,18 @@ r"""Many experts with a shared, sparse reliability model: L1-penalised MAP-EM.
 
 The model of Izbicki and Stern (2013, section 3): a logistic classifier for the
 hidden truth, and experts who err with a probability that depends on the item
-through an expert-specific intercept :math:`\alpha_k` and coefficients
-:math:`\gamma` shared by all experts. An L1 penalty on :math:`\beta` and
-:math:`\gamma` makes the fit sparse; EM's M-step is then two weighted
-L1-penalised logistic regressions (:mod:`crowdlearn._solvers.l1_logistic`).
+through an expert-specific intercept :math:`\alpha_r` and a slope :math:`w`
+shared by all experts (the paper's :math:`\gamma`). An L1 penalty on
+:math:`\beta` and :math:`w` makes the fit sparse; EM's M-step is then two weighted
+L1-penalised logistic regressions (:mod:`crowdlearn.solvers`). Notation as in the
+book's notation page: items :math:`i`, experts :math:`r = 1, \dots, R`, features
+:math:`j = 1, \dots, k`.
 
 * :class:`SparseExpertsEM` -- the estimator.
 * :func:`sparse_experts_path` (or :meth:`SparseExpertsEM.path`) -- a decreasing
   sequence of penalties with warm starts.
 * :func:`sparse_experts_lambda_max` -- the smallest penalty giving
-  :math:`\beta = \gamma = 0`.
+  :math:`\beta = w = 0`.
 * :class:`MajorityVoteLogistic` -- the paper's "Majority" competitor: an
   L1-penalised logistic regression on the majority-vote labels.
 """
@@ -44,26 +46,26 @@ __all__ = ["SparseExpertsEM", "SparseExpertsParams", "SparseExpertsPath",
 class SparseExpertsParams(NamedTuple):
     r"""The parameters EM iterates on (what a callback sees as ``state.params``).
 
-    :math:`P(z = 1 \mid x) = \sigma(\beta_0 + \beta^\top x)` and expert :math:`k` is
-    right with probability :math:`\sigma(\alpha_k + \gamma^\top x)`.
+    :math:`P(y = 1 \mid x) = \sigma(\beta_0 + \beta^\top x)` and expert :math:`r` is
+    right with probability :math:`\sigma(\alpha_r + w^\top x)`.
     """
 
-    coef: np.ndarray              # beta, (d,)
+    coef: np.ndarray              # beta, (k,)
     intercept: float              # beta_0
-    expert_intercept: np.ndarray  # alpha, (n_experts,)
-    reliability_coef: np.ndarray  # gamma, (d,)
+    expert_intercept: np.ndarray  # alpha, (R,)
+    reliability_coef: np.ndarray  # w, (k,)
 
     def flipped(self) -> "SparseExpertsParams":
         r"""The mirror-image parameters :math:`-\theta`: the hidden class renamed
-        :math:`z \to 1 - z`, every expert right exactly where it was wrong. Same
+        :math:`y \to 1 - y`, every expert right exactly where it was wrong. Same
         likelihood, same penalty."""
         return SparseExpertsParams(-self.coef, -self.intercept, -self.expert_intercept,
                                    -self.reliability_coef)
 
     def penalty(self, lam: float, lam_reliability: float, expert_prior: float = 0.0) -> float:
-        r""":math:`\lambda\lVert\beta\rVert_1 + \lambda_\gamma\lVert\gamma\rVert_1`,
-        minus :math:`c\sum_k[\log\sigma(\alpha_k) + \log\sigma(-\alpha_k)]` (the log of a
-        Beta(c, c) prior on each expert's accuracy :math:`\sigma(\alpha_k)`, up to a
+        r""":math:`\lambda\lVert\beta\rVert_1 + \lambda_w\lVert w\rVert_1`,
+        minus :math:`c\sum_r[\log\sigma(\alpha_r) + \log\sigma(-\alpha_r)]` (the log of a
+        Beta(c, c) prior on each expert's accuracy :math:`\sigma(\alpha_r)`, up to a
         constant) when ``expert_prior`` :math:`c > 0`."""
         out = float(lam * np.abs(self.coef).sum()
                     + lam_reliability * np.abs(self.reliability_coef).sum())
@@ -79,7 +81,7 @@ class _Data(NamedTuple):
 
 
 def _log_joint(data: _Data, p: SparseExpertsParams) -> np.ndarray:
-    """``log p(z_i = z, labels_i | x_i)`` for ``z = 0, 1``, shape ``(n_items, 2)``."""
+    """``log p(y_i = n, labels_i | x_i)`` for ``n = 0, 1``, shape ``(n_items, 2)``."""
     crowd = data.crowd
     # expert k is right on item i with probability sigma(eta_ik)
     eta = p.expert_intercept[crowd.expert] + (data.X @ p.reliability_coef)[crowd.item]
@@ -100,7 +102,7 @@ def _flat_params(d: int, K: int):
 
 
 def _limit_objective(model, data: _Data, params: SparseExpertsParams, k: int) -> float:
-    """F with expert k's intercept sent to +inf (or -inf if it is negative), all else held;
+    """J with expert k's intercept sent to +inf (or -inf if it is negative), all else held;
     -inf with an expert prior."""
     lam, lam_rel, prior = model._lams
     if prior > 0:
@@ -114,7 +116,7 @@ def _limit_objective(model, data: _Data, params: SparseExpertsParams, k: int) ->
 
 def _diverging_experts(model, data: _Data, params: SparseExpertsParams, objective: float,
                        slack: float) -> np.ndarray:
-    """Experts along whose intercept F rises (or stays level) all the way to infinity."""
+    """Experts along whose intercept J rises (or stays level) all the way to infinity."""
     return np.asarray([k for k in range(params.expert_intercept.shape[0])
                        if _limit_objective(model, data, params, k) >= objective - slack],
                       dtype=np.intp)
@@ -123,71 +125,73 @@ def _diverging_experts(model, data: _Data, params: SparseExpertsParams, objectiv
 class SparseExpertsEM(_BinaryFeatureModel):
     r"""A sparse logistic classifier learnt from experts whose reliability depends on the item.
 
-    Each item :math:`i` has features :math:`x_i \in \mathbb{R}^d` and a hidden
-    truth :math:`z_i \in \{0, 1\}`; expert :math:`k` labels it :math:`y_{ik}`:
+    Each item :math:`i` has features :math:`x^{(i)} \in \mathbb{R}^k` and a hidden
+    truth :math:`y^{(i)} \in \{0, 1\}`; expert :math:`r` labels it :math:`y^{(i)}_r`:
 
     .. math::
 
         \begin{aligned}
-        P(z_i = 1 \mid x_i) &= \sigma(\beta_0 + \beta^\top x_i), \\
-        P(y_{ik} \ne z_i \mid z_i, x_i) &= \frac{1}{1 + e^{\alpha_k + \gamma^\top x_i}}
-        = \sigma(-\eta_{ik}), \\
-        \eta_{ik} &= \alpha_k + \gamma^\top x_i,
+        \pi_i = P(y^{(i)} = 1 \mid x^{(i)}) &= \sigma(a_i), \quad
+        a_i = \beta_0 + \beta^\top x^{(i)}, \\
+        P(y^{(i)}_r \ne y^{(i)} \mid y^{(i)}, x^{(i)}) &= \frac{1}{1 + e^{b_{ir}}}
+        = \sigma(-b_{ir}), \\
+        b_{ir} &= \alpha_r + w^\top x^{(i)},
         \end{aligned}
 
-    labels independent given :math:`(z_i, x_i)`. The intercept :math:`\alpha_k`
-    is the expert's own (higher is better); :math:`\gamma` says how each feature
-    makes items easier or harder for *all* experts. Each item may be labelled by
-    any subset :math:`A_i` of the experts (or none). The fit maximises the
-    penalised log-likelihood (a MAP estimate under Laplace priors)
+    labels independent given :math:`(y^{(i)}, x^{(i)})`. The intercept :math:`\alpha_r`
+    is the expert's own (higher is better); the shared slope :math:`w` (the paper's
+    :math:`\gamma`) says how each feature makes items easier or harder for *all*
+    experts. Each item may be labelled by any subset :math:`R_i` of the experts (or
+    none). The fit maximises the penalised log-likelihood (a MAP estimate under
+    Laplace priors)
 
     .. math::
 
-        F(\theta) = \ell(\theta) - \lambda\lVert\beta\rVert_1
-        - \lambda_\gamma\lVert\gamma\rVert_1,
+        J(\theta) = \ell(\theta) - \lambda\lVert\beta\rVert_1
+        - \lambda_w\lVert w\rVert_1,
 
-    with :math:`\lambda_\gamma = \lambda` unless ``lam_reliability`` is given;
+    with :math:`\lambda_w = \lambda` unless ``lam_reliability`` is given;
     :math:`\beta_0` and :math:`\alpha` are not penalised.
 
     Parameters
     ----------
     lam : float, default 1.0
-        :math:`\lambda \ge 0`, the L1 penalty on :math:`\beta` (and on :math:`\gamma`
+        :math:`\lambda \ge 0`, the L1 penalty on :math:`\beta` (and on :math:`w`
         unless ``lam_reliability`` is set). It acts on the summed log-likelihood,
         so its scale grows with the number of items; it depends on the scale of
         the features: standardise them. ``lam=0`` is plain maximum likelihood.
     lam_reliability : float, optional
-        A separate penalty :math:`\lambda_\gamma` on :math:`\gamma` (the paper uses
+        A separate penalty :math:`\lambda_w` on :math:`w` (the paper uses
         one penalty for both and suggests two as an improvement).
     expert_prior : float, default 0.0
         :math:`c \ge 0`: a Beta(c, c) prior on each expert's baseline accuracy
-        :math:`\sigma(\alpha_k)`, which adds :math:`c[\log\sigma(\alpha_k) +
-        \log\sigma(-\alpha_k)]` to :math:`F` (the density of :math:`\alpha_k` when
-        :math:`\sigma(\alpha_k) \sim \mathrm{Beta}(c, c)`): as if every expert had
+        :math:`\sigma(\alpha_r)`, which adds :math:`c[\log\sigma(\alpha_r) +
+        \log\sigma(-\alpha_r)]` to :math:`J` (the density of :math:`\alpha_r` when
+        :math:`\sigma(\alpha_r) \sim \mathrm{Beta}(c, c)`): as if every expert had
         also labelled :math:`c` featureless items right and :math:`c` wrong. With
-        ``c = 0`` (the paper's model) a strong penalty can make :math:`F` rise without
-        bound as one expert's :math:`\alpha_k \to \infty` (that expert is then taken
+        ``c = 0`` (the paper's model) a strong penalty can make :math:`J` rise without
+        bound as one expert's :math:`\alpha_r \to \infty` (that expert is then taken
         as infallible and the posterior copies its labels); any ``c > 0`` keeps every
-        :math:`\alpha_k` finite. ``c = 1`` is the uniform prior on the accuracy.
+        :math:`\alpha_r` finite. ``c = 1`` is the uniform prior on the accuracy.
     init : "vote", array-like of shape (n_items,) or SparseExpertsParams, default "vote"
-        Start of run 0: an M-step on the soft majority vote :math:`P(z_i = 1)`
+        Start of run 0: an M-step on the soft majority vote :math:`P(y^{(i)} = 1)`
         (items without labels at 0.5), on given starting probabilities, or the
         given parameters (a warm start, as used along a penalty path; run 1, if
         any, then starts from the majority vote).
     n_init : int, default 1
         Number of EM runs. The other runs start as in the paper (section 4):
         :math:`\beta_0, \beta` Gaussian around the vote start (the L1 logistic
-        regression on the soft vote), :math:`\alpha, \gamma` Gaussian around zero,
+        regression on the soft vote), :math:`\alpha, w` Gaussian around zero,
         all with standard deviation ``init_scale``. The best penalised objective wins.
     init_scale : float, default 1.0
         Standard deviation of the random starts.
     max_iter : int, default 200
         At most this many M-steps per run.
     tol : float, default 1e-7
-        A run stops when :math:`F` rises by at most ``tol * max(1, |F|)``.
+        A run stops when :math:`J` rises by at most ``tol * max(1, |J|)``.
     m_step_tol : float, default 1e-9
         KKT tolerance of each M-step's L1 logistic regression (relative to its
-        total weight, see :func:`crowdlearn._solvers.l1_logistic.fit_l1_logistic`).
+        total weight, see :func:`crowdlearn.solvers.fit_l1_logistic`).
     m_step_max_iter : int, default 50
         Proximal Newton iterations per M-step problem.
     accelerate : bool, default False
@@ -210,31 +214,32 @@ class SparseExpertsEM(_BinaryFeatureModel):
     expert_intercept_ : ndarray of shape (n_experts,)
         :math:`\alpha`.
     reliability_coef_ : ndarray of shape (n_features,)
-        :math:`\gamma`.
+        :math:`w`, the shared slope.
     posterior_ : ndarray of shape (n_items, 2)
-        :math:`P(z_i = k \mid x_i, \text{labels}_i)` for the training items.
+        :math:`Q_i(n) = P(y^{(i)} = n \mid x^{(i)}, \text{labels}_i)` for the training
+        items; column 1 is :math:`\mu_i`.
     objective_history_ : ndarray of shape (``n_iter_`` + 1,)
-        The *penalised* objective :math:`F` after every E-step of the best run
+        The *penalised* objective :math:`J` after every E-step of the best run
         (never decreases).
     log_likelihood_history_ : ndarray of shape (``n_iter_`` + 1,)
         The same array as ``objective_history_`` (the name the other models use;
-        here it holds the penalised log-likelihood :math:`F`, not :math:`\ell`).
+        here it holds the penalised log-likelihood :math:`J`, not :math:`\ell`).
     objective_ : float
-        :math:`F` at the fitted parameters (the last entry of the history).
+        :math:`J` at the fitted parameters (the last entry of the history).
     log_likelihood_ : float
         :math:`\ell`, the observed-data log-likelihood without the penalty.
     all_objectives_ : ndarray of shape (n_init,)
-        Final :math:`F` of every run.
+        Final :math:`J` of every run.
     n_iter_ : int
     converged_ : bool
         Whether the stopping rule was met. Check ``diverging_experts_`` too: a run
-        whose :math:`F` creeps towards a supremum at infinity also stops, once its
+        whose :math:`J` creeps towards a supremum at infinity also stops, once its
         gains fall below ``tol``.
     diverging_experts_ : ndarray of int
-        The experts :math:`k` for which :math:`F` at the fit is no higher (within ``tol``)
-        than its limit as :math:`\alpha_k \to \pm\infty` (sign of :math:`\alpha_k`)
+        The experts :math:`r` (0-based) for which :math:`J` at the fit is no higher (within
+        ``tol``) than its limit as :math:`\alpha_r \to \pm\infty` (sign of :math:`\alpha_r`)
         with every other parameter held: the fit is heading to the boundary where that
-        expert is infallible (or always wrong) and :math:`F` has no maximum there -- the
+        expert is infallible (or always wrong) and :math:`J` has no maximum there -- the
         run stopped only because its gains became small. The limit is finite (the
         posterior then copies the expert's labels), so it is computed exactly. Never
         flagged with ``expert_prior > 0``, whose limit is :math:`-\infty`. Non-empty
@@ -248,52 +253,53 @@ class SparseExpertsEM(_BinaryFeatureModel):
 
     Notes
     -----
-    Write :math:`a_i = \beta_0 + \beta^\top x_i`, :math:`\eta_{ik} = \alpha_k +
-    \gamma^\top x_i` and :math:`s_{ik} = 2y_{ik} - 1`. Given :math:`z_i = 1` the
-    expert is right iff :math:`y_{ik} = 1`, so :math:`P(y_{ik} \mid z_i = 1, x_i)
-    = \sigma(s_{ik}\eta_{ik})`; given :math:`z_i = 0`, :math:`\sigma(-s_{ik}\eta_{ik})`.
+    With :math:`a_i` and :math:`b_{ir}` as above: given :math:`y^{(i)} = 1` the expert is
+    right iff :math:`y^{(i)}_r = 1`, so :math:`P(y^{(i)}_r \mid y^{(i)} = 1, x^{(i)})
+    = \sigma((2y^{(i)}_r - 1)b_{ir})`; given :math:`y^{(i)} = 0`,
+    :math:`\sigma(-(2y^{(i)}_r - 1)b_{ir})`.
 
     **Objective.**
 
     .. math::
 
-        \ell(\theta) = \sum_i \log\Big[\sigma(a_i)\prod_{k \in A_i}\sigma(s_{ik}\eta_{ik})
-        + \sigma(-a_i)\prod_{k \in A_i}\sigma(-s_{ik}\eta_{ik})\Big].
+        \ell(\theta) = \sum_i \log\Big[\pi_i\prod_{r \in R_i}\sigma((2y^{(i)}_r - 1)b_{ir})
+        + (1 - \pi_i)\prod_{r \in R_i}\sigma(-(2y^{(i)}_r - 1)b_{ir})\Big].
 
     **E-step**, in log space. Since :math:`\log\sigma(v) - \log\sigma(-v) = v`, the
-    posterior :math:`\tilde\mu_i = P(z_i = 1 \mid x_i, y_i)` has log-odds
+    posterior :math:`\mu_i = Q_i(1) = P(y^{(i)} = 1 \mid x^{(i)}, \text{labels}_i)` has
+    log-odds
 
-    .. math:: \operatorname{logit}\tilde\mu_i = a_i + \sum_{k \in A_i} s_{ik}\eta_{ik}.
+    .. math:: \operatorname{logit}\mu_i = a_i + \sum_{r \in R_i} (2y^{(i)}_r - 1)\,b_{ir}.
 
-    **M-step.** With :math:`d_{ik} = 1\{y_{ik} = z_i\} = 1 - z_i - y_{ik} + 2 z_i y_{ik}`
-    (linear in :math:`z_i`), the complete-data log-likelihood is
-    :math:`\sum_i [z_i\log\sigma(a_i) + (1 - z_i)\log\sigma(-a_i)] + \sum_i\sum_{k\in A_i}
-    [d_{ik}\log\sigma(\eta_{ik}) + (1 - d_{ik})\log\sigma(-\eta_{ik})]`. Its
-    expectation replaces :math:`z_i` by :math:`\tilde\mu_i` and :math:`d_{ik}` by
-    :math:`c_{ik} = E[d_{ik}] = \tilde\mu_i` if :math:`y_{ik} = 1`, :math:`1 - \tilde\mu_i`
-    if :math:`y_{ik} = 0` (the posterior probability that the expert was right).
-    Minus the penalty it separates into two concave problems:
+    **M-step.** With :math:`u_{ir} = 1\{y^{(i)}_r = y^{(i)}\} = 1 - y^{(i)} - y^{(i)}_r
+    + 2 y^{(i)} y^{(i)}_r` (linear in :math:`y^{(i)}`), the complete-data log-likelihood is
+    :math:`\sum_i [y^{(i)}\log\sigma(a_i) + (1 - y^{(i)})\log\sigma(-a_i)] +
+    \sum_i\sum_{r\in R_i} [u_{ir}\log\sigma(b_{ir}) + (1 - u_{ir})\log\sigma(-b_{ir})]`.
+    Its expectation :math:`E(\theta; Q)` replaces :math:`y^{(i)}` by :math:`\mu_i` and
+    :math:`u_{ir}` by :math:`c_{ir} = E[u_{ir}] = \mu_i` if :math:`y^{(i)}_r = 1`,
+    :math:`1 - \mu_i` if :math:`y^{(i)}_r = 0` (the posterior probability that the expert
+    was right). Minus the penalty it separates into two concave problems:
 
-    (a) :math:`\max_{\beta_0, \beta} \sum_i [\tilde\mu_i \log\sigma(a_i) + (1 - \tilde\mu_i)
+    (a) :math:`\max_{\beta_0, \beta} \sum_i [\mu_i \log\sigma(a_i) + (1 - \mu_i)
         \log\sigma(-a_i)] - \lambda\lVert\beta\rVert_1`: an L1 logistic regression with
-        soft targets :math:`\tilde\mu_i` (equivalently, each item twice, with response 1
-        and weight :math:`\tilde\mu_i` and response 0 and weight :math:`1-\tilde\mu_i`);
+        soft targets :math:`\mu_i` (equivalently, each item twice, with response 1
+        and weight :math:`\mu_i` and response 0 and weight :math:`1-\mu_i`);
 
-    (b) :math:`\max_{\alpha, \gamma} \sum_i\sum_{k \in A_i} [c_{ik}\log\sigma(\eta_{ik}) +
-        (1 - c_{ik})\log\sigma(-\eta_{ik})] - \lambda_\gamma\lVert\gamma\rVert_1`: one L1
+    (b) :math:`\max_{\alpha, w} \sum_i\sum_{r \in R_i} [c_{ir}\log\sigma(b_{ir}) +
+        (1 - c_{ir})\log\sigma(-b_{ir})] - \lambda_w\lVert w\rVert_1`: one L1
         logistic regression over all labels, with soft target "expert right"
-        :math:`c_{ik}` and design row :math:`[e_k^\top \mid x_i^\top]` (a one-hot
-        indicator of the expert, whose coefficients :math:`\alpha` are not penalised,
-        next to the item's features, whose coefficients :math:`\gamma` are).
+        :math:`c_{ir}` and design row :math:`[\mathbf{e}_r^\top \mid x^{(i)\top}]` (a
+        one-hot indicator of the expert, whose coefficients :math:`\alpha` are not
+        penalised, next to the item's features, whose coefficients :math:`w` are).
 
-    Both are solved by :func:`~crowdlearn._solvers.l1_logistic.fit_l1_logistic` from the
+    Both are solved by :func:`crowdlearn.solvers.fit_l1_logistic` from the
     current parameters, accepting only steps that raise them, so
-    :math:`Q - \text{penalty}` never falls and therefore neither does :math:`F`
-    (generalised EM). At convergence each satisfies its KKT conditions, e.g. for (a)
-    :math:`|\sum_i(\tilde\mu_i - \sigma(a_i))x_{ij}| \le \lambda` where
+    :math:`E(\theta; Q) - \text{penalty}` never falls and therefore neither does
+    :math:`J` (generalised EM). At convergence each satisfies its KKT conditions, e.g.
+    for (a) :math:`|\sum_i(\mu_i - \sigma(a_i))x^{(i)}_j| \le \lambda` where
     :math:`\beta_j = 0` and :math:`= \lambda\operatorname{sign}\beta_j` elsewhere.
 
-    **Sign flip.** :math:`\theta` and :math:`-\theta` give the same :math:`F`.
+    **Sign flip.** :math:`\theta` and :math:`-\theta` give the same :math:`J`.
     After the best run, if its posterior agrees with the soft majority vote on
     fewer than half of the labelled items (in expectation), the solution is
     flipped -- the paper's rule of keeping the mirror image that agrees more
@@ -311,8 +317,8 @@ class SparseExpertsEM(_BinaryFeatureModel):
     >>> from crowdlearn.features.sparse_experts import SparseExpertsEM
     >>> from crowdlearn.simulate.sparse import simulate_sparse_experts
     >>> beta = np.r_[2.0, -1.5, 1.0, np.zeros(7)]        # 3 of 10 features matter
-    >>> gamma = np.r_[0.0, 0.0, 0.0, 1.0, np.zeros(6)]   # feature 3 makes items easier
-    >>> sim = simulate_sparse_experts(1000, beta, 0.3, [1.5, 1.0, 0.5, 2.0, -0.5], gamma,
+    >>> w = np.r_[0.0, 0.0, 0.0, 1.0, np.zeros(6)]   # feature 4 (index 3): easier items
+    >>> sim = simulate_sparse_experts(1000, beta, 0.3, [1.5, 1.0, 0.5, 2.0, -0.5], w,
     ...                               random_state=0)
     >>> model = SparseExpertsEM(lam=40.0).fit(sim.labels, sim.X)
     >>> np.flatnonzero(model.coef_).tolist(), np.flatnonzero(model.reliability_coef_).tolist()
@@ -462,7 +468,7 @@ class SparseExpertsEM(_BinaryFeatureModel):
         return self._params
 
     def reliability(self, X) -> np.ndarray:
-        r"""Probability that each expert labels each item correctly, :math:`\sigma(\eta_{ik})`.
+        r"""Probability that each expert labels each item correctly, :math:`\sigma(b_{ir})`.
 
         Returns
         -------
@@ -473,8 +479,8 @@ class SparseExpertsEM(_BinaryFeatureModel):
         return expit((X @ self.reliability_coef_)[:, None] + self.expert_intercept_[None, :])
 
     def limit_objective(self, labels, X, expert: int) -> float:
-        r""":math:`F` in the limit :math:`\alpha_k \to \pm\infty` (the sign of the fitted
-        :math:`\alpha_k`) for ``expert`` :math:`k`, every other parameter as fitted.
+        r""":math:`J` in the limit :math:`\alpha_r \to \pm\infty` (the sign of the fitted
+        :math:`\alpha_r`) for ``expert`` :math:`r` (0-based), every other parameter as fitted.
 
         The limit is finite: the expert becomes infallible (or always wrong) and the
         posterior of every item it labelled copies its label. If it is at least
@@ -520,11 +526,11 @@ class SparseExpertsPath(NamedTuple):
     """
 
     lambdas: np.ndarray           # (L,), decreasing
-    coef: np.ndarray              # (L, d): beta
+    coef: np.ndarray              # (L, k): beta
     intercept: np.ndarray         # (L,): beta_0
-    expert_intercept: np.ndarray  # (L, n_experts): alpha
-    reliability_coef: np.ndarray  # (L, d): gamma
-    objective: np.ndarray         # (L,): penalised objective F
+    expert_intercept: np.ndarray  # (L, R): alpha
+    reliability_coef: np.ndarray  # (L, k): w, the shared slope
+    objective: np.ndarray         # (L,): penalised objective J
     log_likelihood: np.ndarray    # (L,): l, without penalty
     n_iter: np.ndarray            # (L,)
     converged: np.ndarray         # (L,) bool
@@ -550,24 +556,24 @@ def _lambda_max_fit(crowd: CrowdLabels, X: np.ndarray, model_params: dict):
 
 
 def sparse_experts_lambda_max(labels, X, **model_params) -> float:
-    r"""The smallest :math:`\lambda` at which :math:`\beta = \gamma = 0` is a fixed point of EM.
+    r"""The smallest :math:`\lambda` at which :math:`\beta = w = 0` is a fixed point of EM.
 
     Fits the model without features (the one-coin model with a class prior,
     :math:`\beta_0, \alpha` only; further keyword arguments such as ``max_iter``
     or ``n_init`` go to :class:`SparseExpertsEM`), then returns the largest entry
-    of the gradient of :math:`\ell` with respect to :math:`\beta` and :math:`\gamma`
-    there. By Fisher's identity :math:`\nabla\ell(\theta) = \nabla_\theta Q(\theta
-    \mid \theta)`:
+    of the gradient of :math:`\ell` with respect to :math:`\beta` and :math:`w`
+    there. By Fisher's identity :math:`\nabla\ell(\theta) = \nabla_{\theta'} E(\theta'; Q)`
+    at :math:`\theta' = \theta`, with :math:`Q` the posterior at :math:`\theta`:
 
     .. math::
 
-        \frac{\partial\ell}{\partial\beta_j} = \sum_i (\tilde\mu_i - \sigma(\beta_0))x_{ij},
+        \frac{\partial\ell}{\partial\beta_j} = \sum_i (\mu_i - \sigma(\beta_0))x^{(i)}_j,
         \qquad
-        \frac{\partial\ell}{\partial\gamma_j} = \sum_i\sum_{k \in A_i}(c_{ik} -
-        \sigma(\alpha_k))x_{ij},
+        \frac{\partial\ell}{\partial w_j} = \sum_i\sum_{r \in R_i}(c_{ir} -
+        \sigma(\alpha_r))x^{(i)}_j,
 
     and for :math:`\lambda` at least their largest absolute value the zero
-    coefficients satisfy the KKT conditions of :math:`F` at that point (EM started
+    coefficients satisfy the KKT conditions of :math:`J` at that point (EM started
     there stays there). EM is only a local method: from another start, a larger
     :math:`\lambda` may still give non-zero coefficients.
     """

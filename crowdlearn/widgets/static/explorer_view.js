@@ -41,6 +41,21 @@ function drawErrorRates(r) {
   return panel("Each expert's error rate", body, "expert", "error rate");
 }
 
+/** The warnings under the numbers; the same as crowdlearn.widgets.fit_warnings. */
+function fitWarnings(r, K) {
+  const out = [];
+  if (r.emAccuracy < r.mvAccuracy) {
+    out.push("EM is below the majority vote: with few or weak experts its estimated " +
+             "confusion matrices can fit noise or a degenerate solution");
+  }
+  const chance = 1 - 1 / K, rates = Array.from(r.estimatedErrorRates);
+  if (rates.length && rates.every((e) => e >= chance - 0.05)) {
+    out.push("Degenerate fit: EM rates every expert at chance or worse, so its " +
+             "labels say almost nothing about the class in the fitted model");
+  }
+  return out;
+}
+
 function drawObjective(r) {
   return objectivePanel(r.em.history, COLORS.em);
 }
@@ -80,7 +95,8 @@ export function mountDawidSkeneExplorer(el, init, onUpdate) {
       `<b>${fmt(r.emAccuracy)}</b>, Bayes rule with the true error rates ${fmt(r.oracleAccuracy)}` +
       ` · ${nLabels} labels · EM: ${r.em.nIter} iterations` +
       (r.em.converged ? "" : " (stopped at the iteration cap)") +
-      ` · computed in your browser`;
+      ` · computed in your browser` +
+      fitWarnings(r, state.nClasses).map((w) => `<br><span class="cl-warning">⚠ ${w}</span>`).join("");
     panels.innerHTML = drawAccuracy(r, state.nClasses) + drawErrorRates(r) + drawObjective(r);
     el.dataset.nExperts = String(state.nExperts);
     recordUpdate(el, r, t0);

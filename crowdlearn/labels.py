@@ -1,4 +1,4 @@
-"""Crowd labels: the sparse ``(item, expert, label)`` triples every model works on.
+r"""Crowd labels: the sparse ``(item, expert, label)`` triples every model works on.
 
 Three input forms are accepted and converted to :class:`CrowdLabels`:
 
@@ -10,6 +10,14 @@ Three input forms are accepted and converted to :class:`CrowdLabels`:
 * a long table of arbitrary identifiers ``(item_id, worker_id, label_id)``, as
   crowdsourcing platforms export it (:func:`from_table`); the identifiers are
   mapped to indices and kept, so results can be mapped back.
+
+In the book's notation (indices from 0 in code, from 1 in formulas) a triple
+``(i, r, p)`` is the label :math:`y^{(i)}_r = p` that expert :math:`r` gave item
+:math:`i`; ``n_items``, ``n_experts``, ``n_classes`` and ``n_labels`` are
+:math:`m`, :math:`R`, :math:`N` and :math:`L`, and :meth:`CrowdLabels.labels_per_item`
+and :meth:`CrowdLabels.labels_per_expert` count :math:`|R_i|` and :math:`|I_r|`.
+As in the models' docstrings, :math:`R_i` and :math:`I_r` are taken with
+multiplicity: a repeated label is one more term of a sum over :math:`r \in R_i`.
 
 Examples
 --------
@@ -123,10 +131,12 @@ class CrowdLabels:
     Attributes
     ----------
     item, expert, label : ndarray of shape (n_labels,)
-        Label ``t`` says that expert ``expert[t]`` put item ``item[t]`` in class
-        ``label[t]``. An expert may label an item more than once.
+        Entry ``e`` says that expert :math:`r` = ``expert[e]`` put item :math:`i` =
+        ``item[e]`` in class ``label[e]``: the label :math:`y^{(i)}_r`. An expert
+        may label an item more than once.
     n_items, n_experts, n_classes : int
-        Sizes of the index ranges (items or experts without any label allowed).
+        Sizes of the index ranges, :math:`m`, :math:`R` and :math:`N` (items or
+        experts without any label allowed).
     item_ids, expert_ids, class_ids : ndarray or None
         Original identifiers for each index when built from a table.
     """
@@ -162,21 +172,26 @@ class CrowdLabels:
 
     @property
     def n_labels(self) -> int:
-        """Number of labels given."""
+        """Number of labels given, :math:`L` (repeated labels counted each time)."""
         return int(self.item.shape[0])
 
     def vote_counts(self, weights=None) -> np.ndarray:
-        """Votes per item and class, shape ``(n_items, n_classes)``."""
+        r"""Votes per item and class, shape ``(n_items, n_classes)``.
+
+        Entry ``[i, n]`` is the number of labels of item :math:`i` that say class
+        :math:`n`, :math:`\sum_{r \in R_i} 1\{y^{(i)}_r = n\}`, or with ``weights``
+        (one per label) the sum of their weights.
+        """
         flat = self.item * self.n_classes + self.label
         counts = np.bincount(flat, weights=weights, minlength=self.n_items * self.n_classes)
         return counts.reshape(self.n_items, self.n_classes).astype(float, copy=False)
 
     def labels_per_item(self) -> np.ndarray:
-        """Number of labels each item received, shape ``(n_items,)``."""
+        """Number of labels each item received, :math:`|R_i|`, shape ``(n_items,)``."""
         return np.bincount(self.item, minlength=self.n_items)
 
     def labels_per_expert(self) -> np.ndarray:
-        """Number of labels each expert gave, shape ``(n_experts,)``."""
+        """Number of labels each expert gave, :math:`|I_r|`, shape ``(n_experts,)``."""
         return np.bincount(self.expert, minlength=self.n_experts)
 
     def unlabelled_items(self) -> np.ndarray:
@@ -293,7 +308,8 @@ def from_dense(matrix, *, n_classes=None, missing: int = -1) -> CrowdLabels:
     Parameters
     ----------
     matrix : array-like of int, shape (n_items, n_experts)
-        ``matrix[i, j]`` is the class expert ``j`` gave item ``i``, or ``missing``.
+        ``matrix[i, r]`` is the class :math:`y^{(i)}_r` expert ``r`` gave item ``i``,
+        or ``missing``.
     n_classes : int, optional
         Number of classes; inferred as ``max + 1`` when omitted (and refused
         when implausibly large, e.g. when ``(item, expert, label)`` triples were

@@ -1,9 +1,14 @@
-"""SymPy derivations used by the chapters and the tests alike.
+r"""SymPy derivations used by the chapters and the tests alike.
 
 Each function *derives* a result -- it sets up an objective and solves the
 stationarity conditions with SymPy -- and returns the pieces, so that a chapter
 can display and assert them and a test can evaluate them numerically against
 the package's implementation. Nothing here hard-codes the answer it returns.
+
+The docstrings use the book's notation (classes or states :math:`n = 1, \dots, N`,
+items :math:`i`, features :math:`j`); the SymPy symbols keep the short names the
+chapters and tests look up (``theta``, ``c``, ``a``, ``lam``, ``phi``, ``n``, ...),
+and each docstring says which symbol stands for which quantity.
 """
 
 from __future__ import annotations
@@ -71,20 +76,25 @@ def _positive(name, n):
 
 
 def lagrange_categorical(n_states: int = 3, *, pseudo_count: bool = False) -> Derivation:
-    r"""Maximise :math:`\sum_s (c_s + a)\log\theta_s` subject to :math:`\sum_s\theta_s = 1`.
+    r"""Maximise :math:`\sum_n (c_n + a)\log\theta_n` subject to :math:`\sum_n\theta_n = 1`.
 
-    This is the M-step of every categorical table in the book (class priors,
-    confusion-matrix rows, conditional probability tables): with expected counts
-    :math:`c_s` and a Dirichlet pseudo-count :math:`a` (``pseudo_count=True``;
-    :math:`a = 0` otherwise), the Lagrangian
-    :math:`\mathcal L = \sum_s (c_s + a)\log\theta_s + \lambda(1 - \sum_s \theta_s)`
-    is solved for :math:`\theta` and :math:`\lambda`.
+    This is the M-step of every categorical table in the book (class priors
+    :math:`\phi_n`, confusion-matrix rows :math:`M^{(r)}_{n,\cdot}`, conditional
+    probability tables): for one distribution :math:`\theta_1, \dots, \theta_N` over
+    :math:`N` = ``n_states`` states, with expected counts :math:`c_n` and a
+    pseudo-count :math:`a` (the package's ``alpha``, a symmetric Dirichlet prior
+    of concentration :math:`a + 1`; ``pseudo_count=True``, :math:`a = 0` otherwise),
+    the Lagrangian
+    :math:`\mathcal L = \sum_n (c_n + a)\log\theta_n + \lambda(1 - \sum_n \theta_n)`
+    is solved for :math:`\theta` and the multiplier :math:`\lambda` (a Lagrange
+    multiplier here, not a penalty).
 
     Returns
     -------
     Derivation
-        ``solution`` maps each :math:`\theta_s` (and :math:`\lambda`) to its
-        closed form; ``symbols`` has ``theta``, ``c``, ``a``, ``lam``.
+        ``solution`` maps each :math:`\theta_n` (and :math:`\lambda`) to its
+        closed form; ``symbols`` has ``theta`` (:math:`\theta_1, \dots, \theta_N`),
+        ``c`` (:math:`c_1, \dots, c_N`), ``a`` and ``lam`` (:math:`\lambda`).
 
     Examples
     --------
@@ -108,10 +118,16 @@ def lagrange_categorical(n_states: int = 3, *, pseudo_count: bool = False) -> De
 def bernoulli_mle(*, pseudo_count: bool = False) -> Derivation:
     r"""Maximise the weighted Bernoulli log-likelihood of one probability :math:`\phi`.
 
-    With :math:`A = \sum_i w_i x_i` (weight of ones) and
-    :math:`B = \sum_i w_i (1 - x_i)` (weight of zeros) the objective is
-    :math:`(A + a)\log\phi + (B + a)\log(1-\phi)`; setting its derivative to
-    zero gives :math:`\phi = (A + a) / (A + B + 2a)`.
+    Here :math:`\phi` stands for a feature probability :math:`\phi_{j|n}` (or any
+    other Bernoulli parameter). With item weights :math:`q_i` (short for
+    :math:`q_i(n)`: :math:`1\{y^{(i)} = n\}` for hard labels, a posterior
+    probability in EM), :math:`A = \sum_i q_i x^{(i)}_j` (weight of ones) and
+    :math:`B = \sum_i q_i (1 - x^{(i)}_j)` (weight of zeros), the objective is
+    :math:`(A + a)\log\phi + (B + a)\log(1-\phi)`, with :math:`a` the pseudo-count
+    of :func:`lagrange_categorical` (``pseudo_count=True``; :math:`a = 0`
+    otherwise); setting its derivative to zero gives
+    :math:`\phi = (A + a) / (A + B + 2a)`. ``symbols`` has ``phi``, ``A``, ``B``
+    and ``a``.
     """
     phi = sp.Symbol("phi", positive=True)
     A, B = sp.symbols("A B", positive=True)
@@ -124,19 +140,24 @@ def bernoulli_mle(*, pseudo_count: bool = False) -> Derivation:
 
 
 def naive_bayes_mle(n_classes: int = 3) -> Derivation:
-    r"""Derive the Naive Bayes MLE :math:`\phi_y` and :math:`\phi_{j|y}` from count statistics.
+    r"""Derive the Naive Bayes MLE :math:`\phi_n` and :math:`\phi_{j|n}` from count statistics.
 
     The log-likelihood of hard-labelled data depends on the data only through
-    :math:`n_y` (items of class :math:`y`) and :math:`s_y` (items of class
-    :math:`y` with :math:`x_j = 1`, for one feature :math:`j`):
+    :math:`m_n` (the number of items of class :math:`n`) and :math:`s_{jn}` (the
+    number of items of class :math:`n` with :math:`x_j = 1`, for one feature
+    :math:`j`):
 
     .. math::
 
-        \ell = \sum_y n_y \log\phi_y
-             + \sum_y \big[s_y\log\phi_{j|y} + (n_y - s_y)\log(1 - \phi_{j|y})\big].
+        \ell = \sum_n m_n \log\phi_n
+             + \sum_n \big[s_{jn}\log\phi_{j|n} + (m_n - s_{jn})\log(1 - \phi_{j|n})\big].
 
-    Following the source, :math:`\phi_N = 1 - \sum_{y<N}\phi_y` is eliminated and
+    Following the source, :math:`\phi_N = 1 - \sum_{n<N}\phi_n` is eliminated and
     the partial derivatives with respect to the free parameters are set to zero.
+    ``symbols`` has ``phi`` (:math:`\phi_1, \dots, \phi_N`), ``phi_j``
+    (:math:`\phi_{j|1}, \dots, \phi_{j|N}`), ``n`` (the counts
+    :math:`m_1, \dots, m_N`; the SymPy symbols are named ``n_1``, ...) and ``s``
+    (:math:`s_{j1}, \dots, s_{jN}`).
     """
     N = n_classes
     phi = _positive("phi", N)
@@ -158,17 +179,19 @@ def naive_bayes_mle(n_classes: int = 3) -> Derivation:
 def e_step_maximises_free_energy(n_states: int = 3) -> Derivation:
     r"""Maximise the free energy over :math:`q` for fixed parameters.
 
-    With :math:`p_k = p(v, h = k \mid \theta)`, the free energy is
-    :math:`F(q) = \sum_k q_k \log p_k - \sum_k q_k \log q_k`; under
-    :math:`\sum_k q_k = 1` its stationary point is the posterior
-    :math:`q_k = p_k / \sum_{k'} p_{k'} = p(h = k \mid v, \theta)`.
+    For one item with observed data :math:`v` and a hidden variable :math:`H` with
+    :math:`N` = ``n_states`` states, write :math:`p_n = p(v, H = n \mid \theta)`. The
+    free energy is :math:`F(q, \theta) = \sum_n q(n) \log p_n - \sum_n q(n) \log q(n)`;
+    under :math:`\sum_n q(n) = 1` (multiplier :math:`\lambda`) its stationary point
+    is the posterior :math:`q(n) = p_n / \sum_{n'} p_{n'} = p(H = n \mid v, \theta)`.
+    ``symbols`` has ``q`` (:math:`q(1), \dots, q(N)`), ``p``, ``lam`` and ``F``.
     """
     q = _positive("q", n_states)
     p = _positive("p", n_states)
     lam = sp.Symbol("lambda")
     F = sum(qk * sp.log(pk) - qk * sp.log(qk) for qk, pk in zip(q, p))
     L = F + lam * (1 - sum(q))
-    # the stationarity conditions give q_k = p_k exp(-1 - lambda); the constraint fixes lambda
+    # the stationarity conditions give q(n) = p_n exp(-1 - lambda); the constraint fixes lambda
     sol_q = {qk: sp.solve(sp.diff(L, qk), qk)[0] for qk in q}
     lam_sol = sp.solve(sp.Eq(sum(sol_q.values()), 1), lam)
     if len(lam_sol) != 1:
@@ -178,11 +201,14 @@ def e_step_maximises_free_energy(n_states: int = 3) -> Derivation:
 
 
 def free_energy_decomposition(n_states: int = 3):
-    r"""The identity :math:`\log p(v) = F(q, \theta) + \mathrm{KL}(q \,\|\, p(h \mid v, \theta))`.
+    r"""The log-evidence as free energy plus a KL divergence, for one item.
 
+    The identity is
+    :math:`\log p(v \mid \theta) = F(q, \theta) + \mathrm{KL}(q \,\|\, p(H \mid v, \theta))`.
     Returns ``(log_evidence, free_energy, kl, symbols)`` as SymPy expressions in
-    the joint probabilities :math:`p_k = p(v, h=k)` and a distribution :math:`q`
-    whose last entry is :math:`1 - \sum_{k<K} q_k`, so the constraint is built in.
+    the joint probabilities :math:`p_n = p(v, H = n \mid \theta)`,
+    :math:`n = 1, \dots, N` (``n_states``), and a distribution :math:`q` whose last
+    entry is :math:`q(N) = 1 - \sum_{n<N} q(n)`, so the constraint is built in.
     The caller asserts that ``log_evidence - free_energy - kl`` simplifies to 0.
     """
     q_free = _positive("q", n_states - 1)

@@ -2,55 +2,70 @@ r"""Weighted L1-penalised logistic regression with soft targets, by proximal New
 
 The M-step of the sparse experts model (:mod:`crowdlearn.features.sparse_experts`) is two
 weighted logistic regressions whose targets are posterior probabilities and
-whose coefficients carry an L1 penalty. This module solves such problems.
+whose coefficients carry an L1 penalty. This module solves such problems. The letters
+are those of :mod:`crowdlearn._solvers.logistic` (the ridge solver), with the book's
+notation for features (:math:`j = 1, \dots, k`): in the sparse experts M-step the
+classifier's problem has one row per item :math:`i`, targets :math:`\mu_i` and
+coefficients :math:`(\beta, \beta_0)`; the reliability problem has one row per label
+:math:`(i, r)`, targets :math:`c_{ir}`, coefficients :math:`w` (the shared slope, with
+its penalty :math:`\lambda_w` in the role of :math:`\lambda` below) and one intercept
+group per expert, :math:`\beta_{0,r} = \alpha_r`.
 
-For observations :math:`o = 1, \dots, N` with soft targets :math:`m_o \in [0, 1]`,
-weights :math:`s_o \ge 0`, fixed offsets :math:`\omega_o`, features
-:math:`x_o \in \mathbb{R}^d` and an intercept group :math:`g(o)`, the problem is
-
-.. math::
-
-    \begin{aligned}
-    &\max_{b, \beta}\; F(b, \beta) = \ell(b, \beta) - \lambda \sum_{j \in P} |\beta_j|, \\
-    &\ell = \sum_o s_o \big[ m_o \log\sigma(u_o) + (1 - m_o) \log\sigma(-u_o) \big], \\
-    &u_o = \omega_o + b_{g(o)} + x_o^\top\beta,
-    \end{aligned}
-
-where :math:`P` is the set of penalised columns and the intercepts
-:math:`b_0, \dots, b_{G-1}` are never penalised (one intercept by default;
-``intercept_groups`` gives one per group, e.g. one per expert, which is the
-same as one-hot indicator columns left unpenalised). Since
-:math:`m\log\sigma(u) + (1-m)\log\sigma(-u) = m u + \log\sigma(-u)`,
+For rows (observations) :math:`u = 1, \dots, U` with soft targets :math:`z_u \in [0, 1]`,
+weights :math:`\omega_u \ge 0`, fixed offsets :math:`o_u`, features
+:math:`x_u \in \mathbb{R}^k` and an intercept group :math:`g(u)`, the problem is
 
 .. math::
 
     \begin{aligned}
-    \frac{\partial \ell}{\partial \beta_j} &= \sum_o s_o (m_o - \sigma(u_o))\, x_{oj}, \\
-    \frac{\partial \ell}{\partial b_g} &= \sum_{o:\, g(o) = g} s_o (m_o - \sigma(u_o)), \\
-    -\nabla^2 \ell &= \sum_o s_o \sigma(u_o)\sigma(-u_o)\, \tilde x_o \tilde x_o^\top .
+    &\max_{\beta_0, \beta}\; J(\beta, \beta_0) = J_0(\beta, \beta_0)
+    - \lambda \sum_{j \in \mathcal{P}} |\beta_j|, \\
+    &J_0 = \sum_u \omega_u \big[ z_u \log\sigma(a_u) + (1 - z_u) \log\sigma(-a_u) \big], \\
+    &a_u = o_u + \beta_{0,g(u)} + \beta^\top x_u,
     \end{aligned}
 
-:math:`F` is concave, so :math:`(b, \beta)` maximises it iff the KKT
-(subgradient) conditions hold: :math:`\partial\ell/\partial b_g = 0`,
-:math:`\partial\ell/\partial\beta_j = 0` for unpenalised :math:`j`, and for
+where :math:`J_0` is the weighted log-likelihood (the unpenalised part of the
+objective), :math:`\mathcal{P}` is the set of penalised columns and the intercepts
+:math:`\beta_0 = (\beta_{0,0}, \dots, \beta_{0,G-1})` are never penalised (one
+intercept by default; ``intercept_groups`` gives one per group, e.g. one per expert,
+which is the same as one-hot indicator columns left unpenalised). Since
+:math:`z\log\sigma(a) + (1-z)\log\sigma(-a) = z a + \log\sigma(-a)`,
+
+.. math::
+
+    \begin{aligned}
+    \frac{\partial J_0}{\partial \beta_j} &= \sum_u \omega_u (z_u - \sigma(a_u))\, x_{uj}, \\
+    \frac{\partial J_0}{\partial \beta_{0,g}} &= \sum_{u:\, g(u) = g}
+    \omega_u (z_u - \sigma(a_u)), \\
+    -\nabla^2 J_0 &= \sum_u \omega_u \sigma(a_u)\sigma(-a_u)\, \tilde x_u \tilde x_u^\top ,
+    \end{aligned}
+
+with :math:`\tilde x_u` the row :math:`x_u` preceded by the one-hot indicator of its
+intercept group :math:`g(u)`.
+
+:math:`J` is concave, so :math:`(\beta_0, \beta)` maximises it iff the KKT
+(subgradient) conditions hold: :math:`\partial J_0/\partial \beta_{0,g} = 0`,
+:math:`\partial J_0/\partial\beta_j = 0` for unpenalised :math:`j`, and for
 penalised :math:`j`
 
 .. math::
 
-    \Big|\frac{\partial \ell}{\partial \beta_j}\Big| \le \lambda \text{ if } \beta_j = 0,
+    \Big|\frac{\partial J_0}{\partial \beta_j}\Big| \le \lambda \text{ if } \beta_j = 0,
     \qquad
-    \frac{\partial \ell}{\partial \beta_j} = \lambda\, \operatorname{sign}(\beta_j)
+    \frac{\partial J_0}{\partial \beta_j} = \lambda\, \operatorname{sign}(\beta_j)
     \text{ otherwise.}
 
 :func:`kkt_violation` measures how far a point is from satisfying them.
 
 **Algorithm** (glmnet-style, as a proximal Newton method). At the current point
-the log-likelihood is replaced by its second-order Taylor expansion (the IRLS
+the log-likelihood :math:`J_0` is replaced by its second-order Taylor expansion (the IRLS
 quadratic), and the penalised quadratic is maximised by cyclic coordinate
-descent on its Gram matrix -- each coordinate update is a soft-thresholding,
-:math:`\beta_j \leftarrow S(H_{jj}\beta_j + c_j, \lambda)/H_{jj}` with
-:math:`S(z, \lambda) = \operatorname{sign}(z)\max(|z| - \lambda, 0)` and
-:math:`c` the gradient of the quadratic model. A few sweeps find the active set
+descent on its Gram matrix :math:`H = -\nabla^2 J_0` -- each coordinate update is a
+soft-thresholding,
+:math:`\beta_j \leftarrow \operatorname{soft}(H_{jj}\beta_j + \partial_j, \lambda)/H_{jj}`
+with :math:`\operatorname{soft}(h, \lambda) = \operatorname{sign}(h)\max(|h| - \lambda, 0)`
+and :math:`\partial_j` the :math:`j`-th entry of the gradient of the quadratic model
+(``c`` in the code). A few sweeps find the active set
 (non-zero and unpenalised coordinates) and its signs; then the quadratic is
 maximised exactly on the active set with the signs fixed (one linear solve,
 stopping where a coordinate would cross zero), and the sweeps resume until the
@@ -60,23 +75,25 @@ from the linear solve (a Schur complement), which keeps thousands of intercepts
 cheap. Only the Gram columns of coordinates that move are computed, many at a
 time by one BLAS product (all of them by one ``syrk`` when most are needed), and
 the Cholesky factor of one round's solve is reused by the next (see
-:class:`_ActiveSolver`). The move to the maximiser
+:class:`_ActiveSolver`). With :math:`\theta = (\beta_0, \beta)` the current point,
+the move to the maximiser
 :math:`v` of the model is then damped by a backtracking line search: the step
-:math:`t \in \{1, \frac12, \frac14, \dots\}` is accepted when
-:math:`F(\theta + t(v - \theta)) \ge F(\theta) + 10^{-4}\, t\, D` with
-:math:`D = \nabla\ell^\top (v - \theta) - \lambda(\lVert v_P\rVert_1 - \lVert\theta_P\rVert_1)
-> 0`; so every accepted step raises :math:`F` and the result is never worse
-than the start, up to rounding once the predicted gain is below
-:math:`10^{-13}|F|` (which keeps the EM that calls it monotone). The columns are
+:math:`2^{-q}`, :math:`q = 0, 1, 2, \dots`, is accepted when
+:math:`J(\theta + 2^{-q}(v - \theta)) \ge J(\theta) + 10^{-4}\, 2^{-q}\, \Delta J` with
+the predicted gain
+:math:`\Delta J = \nabla J_0^\top (v - \theta) - \lambda(\lVert v_{\mathcal{P}}\rVert_1
+- \lVert\theta_{\mathcal{P}}\rVert_1) > 0`; so every accepted step raises :math:`J` and
+the result is never worse than the start, up to rounding once the predicted gain is below
+:math:`10^{-13}|J|` (which keeps the EM that calls it monotone). The columns are
 centred internally (the intercepts absorb the shift), which makes coordinate
 descent fast when the features have non-zero means; the problem solved is
 unchanged. The outer loop stops when the largest KKT violation is at most
-``tol`` times the total weight :math:`\sum_o s_o` (a tolerance on the gradient
+``tol`` times the total weight :math:`\sum_u \omega_u` (a tolerance on the gradient
 of the *mean* log-likelihood).
 
 ``rows`` lets many observations share one feature row (in the sparse experts
-M-step every (item, expert) label uses the item's features): the Gram matrix is
-then accumulated over the distinct rows, not the observations.
+M-step every (item, expert) label uses the item's features :math:`x^{(i)}`): the Gram
+matrix is then accumulated over the distinct rows, not the observations.
 
 Examples
 --------
@@ -113,9 +130,9 @@ __all__ = ["L1LogisticFit", "fit_l1_logistic", "kkt_violation", "l1_logistic_obj
 class L1LogisticFit(NamedTuple):
     """The result of :func:`fit_l1_logistic`.
 
-    ``coef`` has shape ``(d,)``; ``intercept`` is a float (``0.0`` without an
-    intercept) or, with ``intercept_groups``, an array of shape ``(G,)``;
-    ``objective`` is the penalised objective :math:`F` at the returned point;
+    ``coef`` (:math:`\beta`) has shape ``(k,)``; ``intercept`` (:math:`\beta_0`) is a
+    float (``0.0`` without an intercept) or, with ``intercept_groups``, an array of shape
+    ``(G,)``; ``objective`` is the penalised objective :math:`J` at the returned point;
     ``n_iter`` the number of (proximal Newton) iterations; ``converged`` whether
     the KKT tolerance was met; ``kkt`` the largest KKT violation at the returned
     point (in gradient units, i.e. not divided by the total weight).
@@ -130,14 +147,14 @@ class L1LogisticFit(NamedTuple):
 
 
 class _Problem(NamedTuple):
-    X: np.ndarray          # (n_rows, d) distinct feature rows
-    rows: np.ndarray | None  # (N,) row of each observation, or None (observation o uses row o)
-    target: np.ndarray     # (N,)
-    weight: np.ndarray     # (N,)
-    offset: np.ndarray     # (N,)
-    groups: np.ndarray | None  # (N,) intercept group, None for one intercept
+    X: np.ndarray          # (n_rows, k) distinct feature rows
+    rows: np.ndarray | None  # (U,) row of each observation, or None (observation u uses row u)
+    target: np.ndarray     # (U,) z_u
+    weight: np.ndarray     # (U,) omega_u
+    offset: np.ndarray     # (U,) o_u
+    groups: np.ndarray | None  # (U,) intercept group g(u), None for one intercept
     G: int                 # number of intercepts (0 without intercept)
-    lam: np.ndarray        # (d,) penalty per column (0 for unpenalised)
+    lam: np.ndarray        # (k,) penalty per column (0 for unpenalised)
 
 
 def _as_float_vector(value, name, n):
@@ -245,7 +262,8 @@ def _linear(prob: _Problem, Xc: np.ndarray, b: np.ndarray, beta: np.ndarray) -> 
 
 
 def _loglik(prob: _Problem, u: np.ndarray) -> float:
-    # m log sigma(u) + (1 - m) log sigma(-u) = m u + log sigma(-u)
+    # z log sigma(a) + (1 - z) log sigma(-a) = z a + log sigma(-a), with the targets z
+    # and the linear predictor a held in u
     return float(prob.weight @ (prob.target * u + log_expit(-u)))
 
 
@@ -259,31 +277,32 @@ def _gradient(prob: _Problem, Xc: np.ndarray, u: np.ndarray):
 
 
 def _violation(grad: np.ndarray, theta: np.ndarray, lam: np.ndarray) -> np.ndarray:
-    """Per-coordinate KKT violation of ``max l(theta) - sum lam_j |theta_j|``."""
+    """Per-coordinate KKT violation of ``max J_0(theta) - sum lam_j |theta_j|``."""
     nz = theta != 0
     return np.where(nz, np.abs(grad - lam * np.sign(theta)),
                     np.maximum(np.abs(grad) - lam, 0.0))
 
 
 class _Curvature:
-    r"""``H = -Hessian`` of the log-likelihood in ``theta = (b, beta)``, by blocks.
+    r"""``H = -Hessian`` of the log-likelihood :math:`J_0` in ``theta`` :math:`= (\beta_0,
+    \beta)`, by blocks.
 
-    With :math:`w_o = s_o\sigma(u_o)\sigma(-u_o)` and the centred features
-    :math:`\tilde x`,
+    With the curvature weights :math:`\kappa_u = \omega_u\sigma(a_u)\sigma(-a_u)` and the
+    centred features :math:`\bar x_u` (``Xc``),
 
     .. math::
 
         H = \begin{pmatrix} \operatorname{diag}(D) & B^\top \\ B & C \end{pmatrix},\quad
-        D_g = \sum_{o:\,g(o) = g} w_o,\quad
-        B_{jg} = \sum_{o:\,g(o) = g} w_o \tilde x_{oj},\quad
-        C = \sum_o w_o \tilde x_o \tilde x_o^\top :
+        D_g = \sum_{u:\,g(u) = g} \kappa_u,\quad
+        B_{jg} = \sum_{u:\,g(u) = g} \kappa_u \bar x_{uj},\quad
+        C = \sum_u \kappa_u \bar x_u \bar x_u^\top :
 
     the intercept block is diagonal, since each observation has one intercept.
     ``D`` and ``B`` (``Bt`` holds :math:`B^\top`, shape ``(G, d)``) are formed at
     once -- one product of a sparse ``(G, n_rows)`` matrix of summed weights with
-    the features, ``O(n d)`` -- and the diagonal of ``C`` too. Columns of ``C``
+    the features, ``O(n k)`` -- and the diagonal of ``C`` too. Columns of ``C``
     are formed on demand, many at a time (:meth:`columns`): one BLAS product
-    ``Xc.T @ (w_rows * Xc[:, J])``, ``O(n d |J|)``, or, when most are needed,
+    ``Xc.T @ (w_rows * Xc[:, J])``, ``O(n k |J|)``, or, when most are needed,
     the whole of ``C`` by one symmetric rank-k update (``syrk``). Coordinate
     descent on a sparse problem needs only the columns of the coordinates that
     move. A tiny ridge on the diagonal keeps empty columns and groups finite.
@@ -351,11 +370,11 @@ class _ActiveSolver:
 
     Eliminating the (diagonal) intercept block of :math:`H` leaves the Schur complement
     :math:`S = C - B D^{-1} B^\top` on the features; a round of
-    :func:`_coordinate_descent` solves :math:`S_{AA} x = r` on its active features
-    :math:`A`. ``H`` does not change within one coordinate descent and the active set
-    changes by a few coordinates from one round to the next, so the Cholesky factor of
-    the previous round is kept, with its coordinates ordered by decreasing :math:`|v_j|`
-    (unpenalised ones first): the coordinates most likely to leave sit at the end. The
+    :func:`_coordinate_descent` solves a linear system with matrix :math:`S_{AA}` on its
+    active features :math:`A`. ``H`` does not change within one coordinate descent and the
+    active set changes by a few coordinates from one round to the next, so the Cholesky
+    factor of the previous round is kept, with its coordinates ordered by decreasing
+    :math:`|v_j|`, :math:`v` the model's current iterate (unpenalised ones first): the coordinates most likely to leave sit at the end. The
     leading block of that factor whose coordinates are all still active is the factor
     of the same block of the new :math:`S_{AA}`; only the rows of the other coordinates
     are computed (one triangular solve and one Cholesky factorisation of their Schur
@@ -577,30 +596,31 @@ def fit_l1_logistic(X, target, weight=None, *, lam: float, offset=None, penalize
 
     Parameters
     ----------
-    X : array-like of shape (n_rows, d)
+    X : array-like of shape (n_rows, k)
         Features (an intercept is added internally unless ``fit_intercept=False``).
-        Observation ``o`` uses row ``o``, or row ``rows[o]`` when ``rows`` is given.
-    target : array-like of shape (N,)
-        Soft targets :math:`m_o \in [0, 1]`.
-    weight : array-like of shape (N,), optional
-        Non-negative weights :math:`s_o` (default one).
+        Observation ``u`` uses row ``u``, or row ``rows[u]`` when ``rows`` is given.
+    target : array-like of shape (U,)
+        Soft targets :math:`z_u \in [0, 1]`.
+    weight : array-like of shape (U,), optional
+        Non-negative weights :math:`\omega_u` (default one).
     lam : float
         The L1 penalty :math:`\lambda \ge 0` on the penalised coefficients.
-    offset : array-like of shape (N,), optional
-        Fixed offsets :math:`\omega_o` added to the linear predictor.
-    penalize : array-like of bool, shape (d,), optional
+    offset : array-like of shape (U,), optional
+        Fixed offsets :math:`o_u` added to the linear predictor :math:`a_u`.
+    penalize : array-like of bool, shape (k,), optional
         Which columns are penalised (default all); unpenalised columns are fitted
         freely, like the intercepts.
     fit_intercept : bool, default True
-    intercept_groups : array-like of int, shape (N,), optional
-        One unpenalised intercept per group: :math:`u_o = \omega_o + b_{g(o)} + x_o^\top\beta`.
+    intercept_groups : array-like of int, shape (U,), optional
+        One unpenalised intercept per group:
+        :math:`a_u = o_u + \beta_{0,g(u)} + \beta^\top x_u`.
     n_intercepts : int, optional
         Number of groups (default ``max(intercept_groups) + 1``); a group with no
         observation keeps its initial intercept.
-    rows : array-like of int, shape (N,), optional
+    rows : array-like of int, shape (U,), optional
         Feature row of each observation (several observations may share a row).
     coef_init, intercept_init : array-like, optional
-        Warm start: shapes ``(d,)`` and scalar (or ``(G,)`` with groups); default
+        Warm start: shapes ``(k,)`` and scalar (or ``(G,)`` with groups); default
         zero coefficients and, for a single intercept without offsets, the
         intercept-only maximiser. The result is never worse than the start.
     tol : float, default 1e-8
@@ -696,13 +716,13 @@ def fit_l1_logistic(X, target, weight=None, *, lam: float, offset=None, penalize
                 break
             t *= 0.5
         if not accepted:
-            break  # at the limit of floating-point precision; F is concave
+            break  # at the limit of floating-point precision; J (the variable F) is concave
         theta, u, F = trial, u_trial, F_trial
 
     beta = theta[G:].copy()
     b_init = b
     b = theta[:G] - c @ beta
-    if G > 1:  # a group without weight does not enter F: its intercept stays as it started
+    if G > 1:  # a group without weight does not enter J: its intercept stays as it started
         empty = _group_sum(prob, prob.weight) == 0
         b[empty] = b_init[empty]
     # KKT in the original parameterisation (the same point, recomputed)
@@ -736,9 +756,9 @@ def _point(prob: _Problem, coef, intercept):
 def l1_logistic_gradient(X, target, weight=None, *, coef, intercept=None, offset=None,
                          fit_intercept=True, intercept_groups=None, n_intercepts=None,
                          rows=None):
-    """Gradient of the (unpenalised) log-likelihood :math:`\\ell`.
+    """Gradient of the (unpenalised) weighted log-likelihood :math:`J_0`.
 
-    Returns ``(grad_intercept, grad_coef)`` with shapes ``(G,)`` and ``(d,)``.
+    Returns ``(grad_intercept, grad_coef)`` with shapes ``(G,)`` and ``(k,)``.
     """
     prob = _check_problem(X, target, weight, 0.0, offset, None, fit_intercept,
                           intercept_groups, n_intercepts, rows)
@@ -749,7 +769,8 @@ def l1_logistic_gradient(X, target, weight=None, *, coef, intercept=None, offset
 def l1_logistic_objective(X, target, weight=None, *, lam, coef, intercept=None, offset=None,
                           penalize=None, fit_intercept=True, intercept_groups=None,
                           n_intercepts=None, rows=None) -> float:
-    """The penalised objective :math:`F = \\ell - \\lambda\\sum_{j\\in P}|\\beta_j|` at a point."""
+    """The penalised objective :math:`J = J_0 - \\lambda\\sum_{j\\in\\mathcal{P}}|\\beta_j|` at a
+    point."""
     prob = _check_problem(X, target, weight, lam, offset, penalize, fit_intercept,
                           intercept_groups, n_intercepts, rows)
     b, beta = _point(prob, coef, intercept)
@@ -761,15 +782,16 @@ def kkt_violation(X, target, weight=None, *, lam, coef, intercept=None, offset=N
                   rows=None, per_coordinate: bool = False, _lam_vec=None):
     r"""How far ``(intercept, coef)`` is from maximising the penalised objective.
 
-    For each coordinate: :math:`|\partial\ell/\partial b_g|` for the intercepts and
-    unpenalised columns; for penalised columns
-    :math:`\max(|\partial\ell/\partial\beta_j| - \lambda, 0)` when :math:`\beta_j = 0`
-    and :math:`|\partial\ell/\partial\beta_j - \lambda\operatorname{sign}\beta_j|`
+    For each coordinate: :math:`|\partial J_0/\partial \beta_{0,g}|` for the intercepts
+    and :math:`|\partial J_0/\partial \beta_j|` for the unpenalised columns; for
+    penalised columns
+    :math:`\max(|\partial J_0/\partial\beta_j| - \lambda, 0)` when :math:`\beta_j = 0`
+    and :math:`|\partial J_0/\partial\beta_j - \lambda\operatorname{sign}\beta_j|`
     otherwise. All zero exactly at the maximiser.
 
     Returns
     -------
-    float, or with ``per_coordinate=True`` a tuple ``(intercepts (G,), coefs (d,))``
+    float, or with ``per_coordinate=True`` a tuple ``(intercepts (G,), coefs (k,))``
         The largest violation (gradient units: a sum over observations).
     """
     prob = _check_problem(X, target, weight, lam, offset, penalize, fit_intercept,
@@ -790,12 +812,13 @@ def l1_logistic_lambda_max(X, target, weight=None, *, offset=None, penalize=None
     r"""The smallest :math:`\lambda` for which every penalised coefficient is zero.
 
     With the penalised coefficients at zero and the unpenalised parameters
-    (intercepts, unpenalised columns) at their maximiser :math:`\hat b`, the KKT
-    conditions hold iff :math:`\lambda \ge \max_{j \in P} |\partial\ell/\partial\beta_j|`;
+    (intercepts, unpenalised columns) at their maximiser :math:`\hat\beta_0`, the KKT
+    conditions hold iff
+    :math:`\lambda \ge \max_{j \in \mathcal{P}} |\partial J_0/\partial\beta_j|`;
     that maximum is returned. With one intercept, no offset and no unpenalised
-    column, :math:`\hat b = \operatorname{logit}(\bar m)`, :math:`\bar m = \sum_o s_o
-    m_o / \sum_o s_o`, and :math:`\lambda_{\max} = \max_j |\sum_o s_o (m_o - \bar m)
-    x_{oj}|`.
+    column, :math:`\hat\beta_0 = \operatorname{logit}(\bar z)`, :math:`\bar z = \sum_u
+    \omega_u z_u / \sum_u \omega_u`, and :math:`\lambda_{\max} = \max_j |\sum_u \omega_u
+    (z_u - \bar z) x_{uj}|`.
     """
     prob = _check_problem(X, target, weight, 0.0, offset, penalize, fit_intercept,
                           intercept_groups, n_intercepts, rows)

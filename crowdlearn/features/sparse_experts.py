@@ -77,13 +77,13 @@ class SparseExpertsParams(NamedTuple):
 
 class _Data(NamedTuple):
     crowd: CrowdLabels
-    X: np.ndarray  # (n_items, d)
+    X: np.ndarray  # (n_items, k): row i is x^(i)
 
 
 def _log_joint(data: _Data, p: SparseExpertsParams) -> np.ndarray:
     """``log p(y_i = n, labels_i | x_i)`` for ``n = 0, 1``, shape ``(n_items, 2)``."""
     crowd = data.crowd
-    # expert k is right on item i with probability sigma(eta_ik)
+    # expert r is right on item i with probability sigma(b_ir), b_ir = alpha_r + w'x^(i) (eta)
     eta = p.expert_intercept[crowd.expert] + (data.X @ p.reliability_coef)[crowd.item]
     return _binary_log_joint(crowd, data.X @ p.coef + p.intercept, eta)
 

@@ -77,8 +77,8 @@ __all__ = ["LogisticFit", "fit_weighted_logistic", "weighted_logistic_objective"
 class LogisticFit(NamedTuple):
     """The result of :func:`fit_weighted_logistic`.
 
-    Without ``groups``: ``coef`` has shape ``(d,)``, ``intercept``, ``objective``
-    are floats and ``n_iter`` an int. With ``groups``: ``coef`` is ``(G, d)``,
+    Without ``groups``: ``coef`` has shape ``(k,)``, ``intercept``, ``objective``
+    are floats and ``n_iter`` an int. With ``groups``: ``coef`` is ``(G, k)``,
     ``intercept`` and ``objective`` are ``(G,)``; ``n_iter`` is the number of
     Newton iterations of the slowest group. ``converged`` says whether every
     group met the tolerance.
@@ -367,7 +367,7 @@ def weighted_logistic_objective(coef, intercept, X, target, weight=None, *, l2: 
 
     Parameters
     ----------
-    coef : array-like of shape (d,) or (G, d)
+    coef : array-like of shape (k,) or (G, k)
     intercept : float or array-like of shape (G,)
     X, target, weight, l2, penalize_intercept, groups, n_groups
         As in :func:`fit_weighted_logistic`.
@@ -375,7 +375,7 @@ def weighted_logistic_objective(coef, intercept, X, target, weight=None, *, l2: 
     Returns
     -------
     value : float or ndarray of shape (G,)
-    grad_coef : ndarray of shape (d,) or (G, d)
+    grad_coef : ndarray of shape (k,) or (G, k)
     grad_intercept : float or ndarray of shape (G,)
     """
     X, target, weight, g, G = _check_inputs(X, target, weight, groups, n_groups)
@@ -405,7 +405,7 @@ def fit_weighted_logistic(X, target, weight=None, *, l2: float = 0.0,
 
     Parameters
     ----------
-    X : array-like of shape (n_rows, d)
+    X : array-like of shape (n_rows, k)
         Features of each row (an intercept column is added internally).
     target : array-like of shape (n_rows,)
         Soft targets :math:`z_u \in [0, 1]` (hard 0/1 labels are a special case).
@@ -423,7 +423,7 @@ def fit_weighted_logistic(X, target, weight=None, *, l2: float = 0.0,
     n_groups : int, optional
         Number of problems (default ``max(groups) + 1``).
     coef_init, intercept_init : array-like, optional
-        Starting point (default zero), shapes ``(d,)`` / scalar, or ``(G, d)`` /
+        Starting point (default zero), shapes ``(k,)`` / scalar, or ``(G, k)`` /
         ``(G,)`` with groups. The result is never worse than the start (the last,
         polishing step excepted, by at most ``1e-12 * max(1, |J|)``, rounding level).
     max_iter : int, default 100

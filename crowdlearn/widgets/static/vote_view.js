@@ -2,10 +2,28 @@
 //
 // Concatenated after crowd_em.js into one ES module. Three good experts (accuracy 0.9) and
 // `nCareless` careless ones label 2,000 binary items; the view shows the accuracy of the
-// majority vote (ties to class 0), of the Bayes rule with the true accuracies, and of the
-// best single expert, as bars.
+// majority vote, of the Bayes rule with the true accuracies, and of the best single expert,
+// as bars. Ties are broken at random, as crowdlearn.MajorityVote does by default, and scored
+// by their expectation: an item whose top classes tie counts 1 / (number tied) when its true
+// class is among them (what a fair coin scores on average), so the score is exact and the
+// package reproduces it (VoteExplorer.compare).
 
 const VOTE_COLORS = { mv: "#E69F00", oracle: "#7F7F7F", best: "#009E73" };
+
+/** Expected accuracy when ties are broken uniformly at random: `scores` is (n, K) row-major;
+ * classes within `tol` of an item's best score tie. Returns { accuracy, ties }. */
+function accuracyWithRandomTies(scores, K, truth, tol) {
+  let total = 0, ties = 0;
+  for (let i = 0; i < truth.length; i++) {
+    let m = -Infinity;
+    for (let k = 0; k < K; k++) m = Math.max(m, scores[i * K + k]);
+    let nTied = 0;
+    for (let k = 0; k < K; k++) if (scores[i * K + k] >= m - tol) nTied++;
+    if (nTied > 1) ties++;
+    if (scores[i * K + truth[i]] >= m - tol) total += 1 / nTied;
+  }
+  return { accuracy: total / truth.length, ties };
+}
 
 export function mountVoteExplorer(el, init, onUpdate) {
   const state = { nCareless: init.nCareless, carelessAccuracy: init.carelessAccuracy,
@@ -27,16 +45,19 @@ export function mountVoteExplorer(el, init, onUpdate) {
     const err = [0.1, 0.1, 0.1, ...Array(state.nCareless).fill(1 - state.carelessAccuracy)];
     const crowd = simulateCrowd({ nItems: state.nItems, errorRates: err, nClasses: 2,
                                   seed: state.seed });
-    const mv = majorityVote(crowd), oracle = oraclePredict(crowd, oneCoinConfusion(err, 2));
-    let a = 0, b = 0;
-    for (let i = 0; i < state.nItems; i++) {
-      a += mv[i] === crowd.truth[i];
-      b += oracle[i] === crowd.truth[i];
-    }
-    const r = { mvAccuracy: a / state.nItems, oracleAccuracy: b / state.nItems, best: 0.9 };
+    const votes = new Float64Array(state.nItems * 2);
+    for (let t = 0; t < crowd.item.length; t++) votes[crowd.item[t] * 2 + crowd.label[t]] += 1;
+    const d = groupByItem(crowd);
+    const { q } = eStep(d, { prior: new Float64Array([0.5, 0.5]),
+                             conf: oneCoinConfusion(err, 2) }, 0);
+    const mv = accuracyWithRandomTies(votes, 2, crowd.truth, 0);
+    const oracle = accuracyWithRandomTies(q, 2, crowd.truth, 1e-9);
+    const r = { mvAccuracy: mv.accuracy, oracleAccuracy: oracle.accuracy, best: 0.9,
+                mvTies: mv.ties };
     summary.innerHTML = `Majority vote <b>${r.mvAccuracy.toFixed(3)}</b>, Bayes rule with the ` +
       `true accuracies <b>${r.oracleAccuracy.toFixed(3)}</b>, best single expert 0.900 · ` +
-      `${3 + state.nCareless} experts · computed in your browser`;
+      `${3 + state.nCareless} experts, ${r.mvTies} tied votes (a tie counts ½: a fair ` +
+      `coin's average) · computed in your browser`;
     const W = 420, H = 200, L = 150, R = 50;
     const bars = [["majority vote", r.mvAccuracy, VOTE_COLORS.mv],
                   ["Bayes rule", r.oracleAccuracy, VOTE_COLORS.oracle],

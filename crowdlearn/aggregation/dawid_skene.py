@@ -640,7 +640,7 @@ class DawidSkene(IdResults, BaseEstimator):
 
         ``(class_prior_, confusion_, feature_prob_)`` (the last None without
         features): shapes ``(N,)``, ``(R, N, N)`` and ``(N, k)``. This is what
-        :func:`e_step` takes, so ``e_step(labels, model.params_)`` gives back
+        :func:`~crowdlearn.aggregation.dawid_skene.e_step` takes, so ``e_step(labels, model.params_)`` gives back
         ``posterior_`` and ``log_likelihood_`` (for a fit without gold items).
         Copies: changing them does not change the model.
         """
@@ -859,7 +859,7 @@ def expected_counts(labels, posterior):
     Parameters
     ----------
     labels : CrowdLabels, (item, expert, label) tuple or (m, R) matrix
-        The labels, as for :func:`e_step`.
+        The labels, as for :func:`~crowdlearn.aggregation.dawid_skene.e_step`.
     posterior : ndarray of shape (m, N)
         Any distribution :math:`q_i(n)` over each item's class (the E-step's
         :math:`Q_i`).

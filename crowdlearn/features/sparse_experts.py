@@ -5,7 +5,7 @@ hidden truth, and experts who err with a probability that depends on the item
 through an expert-specific intercept :math:`\alpha_r` and a slope :math:`w`
 shared by all experts (the paper's :math:`\gamma`). An L1 penalty on
 :math:`\beta` and :math:`w` makes the fit sparse; EM's M-step is then two weighted
-L1-penalised logistic regressions (:mod:`crowdlearn.solvers`). Notation as in the
+L1-penalised logistic regressions (``crowdlearn.solvers``). Notation as in the
 book's notation page: items :math:`i`, experts :math:`r = 1, \dots, R`, features
 :math:`j = 1, \dots, k`.
 

@@ -67,7 +67,7 @@ def fit_warnings(mv_accuracy: float, em_accuracy: float, estimated_error_rates,
     in ``explorer_view.js`` shows the same ones).
 
     * EM's accuracy is below majority vote's;
-    * the fit is *degenerate*: EM rates every expert within :data:`DEGENERATE_MARGIN`
+    * the fit is *degenerate*: EM rates every expert within ``DEGENERATE_MARGIN``
       of chance or worse (estimated error rate at least ``1 - 1/K - 0.05``), so in the
       fitted model the labels say (almost) nothing about the class.
 

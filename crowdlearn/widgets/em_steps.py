@@ -10,7 +10,7 @@ number of heads :math:`h_i` of item :math:`i` has the mixture distribution
 
 The functions below are EM for this model in plain numpy: :func:`e_step` (the posteriors
 :math:`Q_i(n)` and the log-likelihood :math:`\ell(\theta)`), :func:`m_step`,
-:func:`free_energy` :math:`F(q, \theta)`, :func:`half_steps` (the whole sequence start,
+:func:`free_energy` :math:`F(q, \theta)`, :func:`~crowdlearn.widgets.em_steps.half_steps` (the whole sequence start,
 E, M, E, M, ... with :math:`\ell` and :math:`F` after each half-step), :func:`fixed_point`
 (EM until it stops rising) and :func:`basin_map` (where EM ends from a grid of starts).
 
@@ -232,7 +232,7 @@ class EMStepsExplorer:
     after every half-step, and the current :math:`q_i(1)` of every item.
 
     Parameters are those of :func:`live_em_steps_html`; :meth:`states` recomputes the
-    sequence the page shows with :func:`half_steps`.
+    sequence the page shows with :func:`~crowdlearn.widgets.em_steps.half_steps`.
     """
 
     def __init__(self, **settings):
@@ -240,7 +240,7 @@ class EMStepsExplorer:
         self._widget = None
 
     def states(self, n_half: int | None = None) -> list[dict]:
-        """The page's half-steps from the current start, computed by :func:`half_steps`."""
+        """The page's half-steps from the current start, computed by :func:`~crowdlearn.widgets.em_steps.half_steps`."""
         s = self.settings
         n = s["step"] if n_half is None else n_half
         return half_steps(s["heads"], (s["theta1"], s["theta2"]), s["phi"], n, s["tosses"])

@@ -540,6 +540,7 @@ _LIVE_CSS = """
   font-family: system-ui, sans-serif; font-size: 14px; }
 .cl-explorer .cl-panel .cl-title { font-size: 15px; font-weight: 600; }
 .cl-explorer .cl-panel .cl-small { font-size: 12.5px; }
+.cl-explorer .cl-panel .cl-tick { font-size: 10.5px; }
 .cl-explorer .cl-axis { stroke: #555; }
 .cl-explorer .cl-grid { stroke: #e4e4e4; }
 .cl-explorer .cl-chance { stroke: #555; stroke-dasharray: 4 3; }

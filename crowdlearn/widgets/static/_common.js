@@ -40,13 +40,14 @@ function panel(title, body, xLabel, yLabel, { cls = "cl-panel", labelX = 12 } = 
     `text-anchor="middle" class="cl-small">${yLabel}</text></svg>`;
 }
 
-function yAxis(lo, hi, n, f) {
+function yAxis(lo, hi, n, f, labelClass = "") {
   const y = (v) => H - M.b - ((v - lo) / (hi - lo)) * (H - M.t - M.b);
+  const cls = labelClass ? ` class="${labelClass}"` : "";
   let s = `<line x1="${M.l}" x2="${M.l}" y1="${M.t}" y2="${H - M.b}" class="cl-axis"/>`;
   for (let i = 0; i <= n; i++) {
     const v = lo + ((hi - lo) * i) / n;
     s += `<line x1="${M.l - 4}" x2="${W - M.r}" y1="${y(v)}" y2="${y(v)}" class="cl-grid"/>` +
-      `<text x="${M.l - 6}" y="${y(v) + 4}" text-anchor="end">${f(v)}</text>`;
+      `<text x="${M.l - 6}" y="${y(v) + 4}" text-anchor="end"${cls}>${f(v)}</text>`;
   }
   return { s, y };
 }

@@ -69,7 +69,8 @@ function coinBound(all) {
   if (!(hi - lo > 1e-9 * Math.max(1, Math.abs(hi)))) { lo -= 0.01; hi += 0.01; }
   const pad = (hi - lo) * 0.1;
   const digits = hi - lo < 0.02 ? 4 : hi - lo < 0.2 ? 3 : 2;
-  const { s, y } = yAxis(lo - pad, hi + pad * 2.5, 4, (v) => fmt(v, digits).replace("-", "\u2212"));
+  const { s, y } = yAxis(lo - pad, hi + pad * 2.5, 4, (v) => fmt(v, digits).replace("-", "\u2212"),
+    "cl-tick");
   const n = Math.max(states.length - 1, 4);
   const x = (k) => M.l + 10 + (k / n) * (W - M.l - M.r - 20);
   const line = (pts, color, dash) =>

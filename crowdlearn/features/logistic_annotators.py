@@ -119,9 +119,12 @@ class LogisticAnnotators(_BinaryFeatureModel):
 
     .. math::
 
-        P(y^{(i)}_r = y^{(i)} \mid x^{(i)}, y^{(i)}) = \eta_r(x^{(i)})
+        \begin{aligned}
+        P(y^{(i)}_r = y^{(i)} \mid x^{(i)}, y^{(i)}) &= \eta_r(x^{(i)})
         = \sigma(w_r^\top x^{(i)} - \gamma_r),
-        \qquad P(y^{(i)}_r = 1 - y^{(i)} \mid x^{(i)}, y^{(i)}) = 1 - \eta_r(x^{(i)}),
+        \\
+        P(y^{(i)}_r = 1 - y^{(i)} \mid x^{(i)}, y^{(i)}) &= 1 - \eta_r(x^{(i)}),
+        \end{aligned}
 
     independently of the other annotators given :math:`y^{(i)}`. Each item may be
     labelled by any subset :math:`R_i` of the annotators, including none (an
@@ -208,10 +211,13 @@ class LogisticAnnotators(_BinaryFeatureModel):
 
     .. math::
 
-        J(\theta) = \sum_i \log \sum_{y \in \{0,1\}} P(y \mid x^{(i)})
+        \begin{aligned}
+        J(\theta) = {}& \sum_i \log \sum_{y \in \{0,1\}} P(y \mid x^{(i)})
         \prod_{r \in R_i} P(y^{(i)}_r \mid x^{(i)}, y)
-        \;-\; \frac{\lambda}{2}\Big(\beta_0^2 + \lVert\beta\rVert^2
+        \\
+        & - \frac{\lambda}{2}\Big(\beta_0^2 + \lVert\beta\rVert^2
         + \sum_r \big(\lVert w_r\rVert^2 + \gamma_r^2\big)\Big).
+        \end{aligned}
 
     **E-step**, in log space:
 

@@ -81,6 +81,18 @@ def serve(directory: Path):
         httpd.shutdown()
 
 
+def watched_page(browser, width: int, foreign: list, errors: list, height: int = 900):
+    """A new page of ``width`` px that records, in the caller's lists, every request to a host
+    other than 127.0.0.1 (``foreign``) and every uncaught JavaScript error (``errors``)."""
+    from urllib.parse import urlparse
+
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.on("request", lambda r: foreign.append(r.url)
+            if urlparse(r.url).hostname not in ("127.0.0.1", None) else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    return page
+
+
 def run_node_module(script: str, timeout: int = 300):
     """Run ``script`` as an ES module in Node and return what it wrote to stdout, parsed as
     JSON (skipped without Node, failed under CI)."""

@@ -19,7 +19,6 @@ import itertools
 import tempfile
 import warnings
 from pathlib import Path
-from urllib.parse import urlparse
 
 import numpy as np
 import pytest
@@ -28,7 +27,7 @@ import crowdlearn as cl
 from crowdlearn.widgets import EMStepsExplorer, live_em_steps_html
 from crowdlearn.widgets import em_steps as es
 
-from conftest import CHROMIUM_ARGS, HTML, chromium_or_skip, serve
+from conftest import CHROMIUM_ARGS, HTML, chromium_or_skip, serve, watched_page
 
 H = np.array(es.HEADS)
 T = es.TOSSES
@@ -238,10 +237,7 @@ def _open_and_move(url: str, root: Path):
     with serve(root) as base, playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
         for width in (390, 1280):
-            page = browser.new_page(viewport={"width": width, "height": 900})
-            page.on("request", lambda r: foreign.append(r.url)
-                    if urlparse(r.url).hostname not in ("127.0.0.1", None) else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
+            page = watched_page(browser, width, foreign, errors)
             page.goto(f"{base}/{url}", wait_until="load")
             els = page.query_selector_all(".cl-em-steps-explorer")
             assert els, f"no two-coin explorer in {url}"

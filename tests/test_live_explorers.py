@@ -12,14 +12,13 @@ posteriors to 1e-9 with the same iteration count. Needs the built book and Chrom
 from __future__ import annotations
 
 import warnings
-from urllib.parse import urlparse
 
 import numpy as np
 import pytest
 
 import crowdlearn as cl
 
-from conftest import CHROMIUM_ARGS, HTML, chromium_or_skip, serve
+from conftest import CHROMIUM_ARGS, HTML, chromium_or_skip, serve, watched_page
 
 CHAPTERS = ["book/04_many_experts.html", "book/05_missing_labels.html", "book/06_smoothing.html"]
 
@@ -80,10 +79,7 @@ def test_every_control_of_every_live_explorer_recomputes(chapter):
         with playwright.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
             for width in (1280, 390):
-                page = browser.new_page(viewport={"width": width, "height": 900})
-                page.on("request", lambda r: foreign.append(r.url)
-                        if urlparse(r.url).hostname not in ("127.0.0.1", None) else None)
-                page.on("pageerror", lambda e: errors.append(str(e)))
+                page = watched_page(browser, width, foreign, errors)
                 page.goto(f"{base}/{chapter}", wait_until="load")
                 ids = page.eval_on_selector_all(".cl-explorer", "els => els.map(e => e.id)")
                 assert ids, f"no live explorer in {chapter}"
@@ -205,10 +201,7 @@ def test_chapter_eight_explorer_recomputes_with_the_package_numbers():
     with serve(HTML) as base:
         with playwright.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 390, "height": 900})
-            page.on("request", lambda r: foreign.append(r.url)
-                    if urlparse(r.url).hostname not in ("127.0.0.1", None) else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
+            page = watched_page(browser, 390, foreign, errors)
             page.goto(f"{base}/{chapter}", wait_until="load")
             assert page.query_selector(".cl-annotators-explorer") is not None
             assert page.evaluate("() => document.documentElement.scrollWidth") <= 390 + 1

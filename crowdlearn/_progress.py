@@ -58,6 +58,7 @@ class ProgressBar:
         self.enabled = bool(enabled)
         self._widget = None
         self._file = file
+        self._info = ""
         if not self.enabled:
             return
         if file is None and _in_notebook():
@@ -67,8 +68,10 @@ class ProgressBar:
             except ImportError:  # pragma: no cover - ipywidgets is a dependency
                 pass
             else:
-                self._widget = ipywidgets.IntProgress(value=0, min=0, max=max(self.total, 1),
-                                                      description=description)
+                self._widget = ipywidgets.IntProgress(
+                    value=0, min=0, max=max(self.total, 1), description=description,
+                    style={"description_width": "initial"},  # the whole text, never cut
+                    layout={"width": "100%"})
                 display(self._widget)
                 return
         if self._file is None:
@@ -87,18 +90,26 @@ class ProgressBar:
     def update(self, n: int = 1, info: str = ""):
         """Advance by ``n`` steps; ``info`` is appended to the text line."""
         self.count = min(self.count + n, self.total)
+        self._info = info or self._info
         if not self.enabled:
             return
         if self._widget is not None:
             self._widget.value = self.count
             if info:
-                self._widget.description = f"{self.description} {info}"[:40]
+                self._widget.description = f"{self.description} {info}"
         else:
             self._draw(info)
 
     def close(self):
-        """Finish the line (text) or leave the filled widget in place."""
+        """Finish the line (text), or mark the widget finished: its text says how many
+        steps ran ("replications: 32 of 32 done") and the bar turns green, so a saved or
+        rendered notebook never shows a bar that looks stuck."""
         if self.enabled and self._widget is None:
             self._file.write("\n")
             self._file.flush()
+        elif self.enabled:
+            self._widget.value = self.count
+            self._widget.description = (f"{self.description}: {self.count} of {self.total} "
+                                        "done" + (f", {self._info}" if self._info else ""))
+            self._widget.bar_style = "success" if self.count == self.total else "warning"
         self.enabled = False

@@ -6,9 +6,32 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
-HTML = ROOT / "_build" / "html"
+HTML = Path(os.environ.get("CROWDLEARN_HTML") or ROOT / "_build" / "html")  # override: a copy
 ARTIFACTS = ROOT / "test-artifacts"
 ON_CI = os.environ.get("CI", "").lower() == "true"
+
+
+# Test files that read the built book (``_build/``). ``run.py test`` runs every other test while
+# the book builds, and these once it is built; ``tests/test_run_py.py`` checks that every test
+# file that mentions the build is listed here.
+BOOK_READERS = frozenset({
+    "test_book_a11y.py",
+    "test_book_browser.py",
+    "test_book_layout.py",
+    "test_built_pages.py",
+    "test_em_steps_explorer.py",
+    "test_errata.py",
+    "test_live_explorers.py",
+    "test_notebooks.py",
+    "test_pdf.py",
+    "test_teaching_layer.py",
+})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in BOOK_READERS:
+            item.add_marker(pytest.mark.book)
 
 
 @pytest.fixture(scope="session")

@@ -140,4 +140,28 @@ def test_widget_in_a_kernel_writes_nothing_to_stderr(capsys, monkeypatch, crowd)
     assert out.err == "" and out.out == ""
     assert len(shown) == 1 and isinstance(shown[0], ipywidgets.IntProgress)
     assert shown[0].value == shown[0].max == 2 * 201
-    assert shown[0].description.startswith("OneCoinDawidSkene best of 2 runs")
+    assert shown[0].description.startswith("OneCoinDawidSkene: 402 of 402 done, best of 2 runs")
+
+
+# -- a widget in a notebook: finished bars say so ---------------------------------------------
+def test_widget_bar_reads_finished_when_closed(monkeypatch):
+    """In a kernel the bar is an ipywidgets.IntProgress; once closed it must not look stuck
+    in a saved or rendered notebook: full, green, and its whole text says it is done."""
+    shown = []
+    monkeypatch.setattr(progress_module, "_in_notebook", lambda: True)
+    import IPython.display
+
+    monkeypatch.setattr(IPython.display, "display", lambda w: shown.append(w))
+    bar = progress_module.ProgressBar(4, "replications", enabled=True)
+    for k in range(4):
+        bar.update(info=f"seed {k}")
+    bar.close()
+    (widget,) = shown
+    assert widget.value == widget.max == 4
+    assert widget.description == "replications: 4 of 4 done, seed 3"
+    assert widget.bar_style == "success"
+    assert widget.style.description_width == "initial"  # never cut to "replicatio..."
+    stopped = progress_module.ProgressBar(4, "fits", enabled=True)
+    stopped.update()
+    stopped.close()  # no info given: none shown
+    assert shown[-1].description == "fits: 1 of 4 done" and shown[-1].bar_style == "warning"

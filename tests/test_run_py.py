@@ -1,0 +1,41 @@
+"""``run.py test`` runs the tests that do not read the built book while the book builds: every
+test file that reads ``_build/`` must be listed in ``conftest.BOOK_READERS`` (or it would read
+a half-built book)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from conftest import BOOK_READERS  # noqa: E402
+
+TESTS = Path(__file__).parent
+READS_BUILD = re.compile(r"\bHTML\b|_build|jupyter_execute|book_pages\(")
+# test files that mention the build without reading it
+NOT_READERS = {"conftest.py", "test_run_py.py", "test_jupyterlab.py", "test_sources_clean.py",
+               "test_package_layout.py", "test_student_kit.py"}
+
+
+def test_every_test_file_that_reads_the_build_runs_after_it():
+    readers = {p.name for p in TESTS.glob("test_*.py")
+               if READS_BUILD.search(p.read_text(encoding="utf-8"))} - NOT_READERS
+    missing = readers - BOOK_READERS
+    assert not missing, f"add to conftest.BOOK_READERS: {sorted(missing)}"
+
+
+def test_book_marker_is_applied(pytestconfig):
+    import conftest
+
+    class Item:
+        def __init__(self, name):
+            self.path = TESTS / name
+            self.marks = []
+
+        def add_marker(self, mark):
+            self.marks.append(mark.name)
+
+    items = [Item("test_errata.py"), Item("test_dawid_skene.py")]
+    conftest.pytest_collection_modifyitems(pytestconfig, items)
+    assert items[0].marks == ["book"] and items[1].marks == []

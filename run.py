@@ -163,8 +163,13 @@ def _bin(name: str) -> str:
     return str(Path(sys.executable).parent / name)
 
 
+# small matrix products everywhere: one BLAS thread per process (crowdlearn._blas)
+ONE_BLAS_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                          "MKL_NUM_THREADS")}
+
+
 def _build_command() -> tuple[list[str], dict]:
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    env = {**ONE_BLAS_THREAD, **os.environ, "PYTHONHASHSEED": "0"}
     return [_bin(BUILD_CMD[0]), *BUILD_CMD[1:]], env
 
 
@@ -208,7 +213,7 @@ def run_tests(extra: list[str]) -> int:
         try:
             print("[run.py] tests that do not read the built book, while it builds", flush=True)
             first = subprocess.run([sys.executable, "-m", "pytest", "-m", "not book", *extra],
-                                   cwd=ROOT).returncode
+                                   cwd=ROOT, env={**ONE_BLAS_THREAD, **os.environ}).returncode
         except BaseException:
             build.kill()
             raise
@@ -219,7 +224,7 @@ def run_tests(extra: list[str]) -> int:
         return built
     print("[run.py] tests that read the built book", flush=True)
     second = subprocess.run([sys.executable, "-m", "pytest", "-m", "book", *extra],
-                            cwd=ROOT).returncode
+                            cwd=ROOT, env={**ONE_BLAS_THREAD, **os.environ}).returncode
     print(f"[run.py] book and tests took {time.perf_counter() - start:.0f} s")
     # pytest's 5 is "no tests collected" (e.g. `run.py test tests/test_x.py` selects one group)
     codes = [c for c in (first, second) if c not in (0, 5)]

@@ -32,6 +32,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from crowdlearn._blas import one_blas_thread
 from crowdlearn._progress import ProgressBar
 from crowdlearn._validation import check_scalar
 from crowdlearn.exceptions import ConvergenceWarning
@@ -275,22 +276,23 @@ def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 
 
     best = None
     finals = []
-    try:
-        for r in range(n_init):
-            result = run_em(init(r), e_step, m_step, tol=tol, max_iter=max_iter,
-                            callback=run_callback, restart=r, warm_start=warm_start,
-                            accelerate=accelerate)
-            finals.append(result.objective)
-            if best is None or result.objective > best.objective:
-                best = result
+    with one_blas_thread():  # small products: one BLAS thread (crowdlearn._blas)
+        try:
+            for r in range(n_init):
+                result = run_em(init(r), e_step, m_step, tol=tol, max_iter=max_iter,
+                                callback=run_callback, restart=r, warm_start=warm_start,
+                                accelerate=accelerate)
+                finals.append(result.objective)
+                if best is None or result.objective > best.objective:
+                    best = result
+                if bar is not None:
+                    state = EMState(r, result.n_iter, result.objective, None, None)
+                    bar.update((r + 1) * per_run - bar.count, _progress_info(state, n_init))
+            if bar is not None and n_init > 1:
+                bar.update(0, f"best of {n_init} runs: obj {best.objective:.6g}")
+        finally:
             if bar is not None:
-                state = EMState(r, result.n_iter, result.objective, None, None)
-                bar.update((r + 1) * per_run - bar.count, _progress_info(state, n_init))
-        if bar is not None and n_init > 1:
-            bar.update(0, f"best of {n_init} runs: obj {best.objective:.6g}")
-    finally:
-        if bar is not None:
-            bar.close()
+                bar.close()
     best.all_objectives = np.asarray(finals)
     if warn and not best.converged and not best.stopped:
         warnings.warn(f"{estimator_name} did not converge in max_iter={max_iter} iterations "

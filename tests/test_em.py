@@ -272,3 +272,26 @@ def test_warm_start_passes_the_parameters_the_posterior_came_from():
     assert seen == [(0.0, 0.0), (1.0, 1.0), (2.0, 2.0), (3.0, 3.0)]
     assert result.params == 4.0 and result.n_iter == 4
     assert np.all(np.diff(result.history) > 0)
+
+
+def test_em_runs_on_one_blas_thread_and_lifts_the_limit_after():
+    """fit_em limits BLAS to one thread while it runs (crowdlearn._blas: these products are
+    small; on a busy two-core machine threads cost ten times the time), then restores it."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas_threads():
+        return [p["num_threads"] for p in threadpoolctl.threadpool_info()
+                if p["user_api"] == "blas"]
+
+    before = blas_threads()
+    if not before:
+        pytest.skip("numpy reports no BLAS library")
+    seen = []
+
+    def e_step(t):
+        seen.append(blas_threads())
+        return np.array([[1.0]]), float(min(t, 3))
+
+    fit_em(lambda r: 0, e_step, lambda q: len(seen), max_iter=5)
+    assert seen and all(threads == [1] * len(before) for threads in seen)
+    assert blas_threads() == before

@@ -5,7 +5,8 @@
   Jupyter stays short, and the full one when ``CROWDLEARN_FULL_STUDY=1``. This extension sets
   that variable when Sphinx loads it, before any notebook is executed, so the kernels the
   build starts inherit it and the rendered book always shows (and checks) the full study,
-  whichever command built it.
+  whichever command built it. The kernels also get one BLAS thread each (the chapters'
+  matrix products are small; see ``crowdlearn._blas``).
 * **Only the widget state a page uses.** A notebook saves the state of every widget alive in
   its kernel, including explorers a hidden cell built to check them; the rendered page needs
   only the models its widget views reach. Unreachable models are dropped, and so is the
@@ -66,6 +67,10 @@ def _prune_widget_state(app, pagename, templatename, context, doctree):
 
 def setup(app):
     os.environ[FULL_STUDY_VARIABLE] = "1"
+    # the kernels' BLAS on one thread: the chapters' products are small, and threads that
+    # wait for each other on two shared cores cost up to ten times the time (crowdlearn._blas)
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
     # after myst-nb added the state (500) and offline_book dropped browser-only models (900)
     app.connect("html-page-context", _prune_widget_state, priority=950)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

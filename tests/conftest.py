@@ -28,10 +28,21 @@ BOOK_READERS = frozenset({
 })
 
 
+# The slowest test files (minutes each: a student's venv, a graded class, JupyterLab, a Dask
+# cluster), collected first so that two xdist workers (``run.py test``: ``-n 2 --dist
+# loadfile``) start them early and finish together instead of one waiting for the last.
+SLOW_FIRST = ("test_student_kit.py", "test_assignments.py", "test_classroom_grading.py",
+              "test_jupyterlab.py", "test_classroom_policy_end_to_end.py",
+              "test_dask_backend.py", "test_book_layout.py", "test_book_a11y.py",
+              "test_notebooks.py", "test_pdf.py")
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in BOOK_READERS:
             item.add_marker(pytest.mark.book)
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable otherwise
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""The two commands of the README, and the one that refreshes the pinned versions.
+"""The README's commands (book, test; pdf for a printable book) and the one that refreshes
+the pinned versions.
 
     python3 run.py book   build the book (installing what it needs); prints where to open it
     python3 run.py test   run the whole test suite, book build included
+    python3 run.py pdf    the book as one PDF (_build/pdf/crowdlearn.pdf), printed by Chromium
+                          from the built web pages (builds the book first if there is none)
     python3 run.py lock   re-resolve requirements.txt in a fresh temporary venv and
                           rewrite requirements.lock (maintainers; commit the result)
 
@@ -198,6 +201,16 @@ def _report_build(code: int, took: float, log: Path | None = None) -> None:
           flush=True)
 
 
+def _parallel() -> list[str]:
+    """pytest-xdist's options for two workers, one test file per worker at a time (a file's
+    module fixtures, such as a browser or a graded class, are set up once)."""
+    try:
+        import xdist  # noqa: F401
+    except ImportError:
+        return []
+    return ["-n", "2", "--dist", "loadfile"]
+
+
 def run_tests(extra: list[str]) -> int:
     """Build the book and, at the same time, run the tests that do not read it (the two
     cores are both busy: the build mostly waits on one notebook kernel at a time); then run
@@ -212,7 +225,8 @@ def run_tests(extra: list[str]) -> int:
         build = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
         try:
             print("[run.py] tests that do not read the built book, while it builds", flush=True)
-            first = subprocess.run([sys.executable, "-m", "pytest", "-m", "not book", *extra],
+            first = subprocess.run([sys.executable, "-m", "pytest", "-m", "not book",
+                                    *_parallel(), *extra],
                                    cwd=ROOT, env={**ONE_BLAS_THREAD, **os.environ}).returncode
         except BaseException:
             build.kill()
@@ -222,9 +236,24 @@ def run_tests(extra: list[str]) -> int:
     _report_build(built, time.perf_counter() - start, log)
     if built != 0:
         return built
-    print("[run.py] tests that read the built book", flush=True)
-    second = subprocess.run([sys.executable, "-m", "pytest", "-m", "book", *extra],
+    # the PDF is printed from the built pages while the tests that read them run; its own
+    # test (tests/test_pdf.py) runs after it
+    import threading
+
+    pdf = threading.Thread(target=build_pdf, name="pdf", daemon=True)
+    pdf.start()
+    print("[run.py] tests that read the built book (the PDF is printed meanwhile)", flush=True)
+    second = subprocess.run([sys.executable, "-m", "pytest", "-m", "book", "--deselect",
+                             "tests/test_pdf.py", *_parallel(), *extra],
                             cwd=ROOT, env={**ONE_BLAS_THREAD, **os.environ}).returncode
+    pdf.join()
+    chosen = [a for a in extra if not a.startswith("-")]  # `run.py test tests/test_x.py`
+    if not chosen or any("test_pdf" in a for a in chosen):
+        selection = extra if chosen else ["tests/test_pdf.py", *extra]
+        pdf_tests = subprocess.run([sys.executable, "-m", "pytest", "-m", "book", *selection],
+                                   cwd=ROOT, env={**ONE_BLAS_THREAD, **os.environ}).returncode
+        if pdf_tests not in (0, 5):
+            second = second or pdf_tests
     print(f"[run.py] book and tests took {time.perf_counter() - start:.0f} s")
     # pytest's 5 is "no tests collected" (e.g. `run.py test tests/test_x.py` selects one group)
     codes = [c for c in (first, second) if c not in (0, 5)]
@@ -233,8 +262,73 @@ def run_tests(extra: list[str]) -> int:
     return codes[0] if codes else 0
 
 
+def _chromium() -> str | None:
+    """Debian's Chromium (the browser tests' too); under CI, as root, installed if missing."""
+    def find():
+        for candidate in ("/usr/bin/chromium", shutil.which("chromium"),
+                          shutil.which("chromium-browser")):
+            if candidate and Path(candidate).exists():
+                return candidate
+        return None
+
+    found = find()
+    if (found is None and os.environ.get("CI", "").lower() == "true"
+            and hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get")):
+        print("[run.py] installing chromium (apt-get), as .ci/run does", flush=True)
+        apt_env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "update", "-qq"], env=apt_env, check=False)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], env=apt_env, check=False)
+        found = find()
+    return found
+
+
+def build_pdf() -> int:
+    """The book as one PDF: Chromium prints the pages of the HTML build (``_build/html``, what
+    ``book`` or ``test`` built; built here first if missing) as one document, so nothing is
+    executed again. See book/_ext/pdf_book.py. Writes ``_build/pdf/crowdlearn.pdf``."""
+    import importlib.util
+
+    start = time.perf_counter()
+    index = ROOT / "_build" / "html" / "index.html"
+    if not index.exists():
+        print("[run.py] no built book in _build/html: building it first", flush=True)
+        code = build_book()
+        if code != 0:
+            return code
+    else:
+        built = index.stat().st_mtime
+        newer = [p for p in (ROOT / "book").rglob("*.md") if p.stat().st_mtime > built]
+        if newer:
+            print(f"[run.py] note: {len(newer)} page(s) changed since the book was built "
+                  f"(e.g. {newer[0].relative_to(ROOT)}); the PDF shows the built book. "
+                  "Run `python3 run.py book` first for a fresh one.", flush=True)
+    chromium = _chromium()
+    if chromium is None:
+        print("[run.py] the PDF is printed by Chromium, which is not installed. On Debian or "
+              "Ubuntu: sudo apt-get install chromium  (then run `python3 run.py pdf` again)")
+        return 1
+    spec = importlib.util.spec_from_file_location("pdf_book", ROOT / "book/_ext/pdf_book.py")
+    pdf_book = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pdf_book)
+    print(f"[run.py] printing the book to PDF with {chromium}", flush=True)
+    try:
+        pdf = pdf_book.build(ROOT, ROOT / "_build", chromium)
+    except Exception:  # the traceback, then a failure: `run.py test` goes on to the tests
+        import traceback
+
+        traceback.print_exc()
+        print(f"[run.py] PDF FAILED after {time.perf_counter() - start:.0f} s", flush=True)
+        return 1
+    report = pdf_book.read_report(pdf)
+    print(f"[run.py] PDF of {report['pages']} pages written in "
+          f"{time.perf_counter() - start:.0f} s: {pdf}", flush=True)
+    for problem in pdf_book.problems(report):
+        print(f"[run.py] warning: {problem}", flush=True)
+    return 0
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("book", "test", "lock"):
+    if not argv or argv[0] not in ("book", "test", "lock", "pdf"):
         print(__doc__)
         return 2
     if argv[0] == "lock":
@@ -243,6 +337,8 @@ def main(argv: list[str]) -> int:
     _configure_jupyterlab()
     if argv[0] == "book":
         return build_book()
+    if argv[0] == "pdf":
+        return build_pdf()
     return run_tests(argv[1:])
 
 

@@ -1,0 +1,492 @@
+"""The book as one PDF, printed from the built web pages by Chromium (``python3 run.py pdf``).
+
+Not a Sphinx extension: ``run.py pdf`` imports it after the HTML build. It reuses what that
+build executed and rendered (nothing is executed again, no second Sphinx build):
+
+1. ``assemble``: the pages of ``_toc.yml``, in its order, are taken from ``_build/html``
+   (each page's ``<article>``) into one document, ``_build/pdf/book.html``, after a title
+   page and a table of contents (parts as in ``_toc.yml``). Every id gets its page's prefix
+   and every link between pages becomes a link inside the document, so the PDF's
+   cross-references (equations, sections, errata boxes, bibliography) jump within it; links
+   to what the PDF does not hold (downloads, the index) lose their target. What only works
+   on screen goes: buttons, the folded "Show code cell" blocks, heading permalinks. Folded
+   boxes (exercise solutions, errata) print open. The explorers' own scripts are kept, so
+   Chromium draws them as the web page does, under a note that they are live in the web
+   version.
+2. ``print_pdf``: Chromium (Debian's, through Playwright) opens that document from a local
+   server, waits for MathJax to typeset and for every explorer to draw, scales down any
+   display equation still wider than the text column (and reports it), and prints A4 pages
+   with page numbers. The page each chapter starts on is read from that PDF's named
+   destinations; the title page and contents are printed again, alone, with those numbers,
+   and put in place of the first pages (pypdf), which also adds an outline (bookmarks) of
+   parts and chapters.
+
+``build`` writes ``_build/pdf/crowdlearn.pdf`` and ``_build/pdf/report.json`` (pages, the
+chapters and the page each starts on, equations that had to be scaled, explorers that did
+not draw); ``tests/test_pdf.py`` checks both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import posixpath
+import re
+import time
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+PDF_NAME = "crowdlearn.pdf"
+LIVE_NOTE = ("In the web version of this book this explorer is live: it recomputes in the "
+             "browser as you move its controls. Printed here as drawn with the settings shown.")
+WIDGET_NOTE = "In the web version of this book this output is a live widget; printed here as last drawn."
+# chapter headings carry "4. " in front (use_multitoc_numbering); a lone title has none
+_HEAD_NUMBER = re.compile(r"^\s*\d+(\.\d+)*\.\s+")
+
+
+def toc_documents(root: Path) -> list[tuple[str | None, str]]:
+    """``(part caption, docname)`` in reading order, from ``_toc.yml`` (the root first)."""
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    docs: list[tuple[str | None, str]] = [(None, _docname(toc["root"]))]
+
+    def walk(entries, caption):
+        for entry in entries or []:
+            if "file" in entry:
+                docs.append((caption, _docname(entry["file"])))
+            walk(entry.get("sections"), caption)
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"), part.get("caption"))
+    walk(toc.get("chapters"), None)
+    return docs
+
+
+def _docname(path: str) -> str:
+    return re.sub(r"\.(md|ipynb|rst)$", "", path)
+
+
+def _slug(docname: str) -> str:
+    return "d-" + re.sub(r"[^A-Za-z0-9_-]", "_", docname)
+
+
+def _read_title(root: Path) -> tuple[str, str]:
+    import yaml
+
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    return str(config.get("title", "")), str(config.get("author", ""))
+
+
+def assemble(root: Path, html_dir: Path, out_html: Path) -> dict:
+    """Write the one-document book to ``out_html``; returns what it holds (chapters)."""
+    from bs4 import BeautifulSoup
+
+    docs = toc_documents(root)
+    title, author = _read_title(root)
+    slugs = {doc: _slug(doc) for _, doc in docs}
+    base = posixpath.relpath(str(html_dir), str(out_html.parent))  # e.g. "../html"
+
+    def rewrite_url(url: str, page_dir: str, slug: str, keep_external: bool = True):
+        """A link of page ``page_dir``: in-document target, an asset URL, or None."""
+        parts = urlsplit(url)
+        if parts.scheme or url.startswith("//"):
+            return url if keep_external else None
+        if not parts.path:  # "#frag" on the same page
+            return f"#{slug}--{unquote(parts.fragment)}" if parts.fragment else f"#{slug}"
+        target = posixpath.normpath(posixpath.join(page_dir, unquote(parts.path)))
+        doc = target[:-5] if target.endswith(".html") else None
+        if doc is not None and doc in slugs:
+            if parts.fragment:
+                return f"#{slugs[doc]}--{unquote(parts.fragment)}"
+            return f"#{slugs[doc]}"
+        return None  # another page (index, search) or a download: not in the PDF
+
+    head_links: list[str] = []
+    mathjax_config = ""
+    widget_states: list[str] = []
+    chapters = []
+    bodies = []
+    for part, doc in docs:
+        page = html_dir / f"{doc}.html"
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        page_dir = posixpath.dirname(doc)
+        slug = slugs[doc]
+        if not head_links:
+            for link in soup.head.find_all("link", rel="stylesheet"):
+                href = posixpath.normpath(posixpath.join(base, page_dir, link["href"]))
+                head_links.append(f'<link rel="stylesheet" href="{href}">')
+        for script in soup.head.find_all("script"):
+            text = script.string or ""
+            if not mathjax_config and text.strip().startswith("window.MathJax"):
+                mathjax_config = text
+            if script.get("type") == "application/vnd.jupyter.widget-state+json":
+                widget_states.append(text)
+        article = soup.select_one("article.bd-article")
+        if article is None:
+            raise RuntimeError(f"{page}: no <article class='bd-article'> (theme changed?)")
+        # what only works on screen
+        for sel in ("a.headerlink", "details.hide", "button", ".toggle-button",
+                    "div.toctree-wrapper",  # the web's own contents lists
+                    "script[type='text/x-thebe-config']", "div.cell_output > script[src]"):
+            for el in article.select(sel):
+                el.decompose()
+        for script in article.find_all("script"):
+            if (script.string or "").strip().startswith("kernelName"):
+                script.decompose()
+        for el in article.select("details"):
+            el["open"] = ""
+        for el in article.select(".toggle-hidden"):
+            el["class"] = [c for c in el["class"] if c != "toggle-hidden"]
+        # ids carry the page's prefix; the explorers' scripts look theirs up by id
+        for el in article.find_all(id=True):
+            el["id"] = f"{slug}--{el['id']}"
+        for script in article.find_all("script"):
+            if script.string and "getElementById" in script.string:
+                script.string = re.sub(
+                    r"getElementById\((['\"])(.+?)\1\)",
+                    lambda m: f"getElementById({m.group(1)}{slug}--{m.group(2)}{m.group(1)})",
+                    script.string)
+        for a in article.find_all("a", href=True):
+            new = rewrite_url(a["href"], page_dir, slug)
+            if new is None:
+                a.unwrap() if not a.find("img") else a.attrs.pop("href")
+            else:
+                a["href"] = new
+        for el in article.find_all(src=True):
+            if not urlsplit(el["src"]).scheme and not el["src"].startswith("data:"):
+                el["src"] = posixpath.normpath(posixpath.join(base, page_dir, el["src"]))
+            if el.name == "img":
+                el.attrs.pop("loading", None)
+        for el in article.select(".cl-explorer"):
+            note = soup.new_tag("p", attrs={"class": "pdf-live-note"})
+            note.string = LIVE_NOTE
+            el.insert_before(note)
+        for el in article.select("script[type='application/vnd.jupyter.widget-view+json']"):
+            note = soup.new_tag("p", attrs={"class": "pdf-live-note"})
+            note.string = WIDGET_NOTE
+            el.insert_before(note)
+        h1 = article.find("h1")
+        heading = h1.get_text(" ", strip=True) if h1 else doc
+        number = _HEAD_NUMBER.match(heading)
+        chapters.append({"doc": doc, "id": slug, "part": part, "title": heading,
+                         "number": number.group(0).strip().rstrip(".") if number else None})
+        bodies.append(f'<section class="pdf-doc" id="{slug}" data-doc="{doc}">'
+                      f"{article.decode_contents()}</section>")
+
+    toc_rows, seen_parts, parts_html, parts = [], set(), {}, []
+    for chapter in chapters:
+        part = chapter["part"]
+        if part and part not in seen_parts:
+            seen_parts.add(part)
+            pid = f"part-{len(seen_parts)}"
+            parts.append({"id": pid, "title": part})
+            parts_html[chapter["id"]] = (f'<section class="pdf-part" id="{pid}">'
+                                         f"<h1>{_esc(part)}</h1></section>")
+            toc_rows.append(f'<li class="pdf-toc-part"><a href="#{pid}">{_esc(part)}</a></li>')
+        toc_rows.append((chapter["id"], chapter["title"]))
+    body = []
+    for chapter, html in zip(chapters, bodies):
+        body.append(parts_html.get(chapter["id"], ""))
+        body.append(html)
+    states = "".join(f'<script type="application/vnd.jupyter.widget-state+json">{s}</script>'
+                     for s in widget_states)
+    css = (Path(root) / "book" / "_static" / "print.css").read_text(encoding="utf-8")
+    head = f"""<meta charset="utf-8">
+<title>{_esc(title)}</title>
+{''.join(head_links)}
+<style>{css}</style>"""
+    # the page's MathJax settings, without the hidden MathML copy of every formula (for
+    # screen readers on the web; in a PDF it is only more to lay out and stray text)
+    match = re.match(r"\s*window\.MathJax\s*=\s*(\{.*\})\s*;?\s*$", mathjax_config, re.S)
+    settings = json.loads(match.group(1)) if match else {}
+    settings.setdefault("options", {})["enableAssistiveMml"] = False
+    mathjax_config = f"window.MathJax = {json.dumps(settings)};"
+    scripts = f"""<script>{mathjax_config}</script>
+<script defer src="{base}/_static/vendor/mathjax/tex-mml-chtml.js"></script>
+<script src="{base}/_static/widgets-mathjax3.js"></script>
+{states}
+<script data-jupyter-widgets-cdn-only="false" src="{base}/_static/vendor/jupyter-widgets/embed.js"></script>"""
+
+    def front(starts: dict[str, int] | None = None) -> str:
+        """The title page and the table of contents (with page numbers once known)."""
+        rows = []
+        for row in toc_rows:
+            if isinstance(row, str):
+                rows.append(row)
+                continue
+            ident, label = row
+            number = (starts or {}).get(ident, "")
+            rows.append(f'<li class="pdf-toc-chapter"><a href="#{ident}">'
+                        f'<span class="pdf-toc-title">{_esc(label)}</span>'
+                        f'<span class="pdf-toc-page">{number}</span></a></li>')
+        return f"""<section class="pdf-title-page">
+<p class="pdf-title">{_esc(title)}</p>
+<p class="pdf-author">{_esc(author)}</p>
+<p class="pdf-edition">Printed from the web version of the book on {time.strftime('%Y-%m-%d')}.
+The explorers are live only there; here they are shown as drawn.</p>
+</section>
+<nav class="pdf-toc" id="pdf-toc"><h1>Contents</h1><ol>{''.join(rows)}</ol></nav>"""
+
+    def document(content: str, with_scripts: bool = True) -> str:
+        return f"""<!DOCTYPE html>
+<html lang="en" data-theme="light" data-mode="light">
+<head>
+{head}
+{scripts if with_scripts else ""}
+</head>
+<body>
+<div class="bd-main"><div class="bd-content"><div class="bd-article-container">
+<article class="bd-article pdf-book">
+{content}
+</article></div></div></div>
+</body>
+</html>
+"""
+
+    out_html.parent.mkdir(parents=True, exist_ok=True)
+    out_html.write_text(document(front() + "".join(body)), encoding="utf-8")
+    return {"title": title, "chapters": chapters, "parts": parts,
+            "front": lambda starts: document(front(starts), with_scripts=False)}
+
+
+def _esc(text: str) -> str:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;"))
+
+
+@contextlib.contextmanager
+def _serve(directory: Path):
+    import functools
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(directory))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+# A4 with 18 mm side margins: the text column is 174 mm (658 CSS px at 96 px/in)
+PAGE = {"format": "A4", "margin": {"top": "18mm", "bottom": "18mm", "left": "18mm",
+                                   "right": "18mm"}}
+CONTENT_WIDTH_PX = round((210 - 36) / 25.4 * 96)
+FOOTER = ('<div style="font: 8pt sans-serif; color: #555; width: 100%; text-align: center;">'
+          '<span class="pageNumber"></span></div>')
+
+
+def _header(title: str) -> str:
+    return ('<div style="font: 7pt sans-serif; color: #777; width: 100%; text-align: right; '
+            f'margin-right: 18mm;">{_esc(title)}</div>')
+
+
+# runs in the page before printing: everything typeset and drawn, then measured
+_PREPARE = r"""
+async () => {
+  const report = {explorers: 0, explorers_not_drawn: [], scaled_equations: [],
+                  overflowing: []};
+  if (window.MathJax && MathJax.startup) await MathJax.startup.promise;
+  await document.fonts.ready;
+  await Promise.all([...document.images].map(img => img.complete ? null :
+    new Promise(r => { img.onload = img.onerror = r; })));
+  // the explorers draw synchronously when their module runs; give them a frame
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  for (const el of document.querySelectorAll('.cl-explorer')) {
+    report.explorers += 1;
+    if (!el.querySelector('svg, canvas')) report.explorers_not_drawn.push(el.id);
+  }
+  const column = document.querySelector('.pdf-book').clientWidth;
+  for (const eq of document.querySelectorAll('mjx-container[display="true"]')) {
+    const box = eq.closest('div.math') || eq;
+    const need = eq.scrollWidth, have = box.clientWidth || column;
+    if (need > have + 1) {
+      const f = have / need;
+      eq.style.fontSize = (f * 100).toFixed(1) + '%';
+      const id = (box.id || (box.closest('[id]') || {}).id || '');
+      report.scaled_equations.push({id, factor: Math.round(f * 1000) / 1000,
+                                    fits: eq.scrollWidth <= box.clientWidth + 1});
+    }
+  }
+  for (const el of document.querySelectorAll('.pdf-book img, .pdf-book table, .pdf-book pre, .pdf-book svg')) {
+    const r = el.getBoundingClientRect();
+    if (r.width > column + 1) report.overflowing.push({tag: el.tagName,
+      id: (el.closest('[id]') || {}).id || '', width: Math.round(r.width)});
+  }
+  return report;
+}
+"""
+
+
+def print_pdf(out_html: Path, pdf: Path, serve_root: Path, chromium: str, title: str,
+              chapters: list[dict], parts: list[dict], front, timeout_s: float = 900) -> dict:
+    """Print ``out_html`` (under ``serve_root``) to ``pdf`` with Chromium; returns the report.
+
+    The book is printed once; the table of contents then gets its page numbers (from the
+    PDF's named destinations, which Chromium writes for every link target), and the front
+    pages (``front(starts)``, a document of their own) are printed again and put in place of
+    the first ones, keeping the links of the first print."""
+    from playwright.sync_api import sync_playwright
+
+    rel = out_html.relative_to(serve_root).as_posix()
+    ids = [c["id"] for c in chapters] + [p["id"] for p in parts]
+    options = dict(PAGE, display_header_footer=True, header_template=_header(title),
+                   footer_template=FOOTER, print_background=True)
+    full = pdf.with_suffix(".full.pdf")
+    front_pdf = pdf.with_suffix(".front.pdf")
+    with _serve(serve_root) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": CONTENT_WIDTH_PX + 2, "height": 1100})
+            # a guard only: the waits below end on events (load, MathJax's promise)
+            page.set_default_timeout(timeout_s * 1000)
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.emulate_media(media="print")
+            clock = time.perf_counter()
+            page.goto(f"{url}/{rel}", wait_until="load")
+            page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+            report = page.evaluate(_PREPARE)
+            report["page_errors"] = errors
+            seconds = {"load_typeset": time.perf_counter() - clock}
+            clock = time.perf_counter()
+            page.pdf(path=str(full), **options)
+            seconds["print"] = time.perf_counter() - clock
+            clock = time.perf_counter()
+            starts = _start_pages(full, ids)
+            # the front pages again, alone, with the page numbers: same style, same layout
+            front_html = out_html.with_name("front.html")
+            front_html.write_text(front(starts), encoding="utf-8")
+            page.goto(f"{url}/{front_html.relative_to(serve_root).as_posix()}",
+                      wait_until="load")
+            page.evaluate("async () => { await document.fonts.ready; }")
+            page.pdf(path=str(front_pdf), **options)
+            seconds["print_front"] = time.perf_counter() - clock
+        finally:
+            browser.close()
+    clock = time.perf_counter()
+    report["toc_numbered"] = _finish(full, front_pdf, pdf, chapters, parts, starts, title)
+    full.unlink()
+    front_pdf.unlink()
+    seconds["finish"] = time.perf_counter() - clock
+    report["seconds_by_step"] = {k: round(v, 1) for k, v in seconds.items()}
+    report["chapter_pages"] = _start_pages(pdf, ids)
+    report["toc_matches"] = report["chapter_pages"] == starts
+    return report
+
+
+def _finish(full: Path, front: Path, pdf: Path, chapters: list[dict], parts: list[dict],
+            starts: dict[str, int], title: str) -> bool:
+    """``full`` with its front pages from ``front`` (same layout, page numbers filled in;
+    the links stay those of ``full``), an outline of parts and chapters, and metadata.
+    False if the front pages could not be swapped (their page count differs)."""
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import ContentStream, NameObject
+
+    _quiet_pypdf()
+    writer = PdfWriter(clone_from=str(full))
+    new = PdfReader(str(front))
+    first = starts.get(chapters[0]["id"])
+    swap = first is not None and len(new.pages) == first - 1
+    for i, source in enumerate(new.pages if swap else []):
+        if "/Annots" in source:
+            del source[NameObject("/Annots")]
+        target = writer.pages[i]
+        target.replace_contents(ContentStream(None, writer))
+        target.merge_page(source)
+    part_items = {}
+    for chapter in chapters:
+        page = starts.get(chapter["id"])
+        if page is None:
+            continue
+        parent = None
+        part = next((p for p in parts if p["title"] == chapter["part"]), None)
+        if part is not None:
+            if part["id"] not in part_items and part["id"] in starts:
+                part_items[part["id"]] = writer.add_outline_item(
+                    part["title"], starts[part["id"]] - 1)
+            parent = part_items.get(part["id"])
+        writer.add_outline_item(chapter["title"], page - 1, parent=parent)
+    writer.page_mode = "/UseOutlines"
+    writer.add_metadata({"/Title": title, "/Creator": "run.py pdf (Chromium)"})
+    with open(pdf, "wb") as f:
+        writer.write(f)
+    return swap
+
+
+def read_report(pdf: Path) -> dict:
+    """The report ``build`` wrote next to ``pdf``."""
+    return json.loads((Path(pdf).parent / "report.json").read_text(encoding="utf-8"))
+
+
+def problems(report: dict) -> list[str]:
+    """What in the report means a page of the PDF is not as it should be."""
+    found = []
+    if report.get("explorers_not_drawn"):
+        found.append(f"explorers not drawn: {report['explorers_not_drawn']}")
+    if report.get("page_errors"):
+        found.append(f"JavaScript errors in the printed document: {report['page_errors'][:5]}")
+    cut = [e for e in report.get("scaled_equations", []) if not e["fits"]]
+    if cut:
+        found.append(f"display equations wider than the text column: {cut}")
+    if report.get("overflowing"):
+        found.append(f"wider than the text column: {report['overflowing'][:10]}")
+    if not report.get("toc_numbered", False):
+        found.append("the table of contents has no page numbers (front pages not swapped)")
+    if not report.get("toc_matches", False):
+        found.append("the table of contents' page numbers do not match the pages")
+    missing = [c["title"] for c in report.get("chapters", []) if c.get("page") is None]
+    if missing:
+        found.append(f"no page found for {missing}")
+    return found
+
+
+def _quiet_pypdf() -> None:
+    import logging
+
+    # Chromium's PDFs make pypdf note a trailer /Size smaller than the object count
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+
+def _start_pages(pdf: Path, ids: list[str]) -> dict[str, int]:
+    """The (1-based) page each of ``ids`` is on, from the PDF's named destinations."""
+    from pypdf import PdfReader
+
+    _quiet_pypdf()
+    reader = PdfReader(str(pdf))
+    found = {}
+    for name, dest in reader.named_destinations.items():
+        name = name.lstrip("/")  # pypdf gives names as PDF name objects
+        if name in ids:
+            found[name] = reader.get_destination_page_number(dest) + 1
+    return found
+
+
+def build(root: Path, build_dir: Path, chromium: str) -> Path:
+    """Assemble and print the book from ``build_dir/html``; returns the PDF's path."""
+    start = time.perf_counter()
+    html_dir = build_dir / "html"
+    out_dir = build_dir / "pdf"
+    out_html = out_dir / "book.html"
+    info = assemble(root, html_dir, out_html)
+    pdf = out_dir / PDF_NAME
+    report = print_pdf(out_html, pdf, build_dir, chromium, info["title"], info["chapters"],
+                       info["parts"], info["front"])
+    from pypdf import PdfReader
+
+    report["pages"] = len(PdfReader(str(pdf)).pages)
+    report["chapters"] = [{k: c[k] for k in ("doc", "title", "number", "part")}
+                          | {"page": report["chapter_pages"].get(c["id"])}
+                          for c in info["chapters"]]
+    report["seconds"] = round(time.perf_counter() - start, 1)
+    (out_dir / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
+    return pdf

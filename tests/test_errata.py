@@ -1,7 +1,8 @@
 """The errata appendix lists every errata box of the chapters, by source.
 
-* In the chapters' sources every ``(errata-...)=`` label stands in front of an ``{erratum}``
-  box that names its source, and the built appendix (``_build/html/book/errata.html``) links
+* In the chapters' sources every ``(errata-...)=`` label stands in front of an erratum box
+  (an ``{admonition}`` of class ``erratum``, which jupyterlab-myst renders too) that names its
+  source, and the built appendix (``_build/html/book/errata.html``) links
   to every box from the table of that box's source; no table links to another source's box,
   and every source has its table of cosmetic slips. Needs the built book (skipped without it,
   except under CI).
@@ -52,16 +53,20 @@ def errata_boxes() -> dict[str, tuple[str, str | None]]:
             rest = iter(lines[number + 1 :])
             opening = next((x for x in rest if not LABEL.match(x) and not x.startswith("(")), "")
             directive = OPENING.match(opening)
-            source = None
-            if directive and directive.group(1) == "erratum":
+            options = {}
+            if directive and directive.group(1) in ("admonition", "erratum"):
                 for option in rest:
                     if not option.startswith(":") or option.startswith(":::"):
                         break
-                    if option.startswith(":source:"):
-                        source = option.split(":", 2)[2].strip()
+                    key, _, value = option[1:].partition(":")
+                    options[key] = value.strip()
+            # an erratum box: an admonition of class erratum (or the older {erratum} spelling)
+            is_box = directive is not None and (
+                directive.group(1) == "erratum"
+                or "erratum" in options.get("class", "").split())
             page = path.relative_to(BOOK).with_suffix(".html").as_posix()
             assert match.group(1) not in boxes, f"label {match.group(1)} used twice"
-            boxes[match.group(1)] = (page, source if directive else None)
+            boxes[match.group(1)] = (page, options.get("source") if is_box else None)
     return boxes
 
 
@@ -77,7 +82,7 @@ def test_chapters_have_errata_boxes():
 @pytest.mark.parametrize("label", sorted(BOXES))
 def test_every_errata_label_is_a_box_with_a_source(label):
     page, source = BOXES[label]
-    assert source, f"{label} in {page} is not an {{erratum}} box with a :source:"
+    assert source, f"{label} in {page} is not an erratum box (class erratum) with a :source:"
     assert source in errata_index.DEFAULT_SOURCES, f"{label}: unknown source {source!r}"
 
 
@@ -167,11 +172,15 @@ root_doc = "index"
 """
 
 
-def box(label: str, title: str, source: str | None, where: str = "§1") -> str:
-    options = ":class: warning\n"
+def box(label: str, title: str, source: str | None, where: str = "§1",
+        spelling: str = "admonition") -> str:
+    """An erratum box as the chapters write it (an admonition of class erratum), or in the
+    older ``{erratum}`` spelling."""
+    options = (":class: warning erratum dropdown\n" if spelling == "admonition"
+               else ":class: warning\n")
     if source is not None:
         options += f":source: {source}\n:where: {where}\n:summary: read $x_{{{label[-1]}}}$\n"
-    return f"({label})=\n```{{erratum}} Errata: {title}\n{options}\nBody.\n```\n\n"
+    return f"({label})=\n```{{{spelling}}} Errata: {title}\n{options}\nBody.\n```\n\n"
 
 
 def make_project(root: Path, chapters: dict[str, str], appendix: str) -> Path:
@@ -248,6 +257,30 @@ def test_extension_refuses_boxes_without_metadata(tmp_path):
     appendix = "# Errata\n\n```{errata-index} srcA\n```\n"
     _, warnings = build(make_project(tmp_path, chapters, appendix))
     assert "lacks :source:, :where:, :summary:" in warnings
-    assert "'errata-02-1' is not in front of an {erratum} box" in warnings
+    assert "'errata-02-1' is not in front of an erratum box" in warnings
     assert "looks like an errata box" in warnings
     assert "but no {errata-index} srcB" in warnings
+
+
+def test_both_spellings_build_the_same_box(tmp_path):
+    """``{admonition}`` of class erratum (what jupyterlab-myst renders too) and the older
+    ``{erratum}`` give the same HTML; erratum options on an admonition without the class warn."""
+    stray = "```{admonition} A note\n:class: tip\n:source: srcA\n\nBody.\n```\n"
+    appendix = "# Errata\n\n```{errata-index} srcA\n```\n"
+    pages = {}
+    for spelling in ("admonition", "erratum"):
+        root = tmp_path / spelling
+        root.mkdir()
+        chapters = {"ch1": box("errata-01-1", "box $y_1$", "srcA", spelling=spelling),
+                    "ch2": stray}
+        html, warnings = build(make_project(root, chapters, appendix))
+        # (a second Sphinx application in one process re-registers Sphinx's own nodes)
+        warned = [w for w in warnings.splitlines() if "is already registered" not in w]
+        assert len(warned) == 1 and "has :source: but not the class erratum" in warned[0]
+        chapter = (root / "html" / "ch1.html").read_text(encoding="utf-8")
+        found = re.search(r'<div class="([^"]*\berratum\b[^"]*)"[^>]*>.*?</div>', chapter, re.S)
+        assert found, chapter[:2000]
+        assert set(found.group(1).split()) == {"admonition", "warning", "erratum", "dropdown"}
+        assert 'class="erratum-teaser"' in found.group(0)
+        pages[spelling] = (found.group(0), re.sub(r"\s+", " ", html.split("<table", 1)[1]))
+    assert pages["admonition"] == pages["erratum"]

@@ -35,6 +35,9 @@ def test_kit_contents(kit):
         assert f"\n{tool}==" not in files["constraints"].read_text().lower()
     install = files["install"].read_text()
     assert "python3 -m pip install -r requirements-student.txt" in install
+    # the notebooks' MyST renders in the student's JupyterLab, at the version the book pins
+    assert "jupyterlab-myst" in req.split() and "jupyterlab-myst" in install
+    assert "\njupyterlab_myst==" in files["constraints"].read_text()
 
 
 def test_a_student_installs_with_one_command_and_runs_every_notebook(kit, tmp_path):
@@ -58,6 +61,12 @@ def test_a_student_installs_with_one_command_and_runs_every_notebook(kit, tmp_pa
         probe = subprocess.run([str(py), "-c", f"import {tool}"], cwd=work, env=clean,
                                capture_output=True, text=True)
         assert probe.returncode != 0, f"{tool} is installed in the student environment"
+    # JupyterLab renders the notebooks' MyST: jupyterlab-myst is installed and enabled
+    listed = subprocess.run([str(env_dir / "bin" / "jupyter"), "labextension", "list"],
+                            cwd=work, env=clean, capture_output=True, text=True)
+    line = [x for x in (listed.stdout + listed.stderr).splitlines()
+            if x.strip().startswith("jupyterlab-myst ")]
+    assert line and "enabled" in line[0], listed.stdout + listed.stderr
     # every released notebook runs; the only errors are the unanswered tasks and what follows
     for nb_path in notebooks:
         copy = work / nb_path.name

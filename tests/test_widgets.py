@@ -330,3 +330,134 @@ def test_close_releases_every_widget():
     ex.close()
     assert all(w.comm is None for w in parts)
     assert ex.figure.axes == []
+
+
+# -- what the browser computes becomes the kernel's result ------------------------------------
+
+def _ds_payload(error_rates, n_experts, *, n_items, n_classes=3, missing=0.0, alpha=0.0,
+                seed=0, updates=1):
+    """A view's ``result`` in the front-end's format (``explorer_view.js``), for a crowd the
+    package simulates and fits (the browser's own crowd would differ, not its format)."""
+    import crowdlearn as cl
+
+    rates = list(error_rates)
+    r = compare_on_simulated_crowd(rates[:n_experts], n_items=n_items, n_classes=n_classes,
+                                   missing=missing, alpha=alpha, random_state=seed)
+    ds = cl.DawidSkene(n_classes=n_classes, alpha=alpha).fit(r.labels)
+    return {
+        "settings": {"nExperts": n_experts, "errorRates": rates, "missing": missing,
+                     "alpha": alpha, "seed": seed, "nItems": n_items, "nClasses": n_classes,
+                     "maxIter": 200, "tol": 1e-6},
+        "item": r.labels.item.tolist(), "expert": r.labels.expert.tolist(),
+        "label": r.labels.label.tolist(), "truth": r.truth.tolist(),
+        "posterior": ds.posterior_.ravel().tolist(),
+        "history": r.log_likelihood_history.tolist(), "nIter": r.n_iter,
+        "converged": r.converged, "mvAccuracy": r.mv_accuracy, "emAccuracy": r.em_accuracy,
+        "oracleAccuracy": r.oracle_accuracy, "classPrior": r.class_prior.tolist(),
+        "confusion": r.estimated_confusion.ravel().tolist(),
+        "trueErrorRates": r.true_error_rates.tolist(),
+        "estimatedErrorRates": r.estimated_error_rates.tolist(), "updates": updates,
+        "ms": 21.5,
+    }
+
+
+def test_the_browser_result_becomes_last_result():
+    """Displayed in Jupyter, the explorer is its anywidget, which recomputes in the browser and
+    sets its ``result`` trait; the kernel adopts it as ``last_result``, counts it in
+    ``n_updates`` and moves its sliders to the browser's settings without recomputing."""
+    ex = DawidSkeneExplorer(n_items=200, n_experts=4, seed=0)
+    widget = ex.live_widget()
+    assert ex.n_updates == 1 and ex.last_result.computed_in == "kernel"
+    rates = [0.1, 0.3, 0.5, 0.2, 0.25, 0.3, 0.35, 0.4]
+    for k, (n_experts, missing, seed) in enumerate([(3, 0.2, 7), (5, 0.0, 8), (2, 0.5, 9)]):
+        payload = _ds_payload(rates, n_experts, n_items=200, missing=missing, alpha=1.0,
+                              seed=seed, updates=k + 1)
+        widget.set_state({"result": payload})  # what a comm update from the front-end does
+        r = ex.last_result
+        assert ex.n_updates == 2 + k and r.update == ex.n_updates  # no kernel recomputation
+        assert r.computed_in == "browser" and ex.last_error is None
+        assert r.settings == {"error_rates": rates[:n_experts], "n_experts": n_experts,
+                              "n_items": 200, "n_classes": 3, "missing": missing,
+                              "alpha": 1.0, "seed": seed, "max_iter": 200, "tol": 1e-6}
+        assert (r.mv_accuracy, r.em_accuracy, r.oracle_accuracy) == (
+            payload["mvAccuracy"], payload["emAccuracy"], payload["oracleAccuracy"])
+        assert r.estimated_confusion.shape == (n_experts, 3, 3) and r.n_iter == payload["nIter"]
+        np.testing.assert_array_equal(r.estimated_confusion.ravel(), payload["confusion"])
+        np.testing.assert_array_equal(r.labels.item, payload["item"])
+        assert r.n_labels == len(payload["item"]) and r.em_seconds == pytest.approx(0.0215)
+        # the kernel's view of the same crowd: the true confusion of the reported error rates
+        np.testing.assert_allclose(r.true_confusion, one_coin_confusion(
+            1 - np.array(rates[:n_experts]), 3))
+        # the kernel's sliders show the browser's settings
+        assert {k: v for k, v in ex.settings.items() if k != "error_rates"} == {
+            "n_experts": n_experts, "missing": missing, "alpha": 1.0, "seed": seed,
+            "n_items": 200, "n_classes": 3}
+        assert ex.error_rates.tolist() == rates[:n_experts]
+    # a kernel-side change starts from the browser's settings and redraws the view
+    ex.set(seed=3)
+    assert ex.n_updates == 5 and ex.last_result.computed_in == "kernel"
+    assert ex.last_result.settings["n_experts"] == 2 and ex.last_result.settings["missing"] == 0.5
+    assert widget.settings["seed"] == 3 and widget.settings["nExperts"] == 2
+    # a burst of redraws that reaches the kernel as one message counts them all; a new view
+    # (the explorer displayed again) counts from 1
+    widget.set_state({"result": _ds_payload(rates, 2, n_items=200, seed=3, updates=6)})
+    assert ex.n_updates == 8 and ex.last_result.update == 8
+    widget.set_state({"result": _ds_payload(rates, 2, n_items=200, seed=4, updates=1)})
+    assert ex.n_updates == 9 and ex.last_result.settings["seed"] == 4
+    # a result that cannot be read changes nothing but says so
+    before = ex.last_result
+    widget.set_state({"result": {"settings": {"nExperts": 2}, "updates": 9}})
+    assert ex.last_result is before and ex.n_updates == 9
+    assert "could not be read" in ex.last_error
+    ex.close()
+
+
+def test_the_browser_result_of_the_annotators_explorer_becomes_last_result():
+    """The same for chapter 8's explorer: the browser's crowd, fits and accuracies, read back,
+    equal what the package computes on that crowd with the same parameters."""
+    from crowdlearn.widgets.annotators import (LogisticAnnotatorsExplorer, _simulate_and_fit,
+                                               DEFAULT_SLOPES)
+
+    ex = LogisticAnnotatorsExplorer(n_items=300, seed=0)
+    widget = ex.live_widget()
+    T = 5  # the page lets the reader choose the number of annotators
+    slopes = [1.0, -2.0, 0.5, 0.0, 2.5]
+    settings = {"slopes": slopes, "gamma": -1.0, "missing": 0.3, "seed": 4, "n_items": 300,
+                "coef": [2.0, -1.0], "intercept": 0.0, "l2": 1.0}
+    want = _simulate_and_fit(settings, ex.grid, ex.max_iter, ex.tol)
+    payload = {
+        "settings": {"nAnnotators": T, "slopes": slopes + list(DEFAULT_SLOPES[T:]),
+                     "gamma": -1.0, "missing": 0.3, "seed": 4, "nItems": 300,
+                     "coef": [2.0, -1.0], "intercept": 0.0, "l2": 1.0, "maxIter": 200,
+                     "tol": 1e-6},
+        "item": want.labels.item.tolist(), "expert": want.labels.expert.tolist(),
+        "label": want.labels.label.tolist(), "truth": want.truth.tolist(),
+        "X": want.X.ravel().tolist(), "posterior": want.la_posterior.ravel().tolist(),
+        "history": want.la_objective_history.tolist(), "nIter": want.la_n_iter,
+        "converged": want.la_converged, "flipped": want.la_flipped,
+        "dsPosterior": want.ds_posterior.ravel().tolist(), "dsNIter": want.ds_n_iter,
+        "mvPrediction": want.mv_labels.tolist(), "mvTied": [],
+        "mvAccuracy": want.mv_accuracy, "dsAccuracy": want.ds_accuracy,
+        "laAccuracy": want.la_accuracy, "oracleAccuracy": want.oracle_accuracy,
+        "dsConverged": want.ds_converged, "laCoef": want.la_coef.tolist(),
+        "laIntercept": want.la_intercept,
+        "laReliabilityCoef": want.la_reliability_coef.ravel().tolist(),
+        "laReliabilityIntercept": want.la_reliability_intercept.tolist(),
+        "dsReliability": want.ds_reliability.tolist(), "updates": 1, "ms": 30.0,
+    }
+    widget.set_state({"result": payload})
+    r = ex.last_result
+    assert ex.n_updates == 2 and r.update == 2 and r.computed_in == "browser"
+    assert r.settings == settings and r.labels.n_experts == T
+    for name in ("true_eta", "estimated_eta", "ds_reliability", "la_posterior", "ds_posterior",
+                 "mv_labels", "X", "truth"):
+        np.testing.assert_allclose(getattr(r, name), getattr(want, name), atol=1e-12,
+                                   err_msg=name)
+    np.testing.assert_array_equal(r.empirical_reliability, want.empirical_reliability)
+    assert r.accuracies == want.accuracies and r.n_labels == want.n_labels
+    assert (r.la_n_iter, r.ds_n_iter, r.la_flipped) == (want.la_n_iter, want.ds_n_iter,
+                                                        want.la_flipped)
+    # the kernel's four slope sliders take the first four of the page's slopes
+    assert ex.settings["slopes"] == slopes[:4] and ex.settings["missing"] == 0.3
+    assert ex.settings["gamma"] == -1.0 and ex.settings["seed"] == 4
+    ex.close()

@@ -1,12 +1,12 @@
 r"""Errata boxes in the chapters, and the errata appendix generated from them.
 
-A chapter shows an error of a source document in an ``{erratum}`` box: an admonition (same
-title, content and styling as ``{admonition}``) that also says which source it corrects,
-where in that source the error is, and the correction in one line::
+A chapter shows an error of a source document in an erratum box: an ``{admonition}`` of class
+``erratum`` (same title, content and styling as any admonition) that also says which source it
+corrects, where in that source the error is, and the correction in one line::
 
     (errata-02-1)=
-    ````{erratum} Errata: the source drops the conditioning on $y$
-    :class: warning
+    ````{admonition} Errata: the source drops the conditioning on $y$
+    :class: warning erratum dropdown
     :source: jin2010multiple
     :where: §3, joint likelihood (middle line)
     :summary: $\prod_j p(x_j \mid y)$, not $\prod_j p(x_j)$; ...
@@ -14,10 +14,18 @@ where in that source the error is, and the correction in one line::
     ...the box's text...
     ````
 
+Written as an admonition so that every MyST reader renders it: Jupyter Book through this
+extension, which replaces Sphinx's ``admonition`` directive by one that also accepts the three
+options (and turns a box of class ``erratum`` into an erratum box), and jupyterlab-myst, which
+shows a folded warning box with the title and ignores the options it does not know. The older
+spelling ``{erratum}`` (the class is then implied) is still accepted.
+
 ``:source:`` is a bib key of the ``errata_sources`` setting; ``:where:`` and ``:summary:`` are one
 line of MyST each (inline maths allowed; no cross-references, and no ``": "`` or ``" #"``,
 which MyST's option parser reads as YAML). The ``(errata-...)=`` label in front of the box is
-required: it is what the appendix links to.
+required: it is what the appendix links to. The box is folded (class ``dropdown``, which
+sphinx-togglebutton and jupyterlab-myst both fold) unless its classes include ``open``; its
+title then shows the one-line correction.
 
 ``{errata-index} <bib key>`` in the appendix is replaced, when the page is written, by a table
 of every box of that source, in reading order: where in the source, the box's title (maths
@@ -26,9 +34,10 @@ box's label, so an unresolved label fails a ``-n`` build).
 
 The build warns (an error under ``-W``) when a box lacks a label, a source, a location or a
 summary, names a source that is not in the ``errata_sources`` setting, when an admonition titled
-"Errata..." / "Erratum..." is not an ``{erratum}`` box, when an ``errata-`` label sits on
-anything but a box, and when the boxes of a source have no ``{errata-index}`` (or one has no
-boxes), so the appendix cannot silently drift from the chapters.
+"Errata..." / "Erratum..." is not an erratum box, when an admonition has erratum options but
+not the class, when an ``errata-`` label sits on anything but a box, and when the boxes of a
+source have no ``{errata-index}`` (or one has no boxes), so the appendix cannot silently drift
+from the chapters.
 
 Boxes are collected when a document is read (``doctree-read``), kept in the build environment
 (merged from parallel readers with ``env-merge-info``, dropped with ``env-purge-doc``), and
@@ -88,7 +97,8 @@ def _has_xref(parsed: list[nodes.Node]) -> bool:
 
 
 class Erratum(Admonition):
-    """``{admonition}`` plus ``:source:``, ``:where:`` and ``:summary:``."""
+    """``{admonition}`` plus ``:source:``, ``:where:`` and ``:summary:`` (the ``{erratum}``
+    spelling: the box is an erratum box whatever its ``:class:``)."""
 
     option_spec = {
         **Admonition.option_spec,
@@ -102,7 +112,8 @@ class Erratum(Admonition):
         fields = {key: (self.options.pop(key, None) or "").strip() for key in FIELDS}
         result = super().run()
         box = result[0]
-        box["classes"].append("erratum")
+        if "erratum" not in box["classes"]:
+            box["classes"].append("erratum")
         location = (env.docname, self.lineno)
         title = self.arguments[0]
         missing = [key for key in FIELDS if not fields[key]]
@@ -132,7 +143,7 @@ class Erratum(Admonition):
         box += meta
         # folded by default (sphinx-togglebutton folds an admonition of class "dropdown"): the
         # reader sees the title and the one-line correction, and opens the box for the details
-        if "open" not in box["classes"]:
+        if "open" not in box["classes"] and "dropdown" not in box["classes"]:
             box["classes"].append("dropdown")
         titles = [n for n in box.children if isinstance(n, nodes.title)]
         if titles and fields["summary"]:
@@ -141,6 +152,28 @@ class Erratum(Admonition):
             parsed, _ = self.state.inline_text(fields["summary"], self.lineno)
             teaser.extend(parsed)
             titles[0] += teaser
+        return result
+
+
+class AdmonitionOrErratum(Erratum):
+    """Sphinx's ``{admonition}``; with ``erratum`` among its classes, an erratum box (see the
+    module docstring). Erratum options on an admonition without that class are an error."""
+
+    def run(self):
+        if "erratum" in self.options.get("class", ()):
+            return super().run()
+        given = [key for key in FIELDS if key in self.options]
+        for key in given:
+            self.options.pop(key)
+        result = Admonition.run(self)
+        if given:
+            env = self.state.document.settings.env
+            _warn(
+                f"admonition {self.arguments[0]!r} has {', '.join(':' + k + ':' for k in given)} "
+                "but not the class erratum (write :class: warning erratum dropdown)",
+                (env.docname, self.lineno),
+                "markup",
+            )
         return result
 
 
@@ -210,7 +243,8 @@ def collect(app, doctree) -> None:
         node = doctree.ids.get(doctree.nameids.get(name) or "")
         if node is not None and "erratum" not in node.get("classes", ()):
             _warn(
-                f"label {name!r} is not in front of an {{erratum}} box",
+                f"label {name!r} is not in front of an erratum box (an {{admonition}} "
+                "of class erratum)",
                 (docname, node.line),
                 "label",
             )
@@ -218,8 +252,8 @@ def collect(app, doctree) -> None:
         title = _box_title(box)
         if "erratum" not in box["classes"] and title and ERRATA_TITLE.match(title.astext()):
             _warn(
-                f"admonition {title.astext()!r} looks like an errata box: write it as "
-                "{erratum} with :source:, :where: and :summary:",
+                f"admonition {title.astext()!r} looks like an errata box: give it the "
+                "class erratum and :source:, :where: and :summary:",
                 (docname, box.line),
                 "markup",
             )
@@ -451,6 +485,8 @@ def setup(app):
     app.add_node(erratum_meta, **_VISITORS)
     app.add_node(errata_index, **_VISITORS)
     app.add_directive("erratum", Erratum)
+    # the erratum boxes are admonitions of class erratum (which jupyterlab-myst also renders)
+    app.add_directive("admonition", AdmonitionOrErratum, override=True)
     app.add_directive("errata-index", ErrataIndex)
     app.add_post_transform(BuildErrataIndex)
     app.connect("builder-inited", check_sources)

@@ -6,9 +6,10 @@
 * ``crowdlearn-<version>-py3-none-any.whl`` -- the package, built from this source tree, so
   students install exactly the code the assignments were written against (no repository,
   no network access to this project);
-* ``requirements-student.txt`` -- the wheel, JupyterLab and the kernel, nothing of the
-  instructor's tools (nbgrader, jupyter-book, the test suite): a student's JupyterLab shows
-  no grading menus;
+* ``requirements-student.txt`` -- the wheel, JupyterLab with jupyterlab-myst (which
+  renders the notebooks' MyST markdown: maths, cross-references, admonitions, exercises) and
+  the kernel, nothing of the instructor's tools (nbgrader, jupyter-book, the test suite): a
+  student's JupyterLab shows no grading menus;
 * ``constraints-student.txt`` -- the exact versions the book was built and tested with
   (from ``requirements.lock``, for the Python version named there);
 * ``INSTALL.md`` -- the one command, run in that folder::
@@ -31,9 +32,11 @@ __all__ = ["STUDENT_REQUIREMENTS", "build_student_kit"]
 
 ROOT = Path(__file__).resolve().parents[2]  # crowdlearn/classroom/kit.py -> the checkout
 
-STUDENT_REQUIREMENTS = ("jupyterlab", "ipykernel")
+STUDENT_REQUIREMENTS = ("jupyterlab", "jupyterlab-myst", "ipykernel")
 """Installed next to the wheel (whose own dependencies are numpy, scipy, sympy, matplotlib,
-ipywidgets and anywidget). Instructor tools (nbgrader, jupyter-book, pytest) are left out."""
+ipywidgets and anywidget); jupyterlab-myst renders the notebooks' MyST markdown as the book
+does (installing it enables it). Instructor tools (nbgrader, jupyter-book, pytest) are left
+out."""
 
 INSTRUCTOR_ONLY = ("nbgrader", "jupyter-book", "jupyter_book", "pytest", "playwright",
                    "hypothesis", "black")
@@ -49,8 +52,9 @@ python3 -m pip install -r requirements-student.txt
 ```
 
 It installs `crowdlearn` {version} from the wheel in this folder (the package every
-assignment imports), JupyterLab and the Python kernel, at the versions the assignments were
-tested with{python_note}. Then open the notebooks with
+assignment imports), JupyterLab with jupyterlab-myst (which renders the notebooks' maths,
+cross-references and boxes as the book does) and the Python kernel, at the versions the
+assignments were tested with{python_note}. Then open the notebooks with
 
 ```
 jupyter lab

@@ -273,11 +273,18 @@ class ExplorerResult(CrowdComparison):
     update : int
         Which update produced it (equals the explorer's ``n_updates`` then).
     draw_seconds : float
-        Wall time of drawing the figure and encoding it as PNG.
+        Wall time of drawing the figure and encoding it as PNG (0 for a browser result).
+    computed_in : {"kernel", "browser"}
+        Where the crowd was simulated and fitted: by the package in the kernel, or by the
+        explorer's view in the reader's browser (``crowdlearn/widgets/static/crowd_em.js``,
+        which draws its crowd with its own random generator). A browser result holds the
+        browser's numbers; ``em_seconds`` is then the browser's time to simulate, fit and
+        draw.
     """
 
     update: int = 0
     draw_seconds: float = 0.0
+    computed_in: str = "kernel"
 
 
 class DawidSkeneExplorer(_Explorer):
@@ -345,9 +352,16 @@ class DawidSkeneExplorer(_Explorer):
         ``oracle_accuracy``, ``estimated_confusion`` (n_experts, K, K),
         ``true_confusion``, ``estimated_error_rates``, ``true_error_rates``,
         ``log_likelihood_history``, ``n_iter``, ``converged``, ``n_unlabelled``,
-        ``settings``, ``em_seconds``, ``draw_seconds``, ...
+        ``settings``, ``em_seconds``, ``draw_seconds``, ``computed_in``, ...
+        Once the explorer is displayed in Jupyter, the last update is usually the
+        browser's: every redraw of the view is reported back to the kernel and becomes
+        ``last_result`` (``computed_in == "browser"``, the crowd the browser drew and the
+        fit it made), and the sliders of :attr:`widget` move to the browser's values
+        without a recomputation in the kernel (see ``crowdlearn.widgets._explorer``).
     n_updates : int
-        Number of recomputations so far (1 after construction).
+        Number of updates so far: 1 after construction, one more for every kernel-side
+        recomputation and for every redraw the browser reports (a burst of slider moves
+        may reach the kernel as one message that counts all its redraws).
     last_error : str or None
         Message of the last update that failed on a ``ValueError`` (the figure
         then keeps its previous state), ``None`` after a successful update.
@@ -498,6 +512,45 @@ class DawidSkeneExplorer(_Explorer):
                                                 r.estimated_error_rates,
                                                 r.settings["n_classes"])))
 
+    def _result_from_live(self, payload: dict) -> ExplorerResult:
+        """An :class:`ExplorerResult` holding the numbers the browser reported."""
+        from crowdlearn.labels import from_triples
+        from crowdlearn.simulate import one_coin_confusion
+
+        s = payload["settings"]
+        J, K, n = int(s["nExperts"]), int(s["nClasses"]), int(s["nItems"])
+        labels = from_triples(payload["item"], payload["expert"], payload["label"],
+                              n_items=n, n_experts=J, n_classes=K)
+        rates = np.asarray(s["errorRates"][:J], dtype=float)
+        true_conf = one_coin_confusion(1.0 - rates, K)
+        conf = np.reshape(np.asarray(payload["confusion"], dtype=float), (J, K, K))
+        return ExplorerResult(
+            labels=labels, truth=np.asarray(payload["truth"], dtype=int),
+            mv_accuracy=float(payload["mvAccuracy"]), em_accuracy=float(payload["emAccuracy"]),
+            oracle_accuracy=float(payload["oracleAccuracy"]), true_confusion=true_conf,
+            estimated_confusion=conf,
+            true_error_rates=np.asarray(payload["trueErrorRates"], dtype=float),
+            estimated_error_rates=np.asarray(payload["estimatedErrorRates"], dtype=float),
+            confusion_mae=float(np.mean(np.abs(conf - true_conf))),
+            class_prior=np.asarray(payload["classPrior"], dtype=float),
+            log_likelihood_history=np.asarray(payload["history"], dtype=float),
+            n_iter=int(payload["nIter"]), converged=bool(payload["converged"]),
+            n_labels=labels.n_labels, n_unlabelled=int(labels.unlabelled_items().size),
+            em_seconds=float(payload.get("ms", 0.0)) / 1000.0,
+            settings={"error_rates": rates.tolist(), "n_experts": J, "n_items": n,
+                      "n_classes": K, "missing": float(s["missing"]),
+                      "alpha": float(s["alpha"]), "seed": int(s["seed"]),
+                      "max_iter": int(s["maxIter"]), "tol": float(s["tol"])},
+            computed_in="browser")
+
+    def _follow_live_settings(self, s: dict):
+        for slider, value in zip(self.error_sliders, s["errorRates"]):
+            slider.value = float(value)
+        self.n_experts_slider.value = int(s["nExperts"])
+        self.missing_slider.value = float(s["missing"])
+        self.alpha_slider.value = float(s["alpha"])
+        self.seed_slider.value = int(s["seed"])
+
     # -- display ---------------------------------------------------------------------------
     def _live_kwargs(self) -> dict:
         s = self.settings
@@ -644,9 +697,11 @@ def live_explorer_widget(**settings):
 
     It runs the same ES module in the front-end (sliders recompute there, with no round
     trip to the kernel) and reports every view back to the kernel: ``widget.result``
-    holds the crowd the front-end simulated (``item``, ``expert``, ``label``,
-    ``truth``), its EM posterior, objective history, iteration count and the three
-    accuracies, so the package can check them (``tests/test_jupyterlab.py`` does).
+    holds the settings and the crowd the front-end simulated (``item``, ``expert``,
+    ``label``, ``truth``), its EM posterior, class prior and confusion matrices,
+    objective history, iteration count, the experts' true and estimated error rates and
+    the three accuracies, so the package can check them (``tests/test_jupyterlab.py``
+    does). A :class:`DawidSkeneExplorer` turns them into its ``last_result``.
     Keyword arguments as for :func:`live_explorer_html`.
     """
     return _live_widget("explorer_view.js", "mountDawidSkeneExplorer",

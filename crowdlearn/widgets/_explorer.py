@@ -8,6 +8,16 @@ model: the widget tree and its closing, :meth:`~_Explorer.hold` and the update c
 anywidget twin that Jupyter displays. A subclass builds its sliders and says what one
 update computes (:meth:`~_Explorer._compute`), how it is drawn and summarised, and which
 live widget is its twin.
+
+The twin reports back. Displayed in Jupyter, an explorer is its anywidget: the reader's
+browser simulates and fits on every slider move and sets the widget's ``result`` trait.
+The explorer observes that trait and adopts what the browser computed
+(:meth:`~_Explorer._on_live_result`): ``last_result`` becomes the browser's result (its
+``computed_in`` is ``"browser"``), ``n_updates`` counts the browser's redraws (ipywidgets
+may deliver a burst of them as one message, the latest), and the kernel's own sliders
+move to the browser's values without recomputing, so ``settings`` and the next kernel-side
+change start from what the reader sees. The kernel's figure and summary (shown only when
+``widget`` itself is displayed) are redrawn by kernel-side updates only.
 """
 
 from __future__ import annotations
@@ -53,6 +63,8 @@ class _Explorer:
 
     #: The anywidget twin, made on the first :meth:`_live_once`.
     _live_widget = None
+    #: The view's count of redraws in its last report (see :meth:`_on_live_result`).
+    _live_redraws = 0
 
     def _start(self, max_iter, tol, dpi):
         """The state every explorer starts from, before its first update."""
@@ -106,9 +118,52 @@ class _Explorer:
                 if value is not None:
                     slider.value = value
 
+    @contextlib.contextmanager
+    def _quiet(self):
+        """Move sliders without any recomputation (not even at the end, unlike :meth:`hold`)."""
+        self._hold_depth += 1
+        try:
+            yield self
+        finally:
+            self._hold_depth -= 1
+
     # -- callbacks --------------------------------------------------------------------------
     def _on_change(self, change):
         self.update()
+
+    def _on_live_result(self, change):
+        """The anywidget's ``result`` changed (a view in the browser redrew): make it the
+        explorer's :attr:`last_result`, count the view's redraws since its last report in
+        :attr:`n_updates` and move the kernel's sliders to the browser's settings without
+        recomputing. A result that cannot be read leaves :attr:`last_result` as it was and
+        says why in :attr:`last_error`."""
+        payload = change.get("new") or {}
+        if not payload.get("settings"):
+            return
+        try:
+            result = self._result_from_live(payload)
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            self.last_error = f"the browser's result could not be read: {exc!r}"
+            return
+        with self._quiet():
+            self._follow_live_settings(payload["settings"])
+        # ipywidgets may send a burst of redraws as one message (the latest state): count
+        # them all, from the view's own counter (a new view starts again from 1)
+        redraws = int(payload.get("updates") or 0)
+        seen, self._live_redraws = self._live_redraws, redraws
+        self.n_updates += redraws - seen if redraws > seen else max(redraws, 1)
+        result.update = self.n_updates
+        self.last_result = result
+        self.last_error = None
+
+    def _result_from_live(self, payload: dict):
+        """The :attr:`last_result` of what the browser reported (``payload``, the view's
+        ``result``)."""
+        raise NotImplementedError
+
+    def _follow_live_settings(self, settings: dict):
+        """Set the kernel's sliders to the browser's ``settings`` (inside :meth:`_quiet`)."""
+        raise NotImplementedError
 
     def _before_update(self):
         """Run at the start of every update that is not held (nothing by default)."""
@@ -148,9 +203,11 @@ class _Explorer:
 
     # -- display ----------------------------------------------------------------------------
     def _live_once(self, make):
-        """The anywidget twin, made by ``make(**self._live_kwargs())`` once, then reused."""
+        """The anywidget twin, made by ``make(**self._live_kwargs())`` once, then reused;
+        what its views compute in the browser comes back through :meth:`_on_live_result`."""
         if self._live_widget is None:
             self._live_widget = make(**self._live_kwargs())
+            self._live_widget.observe(self._on_live_result, names="result")
         return self._live_widget
 
     def _repr_mimebundle_(self, **kwargs):

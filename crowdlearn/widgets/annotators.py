@@ -41,7 +41,7 @@ from scipy.special import expit
 from crowdlearn._validation import check_scalar
 from crowdlearn.aggregation.dawid_skene import DawidSkene
 from crowdlearn.exceptions import ConvergenceWarning, DegenerateFitWarning
-from crowdlearn.labels import CrowdLabels
+from crowdlearn.labels import CrowdLabels, from_triples
 from crowdlearn.features.logistic_annotators import LogisticAnnotators
 from crowdlearn.aggregation.majority_vote import MajorityVote
 from crowdlearn.simulate.annotators import simulate_logistic_annotators
@@ -137,6 +137,12 @@ class AnnotatorsExplorerResult:
         Their numbers of EM iterations.
     mv_labels : ndarray of shape (n_items,)
         Majority vote's classes (ties and unlabelled items drawn at random).
+    computed_in : {"kernel", "browser"}
+        Where the crowd was simulated and fitted: by the package in the kernel, or by the
+        explorer's view in the reader's browser (``annotators_em.js``, with its own random
+        generator). A browser result holds the browser's crowd, fits and accuracies; its
+        curves are those of the browser's fitted parameters on :attr:`grid`, its
+        ``fit_seconds`` the browser's time to simulate, fit and draw.
     """
 
     settings: dict
@@ -170,6 +176,7 @@ class AnnotatorsExplorerResult:
     la_n_iter: int = 0
     ds_n_iter: int = 0
     mv_labels: np.ndarray | None = None
+    computed_in: str = "kernel"
 
     @property
     def accuracies(self) -> dict:
@@ -231,11 +238,7 @@ def fit_explorer_crowd(settings: dict, X, crowd: CrowdLabels, truth, grid=None,
         la = LogisticAnnotators(l2=settings["l2"], max_iter=max_iter, tol=tol).fit(crowd, X)
     oracle = bayes_posterior(X, crowd, coef, intercept, W, gamma) > 0.5
     G = np.column_stack([grid, np.zeros_like(grid)])
-    correct = crowd.label == truth[crowd.item]
-    n_per = np.bincount(crowd.expert, minlength=T)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        empirical = np.bincount(crowd.expert, weights=correct, minlength=T) / n_per
-    empirical[n_per == 0] = np.nan
+    empirical = _empirical_reliability(crowd, truth, T)
     return AnnotatorsExplorerResult(
         settings=settings, X=X, labels=crowd, truth=truth, grid=grid,
         true_eta=expit(G @ W.T - gamma).T, estimated_eta=la.reliability(G).T,
@@ -254,6 +257,16 @@ def fit_explorer_crowd(settings: dict, X, crowd: CrowdLabels, truth, grid=None,
         fit_seconds=time.perf_counter() - start, ds_posterior=ds.posterior_,
         la_posterior=la.posterior_, la_n_iter=la.n_iter_, ds_n_iter=ds.n_iter_,
         mv_labels=mv.labels_)
+
+
+def _empirical_reliability(crowd: CrowdLabels, truth: np.ndarray, T: int) -> np.ndarray:
+    """Fraction of each annotator's labels that are correct (NaN without labels)."""
+    correct = crowd.label == truth[crowd.item]
+    n_per = np.bincount(crowd.expert, minlength=T)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        empirical = np.bincount(crowd.expert, weights=correct, minlength=T) / n_per
+    empirical[n_per == 0] = np.nan
+    return empirical
 
 
 class _Drawing:
@@ -402,9 +415,16 @@ class LogisticAnnotatorsExplorer(_Explorer):
         The figure as PNG.
     summary : ipywidgets.HTML
     last_result : AnnotatorsExplorerResult
-        Everything the last successful update computed.
+        Everything the last successful update computed. Once the explorer is displayed in
+        Jupyter, the last update is usually the browser's: every redraw of the view is
+        reported back to the kernel and becomes ``last_result`` (``computed_in ==
+        "browser"``; the view's own number of annotators, which the reader can change),
+        and the sliders of :attr:`widget` move to the browser's values without a
+        recomputation in the kernel (see ``crowdlearn.widgets._explorer``).
     n_updates : int
-        Number of recomputations so far (1 after construction).
+        Number of updates so far: 1 after construction, one more for every kernel-side
+        recomputation and for every redraw the browser reports (a burst of slider moves
+        may reach the kernel as one message that counts all its redraws).
     last_error : str or None
         Message of the last update that failed on a ``ValueError`` (the figure then
         keeps its previous state), ``None`` after a successful update.
@@ -508,8 +528,56 @@ class LogisticAnnotatorsExplorer(_Explorer):
                                                (self.seed_slider, seed)))
 
     # -- callbacks --------------------------------------------------------------------------
+    def _before_update(self):
+        if self._live_widget is not None:  # keep the front-end in step
+            self._live_widget.settings = _live_settings(**self._live_kwargs())
+
     def _compute(self) -> AnnotatorsExplorerResult:
         return _simulate_and_fit(self.settings, self.grid, self.max_iter, self.tol)
+
+    def _result_from_live(self, payload: dict) -> AnnotatorsExplorerResult:
+        """An :class:`AnnotatorsExplorerResult` holding the numbers the browser reported."""
+        s = payload["settings"]
+        T, n = int(s["nAnnotators"]), int(s["nItems"])
+        slopes = np.asarray(s["slopes"][:T], dtype=float)
+        gamma = float(s["gamma"])
+        crowd = from_triples(payload["item"], payload["expert"], payload["label"],
+                             n_items=n, n_experts=T, n_classes=2)
+        truth = np.asarray(payload["truth"], dtype=int)
+        rel_coef = np.reshape(np.asarray(payload["laReliabilityCoef"], dtype=float), (T, -1))
+        rel_intercept = np.asarray(payload["laReliabilityIntercept"], dtype=float)
+        grid = self.grid
+        return AnnotatorsExplorerResult(
+            settings={"slopes": slopes.tolist(), "gamma": gamma, "missing": float(s["missing"]),
+                      "seed": int(s["seed"]), "n_items": n,
+                      "coef": [float(c) for c in s["coef"]], "intercept": float(s["intercept"]),
+                      "l2": float(s["l2"])},
+            X=np.reshape(np.asarray(payload["X"], dtype=float), (n, -1)), labels=crowd,
+            truth=truth, grid=grid, true_eta=expit(np.outer(slopes, grid) - gamma),
+            estimated_eta=expit(np.outer(rel_coef[:, 0], grid) - rel_intercept[:, None]),
+            ds_reliability=np.asarray(payload["dsReliability"], dtype=float),
+            empirical_reliability=_empirical_reliability(crowd, truth, T),
+            mv_accuracy=float(payload["mvAccuracy"]), ds_accuracy=float(payload["dsAccuracy"]),
+            la_accuracy=float(payload["laAccuracy"]),
+            oracle_accuracy=float(payload["oracleAccuracy"]),
+            la_coef=np.asarray(payload["laCoef"], dtype=float),
+            la_intercept=float(payload["laIntercept"]), la_reliability_coef=rel_coef,
+            la_reliability_intercept=rel_intercept, la_flipped=bool(payload["flipped"]),
+            la_objective_history=np.asarray(payload["history"], dtype=float),
+            la_converged=bool(payload["converged"]), ds_converged=bool(payload["dsConverged"]),
+            n_labels=crowd.n_labels, n_unlabelled=int(crowd.unlabelled_items().size),
+            fit_seconds=float(payload.get("ms", 0.0)) / 1000.0,
+            ds_posterior=np.reshape(np.asarray(payload["dsPosterior"], dtype=float), (n, 2)),
+            la_posterior=np.reshape(np.asarray(payload["posterior"], dtype=float), (n, 2)),
+            la_n_iter=int(payload["nIter"]), ds_n_iter=int(payload["dsNIter"]),
+            mv_labels=np.asarray(payload["mvPrediction"], dtype=int), computed_in="browser")
+
+    def _follow_live_settings(self, s: dict):
+        for slider, value in zip(self.slope_sliders, s["slopes"]):
+            slider.value = float(value)
+        self.gamma_slider.value = float(s["gamma"])
+        self.missing_slider.value = float(s["missing"])
+        self.seed_slider.value = int(s["seed"])
 
     def _draw(self, result: AnnotatorsExplorerResult):
         self._drawing.draw(result)
@@ -587,9 +655,11 @@ def live_annotators_html(**settings) -> str:
 def live_annotators_widget(**settings):
     """The same explorer as an ``anywidget`` for JupyterLab, Notebook and VS Code: the
     same ES module runs in the front-end, and ``widget.result`` receives every view's
-    crowd (``item``, ``expert``, ``label``, ``X``, ``truth``) and results, which
-    :func:`fit_explorer_crowd` recomputes with the package. Keyword arguments as for
-    :func:`live_annotators_html`."""
+    settings, crowd (``item``, ``expert``, ``label``, ``X``, ``truth``) and results (the
+    fitted parameters, posteriors, objective history and accuracies), which
+    :func:`fit_explorer_crowd` recomputes with the package and a
+    :class:`LogisticAnnotatorsExplorer` turns into its ``last_result``. Keyword arguments
+    as for :func:`live_annotators_html`."""
     from crowdlearn.widgets import _live_widget
 
     return _live_widget("annotators_view.js", "mountAnnotatorsExplorer",

@@ -126,7 +126,12 @@ export function mountAnnotatorsExplorer(el, init, onUpdate) {
         flipped: r.la.flipped, dsPosterior: Array.from(r.ds.posterior), dsNIter: r.ds.nIter,
         mvPrediction: Array.from(r.mv.pred), mvTied: Array.from(r.mv.tied),
         mvAccuracy: r.mvAccuracy, dsAccuracy: r.dsAccuracy, laAccuracy: r.laAccuracy,
-        oracleAccuracy: r.oracleAccuracy, updates: el.crowdlearn.updates,
+        oracleAccuracy: r.oracleAccuracy, dsConverged: r.ds.converged,
+        laCoef: Array.from(r.la.coef), laIntercept: r.la.intercept,
+        laReliabilityCoef: Array.from(r.la.reliabilityCoef),
+        laReliabilityIntercept: Array.from(r.la.reliabilityIntercept),
+        dsReliability: Array.from(r.dsReliability), updates: el.crowdlearn.updates,
+        ms: el.crowdlearn.lastMs,
       });
     }
   }

@@ -106,7 +106,10 @@ export function mountDawidSkeneExplorer(el, init, onUpdate) {
         posterior: Array.from(r.em.posterior), history: r.em.history.slice(),
         nIter: r.em.nIter, converged: r.em.converged, mvAccuracy: r.mvAccuracy,
         emAccuracy: r.emAccuracy, oracleAccuracy: r.oracleAccuracy,
-        updates: el.crowdlearn.updates,
+        classPrior: Array.from(r.em.classPrior), confusion: Array.from(r.em.confusion),
+        trueErrorRates: Array.from(r.trueErrorRates),
+        estimatedErrorRates: Array.from(r.estimatedErrorRates),
+        updates: el.crowdlearn.updates, ms: el.crowdlearn.lastMs,
       });
     }
   }

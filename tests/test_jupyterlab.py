@@ -500,3 +500,27 @@ def test_explorer_widget_is_live_in_jupyterlab_and_reports_to_the_kernel(tmp_pat
     assert [la_report["mv"], la_report["ds"], la_report["la"]] == la_bold[:3], (la_report,
                                                                                 la_bold)
     assert la_report["sliders"] == "4,-1.0", la_report
+
+
+def test_cells_the_web_page_folds_start_folded_in_jupyterlab():
+    """A code cell the web page hides (``hide-input``, ``hide-cell``, ``remove-*`` tags) opens
+    collapsed in JupyterLab too (``jupyter.source_hidden``/``outputs_hidden`` metadata), so the
+    checks that do not teach stay out of the reader's way there as well."""
+    import jupytext
+
+    hides_source = {"hide-input", "hide-cell", "remove-input", "remove-cell"}
+    hides_output = {"hide-output", "hide-cell", "remove-output", "remove-cell"}
+    chapters = sorted((ROOT / "book").glob("[01]*.md")) + [ROOT / "book" / "prerequisites.md"]
+    folded = 0
+    for path in chapters:
+        for cell in jupytext.read(path).cells:
+            if cell.cell_type != "code":
+                continue
+            tags = set(cell.metadata.get("tags", []))
+            shown = cell.metadata.get("jupyter", {})
+            if tags & hides_source:
+                assert shown.get("source_hidden") is True, (path.name, cell.source[:60])
+                folded += 1
+            if tags & hides_output:
+                assert shown.get("outputs_hidden") is True, (path.name, cell.source[:60])
+    assert folded > 100

@@ -71,7 +71,7 @@ class ProgressBar:
                 self._widget = ipywidgets.IntProgress(
                     value=0, min=0, max=max(self.total, 1), description=description,
                     style={"description_width": "initial"},  # the whole text, never cut
-                    layout={"width": "100%"})
+                    layout={"max_width": "100%", "flex_flow": "row wrap"})  # wraps on a phone
                 display(self._widget)
                 return
         if self._file is None:

@@ -95,7 +95,11 @@ def test_page_renders_offline(page_path, server, browser, artifacts_dir):
         pytest.fail(f"{page_path}: requests still in flight after 30 s")
     shot = artifacts_dir / "screenshots" / (page_path.replace("/", "__") + ".png")
     shot.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shot), full_page=True)
+    try:  # an artifact for a person to look at: it never fails a test (a busy machine can
+        # take more than 30 s for a full-page shot of the long API page)
+        page.screenshot(path=str(shot), full_page=True, timeout=15_000)
+    except Exception as exc:  # noqa: BLE001
+        print(f"screenshot {shot.name} skipped: {exc}")
 
     broken_images = page.evaluate(
         "() => Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0)"

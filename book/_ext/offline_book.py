@@ -17,11 +17,20 @@
   explorers' outputs carry an anywidget (for Jupyter) and a ``text/html`` twin
   that the page shows instead (``nb_mime_priority_overrides``); the widget
   manager would otherwise try to fetch the ``anywidget`` front-end from a CDN.
+* Pages that pass axe-core (``tests/test_book_layout.py``): once the pages are written, a few
+  theme and extension defaults are fixed in their markup (:func:`accessible_markup`); the
+  scripts and styles in ``book/_static`` do the rest (scroll boxes, contrast, sticky title,
+  search snippets without raw TeX).
+* Figures legible on a phone: the scale below which a figure is not shown on a narrow screen
+  (tick labels of 9 CSS px) is computed from ``book/matplotlibrc`` and given to
+  ``scroll-boxes.js`` (:func:`figure_min_scale`).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 import shutil
 from pathlib import Path
 
@@ -154,6 +163,68 @@ def _student_sources(app, exception):
         nbformat.write(nb, path)
 
 
+# -- accessibility fixes in the written pages (axe-core, tests/test_book_layout.py) -----------
+_MARKUP_FIXES = [
+    # myst-nb's folded cells: the summary's name is its visible text ("Show code cell source"),
+    # not a different label (label-content-name-mismatch)
+    (re.compile(r'<summary aria-label="Toggle hidden content">'), "<summary>"),
+    # docutils' citation list: doc-biblioentry is deprecated and not allowed on a div, which
+    # leaves the list with children it does not allow (aria-required-children, critical)
+    (re.compile(r'role="doc-biblioentry"'), 'role="listitem"'),
+    # the colour-mode button is named "Color mode"; its icons are decoration, not text
+    (re.compile(r'(<i class="theme-switch [^"]*"[^>]*?)\s+title="[^"]*"'),
+     r'\1 aria-hidden="true"'),
+    # the search field button shows "Search Ctrl+K": its name is that visible text
+    (re.compile(r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="Search"'),
+     r"\1"),
+]
+
+
+def accessible_markup(html: str) -> str:
+    """``html`` with the theme's and extensions' markup that axe-core reports fixed."""
+    for pattern, replacement in _MARKUP_FIXES:
+        html = pattern.sub(replacement, html)
+    return html
+
+
+def _accessible_pages(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    for path in Path(app.outdir).rglob("*.html"):
+        text = path.read_text("utf-8")
+        fixed = accessible_markup(text)
+        if fixed != text:
+            path.write_text(fixed, "utf-8")
+
+
+# -- figures on a phone -----------------------------------------------------------------------
+MIN_TICK_PX = 9.0  # the smallest tick label, in CSS px, a figure is ever shown with
+
+
+def figure_min_scale(rc_file: Path) -> float:
+    """The smallest shown/natural width ratio at which tick labels drawn with ``rc_file``'s
+    settings stay ``MIN_TICK_PX`` CSS px high (a PNG pixel is a CSS pixel at natural width)."""
+    from matplotlib import font_manager, rc_params_from_file
+
+    rc = rc_params_from_file(str(rc_file), use_default_template=True)
+    dpi = float(rc["savefig.dpi"] if rc["savefig.dpi"] != "figure" else rc["figure.dpi"])
+    sizes = []
+    for key in ("xtick.labelsize", "ytick.labelsize"):
+        size = rc[key]
+        if isinstance(size, str):
+            size = font_manager.font_scalings[size] * float(rc["font.size"])
+        sizes.append(float(size))
+    tick_px = min(sizes) * dpi / 72.0
+    return min(1.0, MIN_TICK_PX / tick_px)
+
+
+def _figure_scale_script(app, config):
+    rc_file = Path(app.srcdir) / "book" / "matplotlibrc"
+    if rc_file.is_file():  # rounded up: never below the scale
+        scale = math.ceil(figure_min_scale(rc_file) * 1e4) / 1e4
+        app.add_js_file(None, body=f"window.clFigureMinScale = {scale:.4f};", priority=200)
+
+
 _BROWSER_ONLY_MODULES = {"anywidget"}
 
 
@@ -186,5 +257,9 @@ def setup(app):
     # before the widget manager (myst-nb adds it at the default priority 500)
     app.add_js_file("widgets-mathjax3.js", priority=300)
     app.add_js_file("figure-zoom.js")
+    app.add_js_file("scroll-boxes.js")
+    app.add_js_file("search-snippets.js")
     app.add_css_file("crowdlearn.css")
+    app.connect("config-inited", _figure_scale_script)
+    app.connect("build-finished", _accessible_pages)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

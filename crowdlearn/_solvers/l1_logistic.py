@@ -128,7 +128,7 @@ __all__ = ["L1LogisticFit", "fit_l1_logistic", "kkt_violation", "l1_logistic_obj
 
 
 class L1LogisticFit(NamedTuple):
-    """The result of :func:`fit_l1_logistic`.
+    r"""The result of :func:`fit_l1_logistic`.
 
     ``coef`` (:math:`\beta`) has shape ``(k,)``; ``intercept`` (:math:`\beta_0`) is a
     float (``0.0`` without an intercept) or, with ``intercept_groups``, an array of shape

@@ -273,9 +273,11 @@ class DawidSkene(IdResults, BaseEstimator):
 
     .. math::
 
-        \log q_i(k) = \log\phi_k + \sum_{t:\, i_t = i} \log\pi^{(j_t)}_{k\, l_t}
-        + \sum_f \big[x_{if}\log\theta_{kf} + (1 - x_{if})\log(1 - \theta_{kf})\big]
+        \begin{aligned}
+        \log q_i(k) = {}& \log\phi_k + \sum_{t:\, i_t = i} \log\pi^{(j_t)}_{k\, l_t} \\
+        &+ \sum_f \big[x_{if}\log\theta_{kf} + (1 - x_{if})\log(1 - \theta_{kf})\big]
         - \log Z_i,
+        \end{aligned}
 
     where :math:`\log Z_i` is the row's log-sum-exp and
     :math:`\ell(\Theta) = \sum_i \log Z_i`. The labels are stored once per fit
@@ -292,10 +294,12 @@ class DawidSkene(IdResults, BaseEstimator):
 
     .. math::
 
-        \phi_k = \frac{\sum_i q_i(k) + \alpha}{n + K\alpha}, \qquad
-        \pi^{(j)}_{kl} = \frac{\sum_{t:\, j_t = j,\, l_t = l} q_{i_t}(k) + \alpha}
-                              {\sum_{t:\, j_t = j} q_{i_t}(k) + K\alpha}, \qquad
-        \theta_{kf} = \frac{\sum_i q_i(k)\, x_{if} + \alpha}{\sum_i q_i(k) + 2\alpha}.
+        \begin{aligned}
+        \phi_k &= \frac{\sum_i q_i(k) + \alpha}{n + K\alpha}, \qquad
+        \theta_{kf} = \frac{\sum_i q_i(k)\, x_{if} + \alpha}{\sum_i q_i(k) + 2\alpha}, \\
+        \pi^{(j)}_{kl} &= \frac{\sum_{t:\, j_t = j,\, l_t = l} q_{i_t}(k) + \alpha}
+                              {\sum_{t:\, j_t = j} q_{i_t}(k) + K\alpha}.
+        \end{aligned}
 
     With :math:`\alpha = 0` these are equations (2)-(4) of the source, and a
     row whose denominator is zero (no expected count at all) does not enter the

@@ -82,7 +82,8 @@ def glad_q_and_grad(alpha, b, item, expert, label, q, n_classes):
         E(\alpha, \tau; q) &= \sum_i \sum_{r \in R_i} \sum_n q_i(n)
         \log P(y^{(i)}_r \mid y^{(i)} = n) \\
         &= \sum_i \sum_{r \in R_i} \Big[c_{ir}\log\sigma(b_{ir})
-        + (1 - c_{ir})\log\sigma(-b_{ir}) - (1 - c_{ir})\log(N - 1)\Big],
+        + (1 - c_{ir})\log\sigma(-b_{ir}) \\
+        &\hphantom{{}= \sum_i \sum_{r \in R_i} \Big[} - (1 - c_{ir})\log(N - 1)\Big],
         \end{aligned}
 
     (a sum over the labels, a repeated label being one more term; using
@@ -274,9 +275,9 @@ class GLAD(IdResults, BaseEstimator):
     .. math::
 
         \begin{aligned}
-        E(\alpha, \tau; Q) &= \sum_i \sum_{r \in R_i} \Big[c_{ir}\log\sigma(b_{ir})
-        + (1 - c_{ir})\log\sigma(-b_{ir}) - (1 - c_{ir})\log(N - 1)\Big], \\
-        c_{ir} &= Q_i(y^{(i)}_r),
+        E(\alpha, \tau; Q) = \sum_i \sum_{r \in R_i} \Big[&c_{ir}\log\sigma(b_{ir})
+        + (1 - c_{ir})\log\sigma(-b_{ir}) \\
+        &- (1 - c_{ir})\log(N - 1)\Big], \qquad c_{ir} = Q_i(y^{(i)}_r),
         \end{aligned}
 
     whose gradient is (:func:`~crowdlearn.aggregation.glad.glad_q_and_grad`)

@@ -197,9 +197,11 @@ class MACE(IdResults, BaseEstimator):
 
     .. math::
 
-        \mathbb{E}[\text{known}_{r,p}] = C_{r,p}\,\omega_{r,p}, \qquad
-        C_{r,p} = \sum_{i \in I_r:\, y^{(i)}_r = p} Q_i(p), \qquad
-        \omega_{r,p} = \frac{\rho_r}{\rho_r + (1 - \rho_r)\xi_{r,p}},
+        \begin{aligned}
+        \mathbb{E}[\text{known}_{r,p}] &= C_{r,p}\,\omega_{r,p}, \qquad
+        \omega_{r,p} = \frac{\rho_r}{\rho_r + (1 - \rho_r)\xi_{r,p}}, \\
+        C_{r,p} &= \sum_{i \in I_r:\, y^{(i)}_r = p} Q_i(p),
+        \end{aligned}
 
     (the posterior that the item's class *is* the label given, times the
     responsibility :math:`\omega_{r,p}` of knowledge versus a lucky spam), and

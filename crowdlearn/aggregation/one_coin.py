@@ -91,10 +91,12 @@ class OneCoinDawidSkene(DawidSkene):
 
     .. math::
 
-        J(\theta) = \sum_{i} \log \sum_{n} \phi_n \prod_{r \in R_i}
-        M^{(r)}_{n,\, y^{(i)}_r}
-        \;+\; \alpha\Big(\sum_n \log \phi_n + \sum_r \big[\log (1 - \epsilon_r)
+        \begin{aligned}
+        J(\theta) = {}& \sum_{i} \log \sum_{n} \phi_n \prod_{r \in R_i}
+        M^{(r)}_{n,\, y^{(i)}_r} \\
+        &+ \alpha\Big(\sum_n \log \phi_n + \sum_r \big[\log (1 - \epsilon_r)
         + \log\epsilon_r\big]\Big),
+        \end{aligned}
 
     the log-likelihood :math:`\ell(\theta)` plus the log prior density (up to a
     constant).
@@ -104,9 +106,11 @@ class OneCoinDawidSkene(DawidSkene):
 
     .. math::
 
-        \log Q_i(n) = \log\phi_n + \sum_{r \in R_i} \Big[1\{y^{(i)}_r = n\}
-        \log (1 - \epsilon_r)
-        + 1\{y^{(i)}_r \ne n\}\log\frac{\epsilon_r}{N - 1}\Big] - \log Z_i .
+        \begin{aligned}
+        \log Q_i(n) = \log\phi_n + \sum_{r \in R_i} \Big[&1\{y^{(i)}_r = n\}
+        \log (1 - \epsilon_r) \\
+        &+ 1\{y^{(i)}_r \ne n\}\log\frac{\epsilon_r}{N - 1}\Big] - \log Z_i .
+        \end{aligned}
 
     **M-step.** Expert :math:`r`'s part of the expected complete-data objective is
 

@@ -300,18 +300,22 @@ class WeightedMajorityVote(_VoteBase):
 
     .. math::
 
+        \begin{aligned}
         \log P(y^{(i)} = n \mid \mathcal{D}) = \sum_{r \in R_i}
-        \Big[1\{y^{(i)}_r = n\}\log (1 - \epsilon_r)
-        + 1\{y^{(i)}_r \ne n\}\log\frac{\epsilon_r}{N - 1}\Big] - \log Z_i .
+        \Big[&1\{y^{(i)}_r = n\}\log (1 - \epsilon_r) \\
+        &+ 1\{y^{(i)}_r \ne n\}\log\frac{\epsilon_r}{N - 1}\Big] - \log Z_i .
+        \end{aligned}
 
     Writing :math:`1\{y^{(i)}_r \ne n\} = 1 - 1\{y^{(i)}_r = n\}`,
 
     .. math::
 
-        \log P(y^{(i)} = n \mid \mathcal{D}) = \sum_{r \in R_i} 1\{y^{(i)}_r = n\}
-        \log\frac{(N - 1)(1 - \epsilon_r)}{\epsilon_r}
-        + \underbrace{\sum_{r \in R_i} \log\frac{\epsilon_r}{N - 1}
+        \begin{aligned}
+        \log P(y^{(i)} = n \mid \mathcal{D}) = {}& \sum_{r \in R_i} 1\{y^{(i)}_r = n\}
+        \log\frac{(N - 1)(1 - \epsilon_r)}{\epsilon_r} \\
+        &+ \underbrace{\sum_{r \in R_i} \log\frac{\epsilon_r}{N - 1}
         - \log Z_i}_{\text{the same for every } n},
+        \end{aligned}
 
     so :math:`P(y^{(i)} = n \mid \mathcal{D}) = \operatorname{softmax}_n v_i(n)`
     with :math:`\omega_r = \log\frac{(N-1)(1-\epsilon_r)}{\epsilon_r}`: the log-odds

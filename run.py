@@ -211,6 +211,10 @@ def _parallel() -> list[str]:
     return ["-n", "2", "--dist", "loadfile"]
 
 
+# the slowest tests of each phase are listed at its end (where the time goes, run after run)
+DURATIONS = ["--durations=25", "--durations-min=5"]
+
+
 def run_tests(extra: list[str]) -> int:
     """Build the book and, at the same time, run the tests that do not read it (the two
     cores are both busy: the build mostly waits on one notebook kernel at a time); then run
@@ -226,7 +230,7 @@ def run_tests(extra: list[str]) -> int:
         try:
             print("[run.py] tests that do not read the built book, while it builds", flush=True)
             first = subprocess.run([sys.executable, "-m", "pytest", "-m", "not book",
-                                    *_parallel(), *extra],
+                                    *_parallel(), *DURATIONS, *extra],
                                    cwd=ROOT, env={**ONE_BLAS_THREAD, **os.environ}).returncode
         except BaseException:
             build.kill()
@@ -244,7 +248,7 @@ def run_tests(extra: list[str]) -> int:
     pdf.start()
     print("[run.py] tests that read the built book (the PDF is printed meanwhile)", flush=True)
     second = subprocess.run([sys.executable, "-m", "pytest", "-m", "book", "--deselect",
-                             "tests/test_pdf.py", *_parallel(), *extra],
+                             "tests/test_pdf.py", *_parallel(), *DURATIONS, *extra],
                             cwd=ROOT, env={**ONE_BLAS_THREAD, **os.environ}).returncode
     pdf.join()
     chosen = [a for a in extra if not a.startswith("-")]  # `run.py test tests/test_x.py`

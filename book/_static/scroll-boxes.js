@@ -22,9 +22,11 @@
     return s > 0 && s <= 1 ? s : 0.6;  // 9 px / (11 pt at 100 dpi), book/matplotlibrc
   }
 
-  /* every figure drawn by a cell (not the explorers' own images) sits in a scroll box */
+  /* every figure drawn by a cell (not the explorers' own images) sits in a scroll box, also
+     one a cell's metadata turns into a numbered <figure> with a caption */
   function wrapFigures(root) {
-    root.querySelectorAll(".cell_output > img, .cell_output .output > img").forEach(function (img) {
+    root.querySelectorAll(".cell_output > img, .cell_output .output > img, " +
+                          ".cell_output figure > img").forEach(function (img) {
       if (img.closest(".cl-explorer") || img.parentElement.classList.contains("cl-figure-scroll")) return;
       var box = document.createElement("div");
       box.className = "cl-figure-scroll";

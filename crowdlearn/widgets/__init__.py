@@ -454,10 +454,11 @@ class DawidSkeneExplorer(_Explorer):
 
     # -- updates ---------------------------------------------------------------------------
     def _view_settings(self) -> dict:
-        return _live_settings(n_experts=self._n_experts, error_rates=self.all_error_rates,
-                              missing=self._missing, alpha=self._alpha, seed=self._seed,
-                              n_items=self.n_items, n_classes=self.n_classes,
-                              max_iter=self.max_iter, tol=self.tol)
+        out = _live_settings(n_experts=self._n_experts, missing=self._missing,
+                             alpha=self._alpha, seed=self._seed, n_items=self.n_items,
+                             n_classes=self.n_classes, max_iter=self.max_iter, tol=self.tol)
+        out["errorRates"] = [float(e) for e in self.all_error_rates]  # one per slider
+        return out
 
     def _compute(self) -> ExplorerResult:
         s = self.settings

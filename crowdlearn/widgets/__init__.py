@@ -334,10 +334,6 @@ class DawidSkeneExplorer(_Explorer):
 
     Attributes
     ----------
-    settings : dict
-        The current settings (``error_rates`` of the active experts, ``n_experts``,
-        ``missing``, ``alpha``, ``seed``, ``n_items``, ``n_classes``).
-    error_rates : ndarray of shape (n_experts,)
     all_error_rates : list of float
         The error rate of every expert slider (``max_experts`` of them).
     summary : str
@@ -418,7 +414,8 @@ class DawidSkeneExplorer(_Explorer):
 
     @property
     def settings(self) -> dict:
-        """The current settings."""
+        """The current settings: ``error_rates`` of the active experts, ``n_experts``,
+        ``missing``, ``alpha``, ``seed``, ``n_items``, ``n_classes``."""
         return {"error_rates": self.error_rates.tolist(), "n_experts": self._n_experts,
                 "missing": self._missing, "alpha": self._alpha, "seed": self._seed,
                 "n_items": self.n_items, "n_classes": self.n_classes}

@@ -298,10 +298,6 @@ class LogisticAnnotatorsExplorer(_Explorer):
 
     Attributes
     ----------
-    settings : dict
-        The current settings (``slopes``, ``gamma``, ``missing``, ``seed``, ``n_items``,
-        ``coef``, ``intercept``, ``l2``).
-    slopes : ndarray of shape (n_annotators,)
     summary : str
         The last result in words (HTML), or why the last update failed.
     last_result : AnnotatorsExplorerResult
@@ -382,7 +378,8 @@ class LogisticAnnotatorsExplorer(_Explorer):
 
     @property
     def settings(self) -> dict:
-        """The current settings."""
+        """The current settings: ``slopes``, ``gamma``, ``missing``, ``seed``, ``n_items``,
+        ``coef``, ``intercept``, ``l2``."""
         return {"slopes": self.slopes.tolist(), "gamma": self._gamma,
                 "missing": self._missing, "seed": self._seed, "n_items": self.n_items,
                 "coef": list(self.coef), "intercept": self.intercept, "l2": self.l2}

@@ -11,7 +11,7 @@
   :class:`~crowdlearn.experiments.Sweep` (the missing-labels and smoothing
   chapters).
 
-Every explorer is one ``anywidget`` (see :mod:`crowdlearn.widgets._explorer`): displayed in
+Every explorer is one ``anywidget`` (see ``crowdlearn.widgets._explorer``): displayed in
 Jupyter it recomputes in the browser, and its ``text/html`` twin does the same in the
 rendered book, with no kernel. Its front-end is the ES module ``static/bundle_*.js``, built
 from ``static/*_view.js`` and what they import by ``tools/build_widgets.mjs``; its style is
@@ -307,7 +307,7 @@ class DawidSkeneExplorer(_Explorer):
     with the simulation and EM of ``static/crowd_em.js``) shows the sliders, the numbers
     and three panels (accuracies; each expert's true and estimated error rate; EM's
     objective) and recomputes in the browser on every move, in Jupyter as in the rendered
-    book (:meth:`live_html`). In the kernel, :meth:`set` changes the settings and
+    book (``live_html()``). In the kernel, :meth:`set` changes the settings and
     recomputes with the package.
 
     Parameters
@@ -541,7 +541,7 @@ def live_explorer_html(**settings) -> str:
     1e-9) and the SVG view of ``static/explorer_view.js``. Nothing is loaded from the
     network. Keyword arguments: ``n_experts``, ``error_rates``, ``missing``, ``alpha``,
     ``seed``, ``n_items``, ``n_classes``, ``max_iter``, ``tol``; nothing is computed in
-    the kernel (:meth:`DawidSkeneExplorer.live_html` gives the same block for an explorer).
+    the kernel (``DawidSkeneExplorer.live_html()`` gives the same block for an explorer).
     """
     return _page_html("dawid_skene", _live_settings(**settings))
 

@@ -270,7 +270,7 @@ class LogisticAnnotatorsExplorer(_Explorer):
     and shows the true and estimated reliability curves and each method's accuracy.
 
     The explorer is an ``anywidget`` whose view recomputes in the browser, in Jupyter as
-    in the rendered book (:meth:`live_html`); the page also lets the reader change the
+    in the rendered book (``live_html()``); the page also lets the reader change the
     number of annotators. In the kernel, :meth:`set` changes the settings and recomputes
     with the package.
 

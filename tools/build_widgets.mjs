@@ -1,6 +1,7 @@
 // build_widgets.mjs -- bundle each explorer's view with what it imports into one ES module.
 //
-//   ESBUILD=/path/to/esbuild node tools/build_widgets.mjs      (from the repository root)
+//   npm install --prefix /tmp/esbuild esbuild@0.24.2
+//   ESBUILD=/tmp/esbuild/node_modules/.bin/esbuild node tools/build_widgets.mjs
 //
 // anywidget sends a widget's _esm to the front-end as one file, and the rendered book inlines
 // it in the page, so every explorer needs its view (crowdlearn/widgets/static/*_view.js) and

@@ -139,15 +139,29 @@ def draw_comparison(result: CrowdComparison, fig=None, *, title: str | None = No
     ['(a)', '(b)', '(c)']
     """
     from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator, ScalarFormatter
 
     if fig is None:
         fig = Figure(figsize=(9.0, 3.6))
     ax_acc, ax_err, ax_ll = _comparison_axes(fig)
-    K = result.true_confusion.shape[1]
-    settings = result.settings
+    _accuracy_panel(ax_acc, result)
+    _error_rate_panel(ax_err, result)
+    _objective_panel(ax_ll, result)
+    ax_acc.spines["left"].set_bounds(0, 1)
+    ax_err.spines["left"].set_bounds(0, 1)
+    for ax in (ax_acc, ax_err, ax_ll):
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.tick_params(labelsize=8)
+        ax.yaxis.label.set_size(9)
+        ax.xaxis.label.set_size(9)
+    if title is None:
+        title = _describe(result.settings)
+    fig.suptitle(title, fontsize=9.5)
+    return fig
 
-    # (a) accuracy
+
+def _accuracy_panel(ax_acc, result: CrowdComparison):
+    """Panel (a) of :func:`draw_comparison`: the three accuracies, chance dotted."""
+    K = result.true_confusion.shape[1]
     names = ["majority\nvote", "EM", "Bayes,\ntrue rates"]
     values = [result.mv_accuracy, result.em_accuracy, result.oracle_accuracy]
     colors = [COLORS["mv"], COLORS["em"], COLORS["oracle"]]
@@ -164,7 +178,11 @@ def draw_comparison(result: CrowdComparison, fig=None, *, title: str | None = No
     ax_acc.set_ylabel("accuracy (dotted: chance)")
     ax_acc.set_title("(a) Accuracy: EM vs the vote", loc="left", fontsize=10)
 
-    # (b) error rates: truth vs EM estimate
+
+def _error_rate_panel(ax_err, result: CrowdComparison):
+    """Panel (b) of :func:`draw_comparison`: each expert's true error rate (bars) and EM's
+    estimate (diamonds)."""
+    K = result.true_confusion.shape[1]
     J = result.n_experts
     x = np.arange(1, J + 1)
     true_bars = ax_err.bar(x, result.true_error_rates, width=0.7, color=COLORS["truth"])
@@ -184,7 +202,11 @@ def draw_comparison(result: CrowdComparison, fig=None, *, title: str | None = No
                   frameon=False, ncols=2, borderaxespad=0.1)
     ax_err.set_title("(b) Error rates: truth vs EM", loc="left", fontsize=10)
 
-    # (c) EM objective
+
+def _objective_panel(ax_ll, result: CrowdComparison):
+    """Panel (c) of :func:`draw_comparison`: EM's objective at every iteration."""
+    from matplotlib.ticker import MaxNLocator, ScalarFormatter
+
     hist = np.asarray(result.log_likelihood_history)
     ax_ll.plot(np.arange(hist.size), hist, "-", color=COLORS["em"], lw=1.5,
                marker="o" if hist.size <= 30 else None, ms=3)
@@ -194,23 +216,12 @@ def draw_comparison(result: CrowdComparison, fig=None, *, title: str | None = No
     ax_ll.yaxis.set_major_formatter(fmt)
     ax_ll.yaxis.set_major_locator(MaxNLocator(nbins=5))
     ax_ll.set_xlabel("EM iteration")
-    alpha = settings.get("alpha", 0.0)
+    alpha = result.settings.get("alpha", 0.0)
     ax_ll.set_ylabel("log-likelihood" if alpha == 0 else f"log-posterior (α = {alpha:g})")
     state = "converged" if result.converged else "stopped at max_iter"
     ax_ll.set_title("(c) EM objective never falls", loc="left", fontsize=10)
     ax_ll.text(0.97, 0.05, f"{result.n_iter} iterations, {state}", transform=ax_ll.transAxes,
                ha="right", va="bottom", fontsize=8)
-    ax_acc.spines["left"].set_bounds(0, 1)
-    ax_err.spines["left"].set_bounds(0, 1)
-    for ax in (ax_acc, ax_err, ax_ll):
-        ax.spines[["top", "right"]].set_visible(False)
-        ax.tick_params(labelsize=8)
-        ax.yaxis.label.set_size(9)
-        ax.xaxis.label.set_size(9)
-    if title is None:
-        title = _describe(settings)
-    fig.suptitle(title, fontsize=9.5)
-    return fig
 
 
 def _describe(s: dict) -> str:

@@ -181,10 +181,11 @@ def test_every_update_hands_the_view_its_settings_and_draws_nothing(explorer):
     for seed in range(3):
         explorer.set(seed=seed + 10, n_experts=2 + seed % 3, alpha=0.5 * seed)
         s = explorer.settings
-        assert explorer.view_settings == _live_settings(
+        assert explorer.view_settings == dict(_live_settings(
             n_experts=s["n_experts"], error_rates=explorer.all_error_rates,
             missing=s["missing"], alpha=s["alpha"], seed=s["seed"], n_items=300,
-            n_classes=3, max_iter=explorer.max_iter, tol=explorer.tol)
+            n_classes=3, max_iter=explorer.max_iter, tol=explorer.tol),
+            revision=explorer.n_updates)
         assert len(explorer.view_settings["errorRates"]) == explorer.max_experts == 8
     assert len(plt.get_fignums()) == open_before
 
@@ -425,6 +426,13 @@ def test_the_browser_result_becomes_last_result():
     widget.set_state({"result": {"settings": {"nExperts": 2}, "updates": 9}})
     assert ex.last_result is before and ex.n_updates == 9
     assert "could not be read" in ex.last_error
+    # the browser is at seed 4; setting the kernel to the seed it last sent the view (3)
+    # still redraws the view: every kernel-side update sends a new revision
+    sent = dict(widget.view_settings)
+    assert sent["seed"] == 3
+    ex.set(seed=3)
+    assert widget.view_settings != sent and widget.view_settings["seed"] == 3
+    assert widget.view_settings["revision"] == sent["revision"] + 1
     ex.close()
 
 

@@ -128,6 +128,10 @@ class _Explorer(_LiveExplorer):
 
     #: The view's count of redraws in its last report (see :meth:`_on_live_result`).
     _live_redraws = 0
+    #: Kernel-side updates so far, sent with the view's settings (``revision``): the view
+    #: redraws on every one, even when the settings equal those it was last sent while the
+    #: reader has moved its sliders since (the view's own moves do not change them).
+    _revision = 0
 
     def _start(self, max_iter, tol):
         """The state every explorer starts from, before its first update."""
@@ -223,7 +227,8 @@ class _Explorer(_LiveExplorer):
         displayed views from them."""
         if self._hold_depth:
             return
-        self.view_settings = self._view_settings()  # keep the front-end in step
+        self._revision += 1
+        self.view_settings = {**self._view_settings(), "revision": self._revision}
         try:
             result = self._compute()
         except ValueError as exc:  # e.g. no label at all was drawn

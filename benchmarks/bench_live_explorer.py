@@ -14,8 +14,8 @@ paint). Two explorers:
   logistic-annotator EM with Newton M-steps refitted on every move), target < 100 ms median.
 
 For each it prints the median and 90th percentile per slider, next to the target, and, side
-by side in the same run, the kernel widget's update time (simulate, fit, draw the matplotlib
-PNG) and the ratio between them.
+by side in the same run, the kernel explorer's update time (simulate and fit with the
+package; the kernel draws nothing) and the ratio between them.
 """
 
 from __future__ import annotations
@@ -109,13 +109,13 @@ def main() -> None:
                            f"chapter 4 explorer in Chromium: 500 items, 3 classes, up to 9 "
                            f"experts, {n} moves per slider")
         ds_kernel = _kernel_median(ds)
-        print(f"kernel widget update (simulate, fit, draw PNG), same settings: median "
+        print(f"kernel explorer update (simulate, fit), same settings: median "
               f"{ds_kernel:.1f} ms; ratio kernel / page: {ds_kernel / ds_page:.1f}x\n")
         la_page = _measure(browser, la.live_html(), la_cases, 100.0,
                            f"chapter 8 explorer in Chromium: 600 items, up to 6 annotators, "
                            f"{n} moves per slider")
         la_kernel = _kernel_median(la)
-        print(f"kernel widget update (simulate, fit, draw PNG), same settings: median "
+        print(f"kernel explorer update (simulate, fit), same settings: median "
               f"{la_kernel:.1f} ms; ratio kernel / page: {la_kernel / la_page:.1f}x")
         browser.close()
     ds.close()

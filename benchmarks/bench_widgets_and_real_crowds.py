@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/bench_widgets_and_real_crowds.py
 
 (a) For each explorer used in the book (chapters 4-6: DawidSkeneExplorer; chapter 8:
-    LogisticAnnotatorsExplorer), the median over 10 changes of the seed slider of one update
-    (simulate, fit every model, redraw, encode the PNG), as wall and CPU time.
+    LogisticAnnotatorsExplorer), the median over 10 changes of the seed of one kernel-side
+    update (simulate, fit every model; the view draws in the browser), as wall and CPU time.
 (b) Accuracy against the truth on every bundled real crowd with a truth, for majority vote
     (random ties, seed 0), one-coin and full Dawid-Skene from the majority-vote start: the
     figures chapter 11 computes at build time and asserts.

@@ -18,16 +18,19 @@ from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import crowdlearn as cl
-from crowdlearn.widgets import _live_module
 from crowdlearn.widgets.annotators import fit_explorer_crowd
 
 from conftest import CHROMIUM_ARGS, chromium_or_skip, run_node_module, serve
 from test_js_engine import CAP, check_accuracy, clear_steps
+
+STATIC = Path(cl.__file__).parent / "widgets" / "static"
+ENGINE = STATIC / "annotators_em.js"  # imports crowd_em.js
 
 DEFAULT = [3.0, -3.0, 1.5, 0.0, -1.5, 2.0]
 SETTINGS = (
@@ -66,11 +69,6 @@ const out = settings.map((s) => {
   };
 });
 """
-
-
-def _module() -> str:
-    """The engine as the page gets it (crowd_em.js + annotators_em.js), importable."""
-    return _live_module("annotators_view.js")
 
 
 def _fit(setting: dict, got: dict, max_iter: int, tol: float):
@@ -187,7 +185,7 @@ def _check_default_tolerance(setting: dict, got: dict) -> None:
 
 
 def _run_node(settings) -> list[dict]:
-    return run_node_module(_module() + "const em = { compareAnnotators };\n"
+    return run_node_module(f"import * as em from {json.dumps(ENGINE.as_uri())};\n"
                            + DRIVER % json.dumps(json.dumps(settings))
                            + "process.stdout.write(JSON.stringify(out));\n")
 
@@ -255,22 +253,19 @@ def test_js_annotator_simulation_follows_its_settings():
     assert again[0]["X"] == again[1]["X"] and again[0]["X"] != again[2]["X"]
 
 
-def test_chromium_annotators_engine_agrees_with_the_package(tmp_path):
-    """The same checks in headless Chromium, the module served from 127.0.0.1: runs with
-    the page's tolerance, then fixed-length runs."""
+def test_chromium_annotators_engine_agrees_with_the_package():
+    """The same checks in headless Chromium, the module (and the crowd_em.js it imports)
+    served from 127.0.0.1: runs with the page's tolerance, then fixed-length runs."""
     exe = chromium_or_skip()
     playwright = pytest.importorskip("playwright.sync_api")
-    (tmp_path / "engine.js").write_text(_module(),
-                                        encoding="utf-8")
-    (tmp_path / "index.html").write_text("<!doctype html><title>engine</title>")
     settings = SETTINGS[:6]
-    with serve(tmp_path) as base, playwright.sync_playwright() as p:
+    with serve(STATIC) as base, playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
         page = browser.new_page()
-        page.goto(base + "/index.html")
+        page.goto(base + "/")
 
         def run(chosen):
-            body = (f"const em = await import({json.dumps(base + '/engine.js')});"
+            body = (f"const em = await import({json.dumps(base + '/' + ENGINE.name)});"
                     + DRIVER % json.dumps(json.dumps(chosen)))
             return page.evaluate(f"async () => {{ {body} return out; }}")
 

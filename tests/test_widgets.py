@@ -1,7 +1,8 @@
 """Headless tests of the interactive explorer and the experiments behind it.
 
-ipywidgets callbacks run synchronously in plain Python, so setting a slider's
-``value`` recomputes at once; no kernel or browser is needed.
+An explorer's ``set`` recomputes in the kernel at once and hands the view its new settings;
+no kernel or browser is needed. What the view does with them in a browser is tested by
+test_js_*.py, test_live_explorers.py and test_jupyterlab.py.
 """
 
 import matplotlib
@@ -22,12 +23,11 @@ from crowdlearn.experiments import (  # noqa: E402
 from crowdlearn.simulate import one_coin_confusion, simulate_crowd  # noqa: E402
 from crowdlearn.widgets import (  # noqa: E402
     DawidSkeneExplorer,
+    _live_settings,
     dawid_skene_explorer,
     draw_comparison,
     plot_sweep,
 )
-
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture
@@ -50,15 +50,19 @@ def test_initial_state(explorer):
     assert r.em_accuracy > r.mv_accuracy  # the default crowd has near-random experts
     assert r.log_likelihood_history.ndim == 1 and r.n_iter + 1 == r.log_likelihood_history.size
     assert np.all(np.diff(r.log_likelihood_history) >= -1e-9)
-    assert bytes(explorer.image.value).startswith(PNG_MAGIC)
-    assert explorer.widget.children  # something to display
+    # the view starts from the explorer's settings; displayed, it is the anywidget, and its
+    # text/html twin mounts the same bundle
+    assert explorer.view_settings["nItems"] == 300 and explorer.view_settings["seed"] == 1
     bundle = explorer._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert explorer._esm in bundle["text/html"]
+    assert "crowdlearnExplorer.mount(" in bundle["text/html"]
+    assert explorer.live_widget() is explorer
 
 
 def test_error_rate_slider_recomputes(explorer):
     before = explorer.last_result
-    explorer.error_sliders[0].value = 0.45
+    explorer.set(error_rates=[0.45])
     after = explorer.last_result
     assert explorer.n_updates == 2 and after is not before
     assert after.settings["error_rates"][0] == pytest.approx(0.45)
@@ -77,41 +81,46 @@ def test_raising_every_error_rate_lowers_accuracy(explorer):
     assert np.all(bad.estimated_error_rates > good.estimated_error_rates)
 
 
-def test_number_of_experts_slider(explorer):
+def test_number_of_experts(explorer):
     for n in (3, 8, 1):
-        explorer.n_experts_slider.value = n
+        explorer.set(n_experts=n)
         r = explorer.last_result
         assert r.estimated_confusion.shape == (n, 3, 3)
         assert r.true_confusion.shape == (n, 3, 3)
         assert r.estimated_error_rates.shape == (n,)
         assert explorer.error_rates.shape == (n,)
-        shown = [s.layout.display != "none" for s in explorer.error_sliders]
-        assert shown == [j < n for j in range(len(explorer.error_sliders))]
+        # the view gets every expert's rate and shows the first n
+        assert explorer.view_settings["nExperts"] == n
+        assert explorer.view_settings["errorRates"] == explorer.all_error_rates
+        assert len(explorer.all_error_rates) == 8
     assert explorer.n_updates == 4
 
 
-def test_hidden_expert_slider_does_not_recompute(explorer):
-    explorer.n_experts_slider.value = 2
-    count = explorer.n_updates
-    explorer.error_sliders[5].value = 0.8  # expert 6 is hidden
-    assert explorer.n_updates == count
-    explorer.n_experts_slider.value = 6  # ...until it joins the crowd
+def test_hidden_expert_changes_nothing_until_it_joins(explorer):
+    explorer.set(n_experts=2)
+    before = explorer.last_result
+    explorer.set(error_rates=explorer.all_error_rates[:5] + [0.8])  # expert 6 is hidden
+    after = explorer.last_result
+    np.testing.assert_array_equal(after.labels.label, before.labels.label)
+    np.testing.assert_array_equal(after.estimated_confusion, before.estimated_confusion)
+    assert explorer.view_settings["errorRates"][5] == 0.8
+    explorer.set(n_experts=6)  # ...until it joins the crowd
     assert explorer.last_result.true_error_rates[5] == pytest.approx(0.8)
 
 
-def test_missing_fraction_slider(explorer):
+def test_missing_fraction(explorer):
     full = explorer.last_result
-    explorer.missing_slider.value = 0.6
+    explorer.set(missing=0.6)
     r = explorer.last_result
     assert explorer.n_updates == 2 and r.settings["missing"] == pytest.approx(0.6)
     assert r.n_labels < 0.6 * full.n_labels
     assert r.em_accuracy < full.em_accuracy
 
 
-def test_alpha_slider(explorer):
+def test_alpha(explorer):
     explorer.set(missing=0.7)
     ml = explorer.last_result
-    explorer.alpha_slider.value = 3.0
+    explorer.set(alpha=3.0)
     smoothed = explorer.last_result
     assert explorer.n_updates == 3
     # same crowd (same seed), different fit
@@ -122,15 +131,14 @@ def test_alpha_slider(explorer):
     assert smoothed.estimated_confusion.max() < ml.estimated_confusion.max()
 
 
-def test_seed_slider_redraws_the_crowd(explorer):
+def test_seed_redraws_the_crowd(explorer):
     first = explorer.last_result
-    png = bytes(explorer.image.value)
-    explorer.seed_slider.value = 7
+    explorer.set(seed=7)
     second = explorer.last_result
     assert explorer.n_updates == 2
     assert not np.array_equal(first.truth, second.truth)
-    assert bytes(explorer.image.value) != png
-    explorer.seed_slider.value = 1  # back: the same crowd and the same fit
+    assert explorer.view_settings["seed"] == 7  # the view redraws too
+    explorer.set(seed=1)  # back: the same crowd and the same fit
     np.testing.assert_array_equal(explorer.last_result.truth, first.truth)
     np.testing.assert_allclose(explorer.last_result.estimated_confusion,
                                first.estimated_confusion)
@@ -144,7 +152,7 @@ def test_high_missing_fraction_with_few_experts_does_not_crash():
         assert r.n_unlabelled > 200  # about 0.81 of the items
         assert r.estimated_confusion.shape == (2, 3, 3)
         for alpha in (0.0, 1.0):
-            ex.alpha_slider.value = alpha
+            ex.set(alpha=alpha)
             assert np.isfinite(ex.last_result.log_likelihood_history).all()
         ex.set(n_experts=1, missing=0.95)
         assert ex.last_error is None and ex.last_result.n_labels > 0
@@ -161,37 +169,48 @@ def test_no_label_at_all_is_reported_not_raised():
             if ex.last_error is not None:
                 break
         assert ex.last_error is not None and "no label" in ex.last_error
-        assert "Cannot fit" in ex.summary.value
+        assert "Cannot fit" in ex.summary and "no label" in ex.summary
         ex.set(missing=0.0)  # recovers
         assert ex.last_error is None and ex.n_updates > count
     finally:
         ex.close()
 
 
-def test_figures_are_reused_not_leaked(explorer):
-    fig, axes = explorer.figure, list(explorer.figure.axes)
+def test_every_update_hands_the_view_its_settings_and_draws_nothing(explorer):
     open_before = len(plt.get_fignums())
     for seed in range(3):
-        explorer.seed_slider.value = seed + 10
-        explorer.n_experts_slider.value = 2 + seed % 3
-    assert explorer.figure is fig and explorer.figure.axes == axes and len(axes) == 3
+        explorer.set(seed=seed + 10, n_experts=2 + seed % 3, alpha=0.5 * seed)
+        s = explorer.settings
+        assert explorer.view_settings == dict(_live_settings(
+            n_experts=s["n_experts"], error_rates=explorer.all_error_rates,
+            missing=s["missing"], alpha=s["alpha"], seed=s["seed"], n_items=300,
+            n_classes=3, max_iter=explorer.max_iter, tol=explorer.tol),
+            revision=explorer.n_updates)
+        assert len(explorer.view_settings["errorRates"]) == explorer.max_experts == 8
     assert len(plt.get_fignums()) == open_before
-    # lines and patches are replaced, not accumulated
-    n_artists = [len(ax.get_children()) for ax in axes]
-    explorer.seed_slider.value = 99
-    explorer.seed_slider.value = 10
-    assert [len(ax.get_children()) for ax in axes] == n_artists
+
+
+def test_set_clips_to_the_sliders_ranges_and_rejects_non_numbers(explorer):
+    explorer.set(missing=2.0, alpha=-1.0, n_experts=20, seed=150, error_rates=[1.5])
+    s = explorer.settings
+    assert (s["missing"], s["alpha"], s["n_experts"], s["seed"]) == (0.95, 0.0, 8, 99)
+    assert s["error_rates"][0] == 0.9
+    count = explorer.n_updates
+    for bad in ({"seed": 1.5}, {"missing": float("nan")}, {"alpha": "1"}):
+        with pytest.raises(ValueError):
+            explorer.set(**bad)
+    assert explorer.n_updates == count and explorer.settings == s
 
 
 def test_constructor_arguments():
     ex = dawid_skene_explorer(n_items=100, n_classes=2, n_experts=3, error_rates=[0.2, 0.3],
                               max_experts=4, alpha=0.5)
     try:
-        assert len(ex.error_sliders) == 4
+        assert len(ex.all_error_rates) == len(ex.view_settings["errorRates"]) == 4
         assert ex.error_rates[:2].tolist() == pytest.approx([0.2, 0.3])
         assert ex.last_result.estimated_confusion.shape == (3, 2, 2)
         assert ex.last_result.settings["alpha"] == 0.5
-        assert "log-posterior" in ex.figure.axes[2].get_ylabel()
+        assert "log-posterior" in draw_comparison(ex.last_result).axes[2].get_ylabel()
     finally:
         ex.close()
     with pytest.raises(ValueError, match="max_experts"):
@@ -211,9 +230,9 @@ def test_set_validates_and_holds():
             ex.set(error_rates=[0.1] * 4)
         count = ex.n_updates
         with ex.hold():
-            ex.seed_slider.value = 5
-            ex.missing_slider.value = 0.2
-            ex.alpha_slider.value = 1.0
+            ex.set(seed=5)
+            ex.set(missing=0.2)
+            ex.set(alpha=1.0)
             assert ex.n_updates == count
         assert ex.n_updates == count + 1
         assert ex.last_result.settings["seed"] == 5
@@ -322,14 +341,11 @@ def test_accuracy_sweep_over_missing_fractions():
         accuracy_sweep("alpha", [0, 1], [0.1], alpha=1.0)
 
 
-def test_close_releases_every_widget():
+def test_close_releases_the_widget():
     ex = DawidSkeneExplorer(n_items=100)
-    parts = [ex.widget, ex.image, ex.summary, ex.seed_slider, *ex.error_sliders,
-             ex.error_sliders[0].layout, ex.seed_slider.style]
-    assert all(w.comm is not None for w in parts)
+    assert ex.comm is not None
     ex.close()
-    assert all(w.comm is None for w in parts)
-    assert ex.figure.axes == []
+    assert ex.comm is None
 
 
 # -- what the browser computes becomes the kernel's result ------------------------------------
@@ -364,9 +380,10 @@ def _ds_payload(error_rates, n_experts, *, n_items, n_classes=3, missing=0.0, al
 def test_the_browser_result_becomes_last_result():
     """Displayed in Jupyter, the explorer is its anywidget, which recomputes in the browser and
     sets its ``result`` trait; the kernel adopts it as ``last_result``, counts it in
-    ``n_updates`` and moves its sliders to the browser's settings without recomputing."""
+    ``n_updates`` and moves its settings to the browser's without recomputing."""
     ex = DawidSkeneExplorer(n_items=200, n_experts=4, seed=0)
     widget = ex.live_widget()
+    assert widget is ex
     assert ex.n_updates == 1 and ex.last_result.computed_in == "kernel"
     rates = [0.1, 0.3, 0.5, 0.2, 0.25, 0.3, 0.35, 0.4]
     for k, (n_experts, missing, seed) in enumerate([(3, 0.2, 7), (5, 0.0, 8), (2, 0.5, 9)]):
@@ -388,7 +405,7 @@ def test_the_browser_result_becomes_last_result():
         # the kernel's view of the same crowd: the true confusion of the reported error rates
         np.testing.assert_allclose(r.true_confusion, one_coin_confusion(
             1 - np.array(rates[:n_experts]), 3))
-        # the kernel's sliders show the browser's settings
+        # the kernel's settings are the browser's
         assert {k: v for k, v in ex.settings.items() if k != "error_rates"} == {
             "n_experts": n_experts, "missing": missing, "alpha": 1.0, "seed": seed,
             "n_items": 200, "n_classes": 3}
@@ -397,7 +414,7 @@ def test_the_browser_result_becomes_last_result():
     ex.set(seed=3)
     assert ex.n_updates == 5 and ex.last_result.computed_in == "kernel"
     assert ex.last_result.settings["n_experts"] == 2 and ex.last_result.settings["missing"] == 0.5
-    assert widget.settings["seed"] == 3 and widget.settings["nExperts"] == 2
+    assert widget.view_settings["seed"] == 3 and widget.view_settings["nExperts"] == 2
     # a burst of redraws that reaches the kernel as one message counts them all; a new view
     # (the explorer displayed again) counts from 1
     widget.set_state({"result": _ds_payload(rates, 2, n_items=200, seed=3, updates=6)})
@@ -409,6 +426,13 @@ def test_the_browser_result_becomes_last_result():
     widget.set_state({"result": {"settings": {"nExperts": 2}, "updates": 9}})
     assert ex.last_result is before and ex.n_updates == 9
     assert "could not be read" in ex.last_error
+    # the browser is at seed 4; setting the kernel to the seed it last sent the view (3)
+    # still redraws the view: every kernel-side update sends a new revision
+    sent = dict(widget.view_settings)
+    assert sent["seed"] == 3
+    ex.set(seed=3)
+    assert widget.view_settings != sent and widget.view_settings["seed"] == 3
+    assert widget.view_settings["revision"] == sent["revision"] + 1
     ex.close()
 
 
@@ -457,7 +481,7 @@ def test_the_browser_result_of_the_annotators_explorer_becomes_last_result():
     assert r.accuracies == want.accuracies and r.n_labels == want.n_labels
     assert (r.la_n_iter, r.ds_n_iter, r.la_flipped) == (want.la_n_iter, want.ds_n_iter,
                                                         want.la_flipped)
-    # the kernel's four slope sliders take the first four of the page's slopes
+    # the kernel's four slopes are the first four of the page's
     assert ex.settings["slopes"] == slopes[:4] and ex.settings["missing"] == 0.3
     assert ex.settings["gamma"] == -1.0 and ex.settings["seed"] == 4
     ex.close()

@@ -3,20 +3,21 @@
 * :class:`DawidSkeneExplorer` (built by :func:`dawid_skene_explorer`): sliders
   for each expert's error rate, the number of experts, the fraction of missing
   labels, the pseudo-count ``alpha`` and the seed; every change re-simulates the
-  crowd, refits majority vote and Dawid--Skene EM, and redraws one figure.
-* :func:`draw_comparison`: that figure, for one
+  crowd, refits majority vote and Dawid--Skene EM, and redraws three panels.
+* :class:`VoteExplorer`: chapter 1's majority vote against the Bayes rule.
+* :func:`draw_comparison`: the three panels as a matplotlib figure, for one
   :class:`~crowdlearn.experiments.CrowdComparison` (usable without widgets).
 * :func:`plot_sweep`: accuracy against one setting, for a
   :class:`~crowdlearn.experiments.Sweep` (the missing-labels and smoothing
   chapters).
 
-The computations live in :mod:`crowdlearn.experiments`; this module only wires
-them to widgets and draws. Figures are plain :class:`matplotlib.figure.Figure`
-objects, not registered with ``pyplot``: the explorer keeps one figure for its
-whole life and shows it as a PNG in an :class:`ipywidgets.Image`, so updates
-never open new figures, the notebook's inline backend never displays a stray
-copy, and the widget also works (and is testable) in plain Python, where
-ipywidgets callbacks run synchronously when a slider's ``value`` is set.
+Every explorer is one ``anywidget`` (see ``crowdlearn.widgets._explorer``): displayed in
+Jupyter it recomputes in the browser, and its ``text/html`` twin does the same in the
+rendered book, with no kernel. Its front-end is the ES module ``static/bundle_*.js``, built
+from ``static/*_view.js`` and what they import by ``tools/build_widgets.mjs``; its style is
+``static/explorers.css``. The computations live in :mod:`crowdlearn.experiments`; the
+explorers' Python side keeps the settings, recomputes them with the package on every
+:meth:`~DawidSkeneExplorer.set` and reads back what the browser computed.
 
 Colours are from the Okabe--Ito palette, which stays distinct under the common
 forms of colour blindness.
@@ -27,14 +28,11 @@ from __future__ import annotations
 import numbers
 from dataclasses import dataclass, fields
 
-import ipywidgets as widgets
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator, ScalarFormatter
 
 from crowdlearn._validation import check_scalar
 from crowdlearn.experiments import CrowdComparison, Sweep, compare_on_simulated_crowd
-from crowdlearn.widgets._explorer import _box, _Explorer, _slider_options, _with_html
+from crowdlearn.widgets._explorer import STATIC, _clip, _Explorer, _LiveExplorer, _page_html
 
 __all__ = ["DawidSkeneExplorer", "ExplorerResult", "dawid_skene_explorer", "draw_comparison",
            "live_explorer_html", "live_explorer_widget", "plot_sweep", "VoteExplorer",
@@ -50,8 +48,7 @@ DEFAULT_ERROR_RATES = (0.1, 0.2, 0.5, 0.6, 0.6, 0.3, 0.45, 0.6, 0.25, 0.55)
 
 
 #: Margins and gaps of :func:`draw_comparison`'s panels, in inches (fixed, so
-#: redrawing needs no layout engine: constrained layout would double the cost
-#: of an update).
+#: redrawing into the same figure needs no layout engine).
 _MARGINS = {"left": 0.7, "right": 0.15, "bottom": 0.62, "top": 0.6, "gap": 0.9}
 _WIDTH_RATIOS = (0.9, 1.3, 1.0)
 
@@ -64,7 +61,7 @@ DEGENERATE_MARGIN = 0.05
 def fit_warnings(mv_accuracy: float, em_accuracy: float, estimated_error_rates,
                  n_classes: int) -> list[str]:
     """The warnings the explorer's summary shows under its numbers (the page's view
-    in ``explorer_view.js`` shows the same ones).
+    in ``static/explorer_view.js`` shows the same ones).
 
     * EM's accuracy is below majority vote's;
     * the fit is *degenerate*: EM rates every expert within ``DEGENERATE_MARGIN``
@@ -90,7 +87,7 @@ def fit_warnings(mv_accuracy: float, em_accuracy: float, estimated_error_rates,
     return out
 
 
-def _comparison_axes(fig: Figure):
+def _comparison_axes(fig):
     """The three panels of ``fig``, cleared; created on first use, then reused."""
     axes = getattr(fig, "_crowdlearn_comparison_axes", None)
     if axes is not None and all(ax in fig.axes for ax in axes) and len(fig.axes) == 3:
@@ -110,8 +107,7 @@ def _comparison_axes(fig: Figure):
     return axes
 
 
-def draw_comparison(result: CrowdComparison, fig: Figure | None = None, *,
-                    title: str | None = None) -> Figure:
+def draw_comparison(result: CrowdComparison, fig=None, *, title: str | None = None):
     """Draw majority vote against EM for one simulated crowd, in three panels.
 
     (a) accuracy of majority vote, EM and Bayes' rule with the true error
@@ -142,13 +138,30 @@ def draw_comparison(result: CrowdComparison, fig: Figure | None = None, *,
     >>> [ax.get_title(loc="left")[:3] for ax in fig.axes]
     ['(a)', '(b)', '(c)']
     """
+    from matplotlib.figure import Figure
+
     if fig is None:
         fig = Figure(figsize=(9.0, 3.6))
     ax_acc, ax_err, ax_ll = _comparison_axes(fig)
-    K = result.true_confusion.shape[1]
-    settings = result.settings
+    _accuracy_panel(ax_acc, result)
+    _error_rate_panel(ax_err, result)
+    _objective_panel(ax_ll, result)
+    ax_acc.spines["left"].set_bounds(0, 1)
+    ax_err.spines["left"].set_bounds(0, 1)
+    for ax in (ax_acc, ax_err, ax_ll):
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.tick_params(labelsize=8)
+        ax.yaxis.label.set_size(9)
+        ax.xaxis.label.set_size(9)
+    if title is None:
+        title = _describe(result.settings)
+    fig.suptitle(title, fontsize=9.5)
+    return fig
 
-    # (a) accuracy
+
+def _accuracy_panel(ax_acc, result: CrowdComparison):
+    """Panel (a) of :func:`draw_comparison`: the three accuracies, chance dotted."""
+    K = result.true_confusion.shape[1]
     names = ["majority\nvote", "EM", "Bayes,\ntrue rates"]
     values = [result.mv_accuracy, result.em_accuracy, result.oracle_accuracy]
     colors = [COLORS["mv"], COLORS["em"], COLORS["oracle"]]
@@ -165,7 +178,11 @@ def draw_comparison(result: CrowdComparison, fig: Figure | None = None, *,
     ax_acc.set_ylabel("accuracy (dotted: chance)")
     ax_acc.set_title("(a) Accuracy: EM vs the vote", loc="left", fontsize=10)
 
-    # (b) error rates: truth vs EM estimate
+
+def _error_rate_panel(ax_err, result: CrowdComparison):
+    """Panel (b) of :func:`draw_comparison`: each expert's true error rate (bars) and EM's
+    estimate (diamonds)."""
+    K = result.true_confusion.shape[1]
     J = result.n_experts
     x = np.arange(1, J + 1)
     true_bars = ax_err.bar(x, result.true_error_rates, width=0.7, color=COLORS["truth"])
@@ -185,7 +202,11 @@ def draw_comparison(result: CrowdComparison, fig: Figure | None = None, *,
                   frameon=False, ncols=2, borderaxespad=0.1)
     ax_err.set_title("(b) Error rates: truth vs EM", loc="left", fontsize=10)
 
-    # (c) EM objective
+
+def _objective_panel(ax_ll, result: CrowdComparison):
+    """Panel (c) of :func:`draw_comparison`: EM's objective at every iteration."""
+    from matplotlib.ticker import MaxNLocator, ScalarFormatter
+
     hist = np.asarray(result.log_likelihood_history)
     ax_ll.plot(np.arange(hist.size), hist, "-", color=COLORS["em"], lw=1.5,
                marker="o" if hist.size <= 30 else None, ms=3)
@@ -195,23 +216,12 @@ def draw_comparison(result: CrowdComparison, fig: Figure | None = None, *,
     ax_ll.yaxis.set_major_formatter(fmt)
     ax_ll.yaxis.set_major_locator(MaxNLocator(nbins=5))
     ax_ll.set_xlabel("EM iteration")
-    alpha = settings.get("alpha", 0.0)
+    alpha = result.settings.get("alpha", 0.0)
     ax_ll.set_ylabel("log-likelihood" if alpha == 0 else f"log-posterior (α = {alpha:g})")
     state = "converged" if result.converged else "stopped at max_iter"
     ax_ll.set_title("(c) EM objective never falls", loc="left", fontsize=10)
     ax_ll.text(0.97, 0.05, f"{result.n_iter} iterations, {state}", transform=ax_ll.transAxes,
                ha="right", va="bottom", fontsize=8)
-    ax_acc.spines["left"].set_bounds(0, 1)
-    ax_err.spines["left"].set_bounds(0, 1)
-    for ax in (ax_acc, ax_err, ax_ll):
-        ax.spines[["top", "right"]].set_visible(False)
-        ax.tick_params(labelsize=8)
-        ax.yaxis.label.set_size(9)
-        ax.xaxis.label.set_size(9)
-    if title is None:
-        title = _describe(settings)
-    fig.suptitle(title, fontsize=9.5)
-    return fig
 
 
 def _describe(s: dict) -> str:
@@ -246,6 +256,8 @@ def plot_sweep(sweep: Sweep, ax=None, *, xlabel: str | None = None, title: str |
     ['majority vote', 'Dawid–Skene EM', 'Bayes rule, true rates']
     """
     if ax is None:
+        from matplotlib.figure import Figure
+
         ax = Figure(figsize=(5.0, 3.2), layout="constrained").subplots()
     x = np.asarray(sweep.values, dtype=float)
     for attr, label, color, ls in (("mv_accuracy", "majority vote", COLORS["mv"], "-"),
@@ -272,8 +284,6 @@ class ExplorerResult(CrowdComparison):
     ----------
     update : int
         Which update produced it (equals the explorer's ``n_updates`` then).
-    draw_seconds : float
-        Wall time of drawing the figure and encoding it as PNG (0 for a browser result).
     computed_in : {"kernel", "browser"}
         Where the crowd was simulated and fitted: by the package in the kernel, or by the
         explorer's view in the reader's browser (``crowdlearn/widgets/static/crowd_em.js``,
@@ -283,7 +293,6 @@ class ExplorerResult(CrowdComparison):
     """
 
     update: int = 0
-    draw_seconds: float = 0.0
     computed_in: str = "kernel"
 
 
@@ -292,11 +301,11 @@ class DawidSkeneExplorer(_Explorer):
 
     The crowd is made of "one-coin" experts: expert ``j`` labels an item
     wrongly with probability ``error_rates[j]``, spreading the wrong labels
-    evenly over the other classes. On every slider change the explorer draws a
+    evenly over the other classes. On every change the explorer draws a
     new crowd from ``np.random.default_rng(seed)``
     (:func:`~crowdlearn.experiments.compare_on_simulated_crowd`), fits
     :class:`~crowdlearn.MajorityVote` and :class:`~crowdlearn.DawidSkene`, and
-    redraws its figure (:func:`draw_comparison`).
+    summarises the result.
 
     At a high fraction of missing labels some items receive no label at all.
     Majority vote cannot decide such an item, so it is run with
@@ -304,6 +313,13 @@ class DawidSkeneExplorer(_Explorer):
     (instead of the ``ValueError`` the default ``unlabelled="error"`` raises).
     EM gives such an item its estimated class prior. Both are scored on all
     items, so their accuracies fall towards chance together.
+
+    The explorer is an ``anywidget``: displayed, its view (``static/explorer_view.js``,
+    with the simulation and EM of ``static/crowd_em.js``) shows the sliders, the numbers
+    and three panels (accuracies; each expert's true and estimated error rate; EM's
+    objective) and recomputes in the browser on every move, in Jupyter as in the rendered
+    book (``live_html()``). In the kernel, :meth:`set` changes the settings and
+    recomputes with the package.
 
     Parameters
     ----------
@@ -326,71 +342,59 @@ class DawidSkeneExplorer(_Explorer):
     max_iter : int, default 200
     tol : float, default 1e-6
         Passed to :class:`~crowdlearn.DawidSkene`.
-    figsize : (float, float), default (9.0, 3.6)
-        Inches.
-    dpi : int, default 100
-        Resolution of the PNG shown.
 
     Attributes
     ----------
-    widget : ipywidgets.VBox
-        The controls, a one-line summary and the figure; displaying the explorer
-        displays it.
-    error_sliders : list of ipywidgets.FloatSlider
-        One per possible expert (``max_experts``).
-    n_experts_slider : ipywidgets.IntSlider
-    missing_slider, alpha_slider : ipywidgets.FloatSlider
-    seed_slider : ipywidgets.IntSlider
-    figure : matplotlib.figure.Figure
-        The one figure, redrawn in place (never registered with ``pyplot``).
-    image : ipywidgets.Image
-        The figure as PNG.
-    summary : ipywidgets.HTML
-        Accuracies and the EM run, in words.
+    all_error_rates : list of float
+        The error rate of every expert slider (``max_experts`` of them).
+    summary : str
+        The last result in words (HTML), with the warnings of :func:`fit_warnings`, or
+        why the last update failed.
     last_result : ExplorerResult
         Everything the last update computed: ``mv_accuracy``, ``em_accuracy``,
         ``oracle_accuracy``, ``estimated_confusion`` (n_experts, K, K),
         ``true_confusion``, ``estimated_error_rates``, ``true_error_rates``,
         ``log_likelihood_history``, ``n_iter``, ``converged``, ``n_unlabelled``,
-        ``settings``, ``em_seconds``, ``draw_seconds``, ``computed_in``, ...
+        ``settings``, ``em_seconds``, ``computed_in``, ...
         Once the explorer is displayed in Jupyter, the last update is usually the
         browser's: every redraw of the view is reported back to the kernel and becomes
         ``last_result`` (``computed_in == "browser"``, the crowd the browser drew and the
-        fit it made), and the sliders of :attr:`widget` move to the browser's values
-        without a recomputation in the kernel (see ``crowdlearn.widgets._explorer``).
+        fit it made), and :attr:`settings` follow the browser's without a recomputation
+        in the kernel (see ``crowdlearn.widgets._explorer``).
     n_updates : int
         Number of updates so far: 1 after construction, one more for every kernel-side
         recomputation and for every redraw the browser reports (a burst of slider moves
         may reach the kernel as one message that counts all its redraws).
     last_error : str or None
-        Message of the last update that failed on a ``ValueError`` (the figure
-        then keeps its previous state), ``None`` after a successful update.
+        Message of the last update that failed on a ``ValueError`` (``last_result``
+        then keeps its previous value), ``None`` after a successful update.
 
     Examples
     --------
     >>> ex = DawidSkeneExplorer(n_items=200)
     >>> ex.n_updates, ex.last_result.estimated_confusion.shape
     (1, (5, 3, 3))
-    >>> ex.n_experts_slider.value = 3            # callbacks run at once
+    >>> ex.set(n_experts=3)
     >>> ex.n_updates, ex.last_result.estimated_confusion.shape
     (2, (3, 3, 3))
-    >>> ex.set(missing=0.5, alpha=1.0)           # several sliders, one update
+    >>> ex.set(missing=0.5, alpha=1.0)           # several settings, one update
     >>> ex.n_updates, ex.last_result.settings["missing"]
     (3, 0.5)
     >>> ex.close()
     """
 
+    _esm = STATIC / "bundle_dawid_skene.js"
+
     def __init__(self, *, n_experts: int = 5, max_experts: int | None = None,
                  error_rates=None, missing: float = 0.0, alpha: float = 0.0, seed: int = 0,
                  n_items: int = 500, n_classes: int = 3, max_iter: int = 200,
-                 tol: float = 1e-6, figsize=(9.0, 3.6), dpi: int = 100):
+                 tol: float = 1e-6):
         check_scalar(n_experts, "n_experts", kind=numbers.Integral, low=1)
         check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
         check_scalar(n_classes, "n_classes", kind=numbers.Integral, low=2)
         check_scalar(missing, "missing", low=0.0, high=0.95)
         check_scalar(alpha, "alpha", low=0.0, high=5.0)
         check_scalar(seed, "seed", kind=numbers.Integral, low=0, high=99)
-        check_scalar(dpi, "dpi", kind=numbers.Integral, low=20)
         given = [] if error_rates is None else np.atleast_1d(
             np.asarray(error_rates, dtype=float)).tolist()
         if any(not (0.0 <= e <= 0.9) for e in given):
@@ -402,102 +406,76 @@ class DawidSkeneExplorer(_Explorer):
             raise ValueError(f"n_experts ({n_experts}) and len(error_rates) ({len(given)}) "
                              f"must not exceed max_experts ({max_experts})")
         defaults = list(DEFAULT_ERROR_RATES) * (max_experts // len(DEFAULT_ERROR_RATES) + 1)
-        start = given + defaults[len(given):max_experts]
-
+        super().__init__()
         self.n_items = int(n_items)
         self.n_classes = int(n_classes)
-        self._start(max_iter, tol, dpi)
+        self.max_experts = int(max_experts)
+        self.all_error_rates = given + defaults[len(given):max_experts]
+        self._n_experts, self._missing = int(n_experts), float(missing)
+        self._alpha, self._seed = float(alpha), int(seed)
+        self._start(max_iter, tol)
         self.last_result: ExplorerResult | None = None
-
-        common = _slider_options(120, 330)  # one layout, shared by the four sliders
-        self.n_experts_slider = widgets.IntSlider(value=n_experts, min=1, max=max_experts,
-                                                  description="experts", **common)
-        self._missing_and_seed(missing, 0.95, seed, common)
-        self.alpha_slider = widgets.FloatSlider(value=alpha, min=0.0, max=5.0, step=0.1,
-                                                description="pseudo-count α",
-                                                readout_format=".1f", **common)
-        self.error_sliders = [
-            widgets.FloatSlider(value=e, min=0.0, max=0.9, step=0.05,
-                                description=f"expert {j + 1} error", readout_format=".2f",
-                                **_slider_options(100, 300))
-            for j, e in enumerate(start)]
-        self._layout(figsize, _box("Crowd and model", [self.n_experts_slider, self.missing_slider,
-                                                       self.alpha_slider, self.seed_slider]),
-                     _box("Error rate of each expert", self.error_sliders))
-
-        self.n_experts_slider.observe(self._on_n_experts, names="value")
-        for s in (self.missing_slider, self.alpha_slider, self.seed_slider):
-            s.observe(self._on_change, names="value")
-        for j, s in enumerate(self.error_sliders):
-            s.observe(lambda change, j=j: self._on_error_rate(j), names="value")
-        self._show_active_sliders()
         self.update()
 
     # -- state ----------------------------------------------------------------------------
     @property
     def error_rates(self) -> np.ndarray:
         """Error rates of the active experts, shape ``(n_experts,)``."""
-        n = self.n_experts_slider.value
-        return np.array([s.value for s in self.error_sliders[:n]])
+        return np.array(self.all_error_rates[:self._n_experts])
 
     @property
     def settings(self) -> dict:
-        """The current slider values and fixed settings."""
-        return {"error_rates": self.error_rates.tolist(),
-                "n_experts": int(self.n_experts_slider.value),
-                "missing": float(self.missing_slider.value),
-                "alpha": float(self.alpha_slider.value),
-                "seed": int(self.seed_slider.value),
+        """The current settings: ``error_rates`` of the active experts, ``n_experts``,
+        ``missing``, ``alpha``, ``seed``, ``n_items``, ``n_classes``."""
+        return {"error_rates": self.error_rates.tolist(), "n_experts": self._n_experts,
+                "missing": self._missing, "alpha": self._alpha, "seed": self._seed,
                 "n_items": self.n_items, "n_classes": self.n_classes}
 
     def set(self, *, error_rates=None, n_experts=None, missing=None, alpha=None, seed=None):
-        """Set several sliders at once and recompute once.
+        """Change several settings at once and recompute once.
 
         Parameters
         ----------
         error_rates : sequence of float, optional
-            New values of the first ``len(error_rates)`` error sliders.
+            New values of the first ``len(error_rates)`` error rates (of
+            ``max_experts``; those beyond ``n_experts`` wait until an expert joins).
         n_experts, missing, alpha, seed : optional
-            New slider values (ipywidgets clips them to the slider's range).
+            New settings. Numbers are clipped to their slider's range (``n_experts`` to
+            [1, max_experts], ``missing`` to [0, 0.95], ``alpha`` to [0, 5], ``seed`` to
+            [0, 99], error rates to [0, 0.9]), as moving the slider to its end would.
         """
-        if error_rates is not None and len(error_rates) > len(self.error_sliders):
+        if error_rates is not None and len(error_rates) > self.max_experts:
             raise ValueError(f"{len(error_rates)} error rates given but the explorer has "
-                             f"{len(self.error_sliders)} expert sliders")
-        self._set(self.error_sliders, error_rates,
-                  ((self.n_experts_slider, n_experts), (self.missing_slider, missing),
-                   (self.alpha_slider, alpha), (self.seed_slider, seed)))
+                             f"{self.max_experts} expert sliders")
+        with self.hold():
+            for j, e in enumerate(error_rates if error_rates is not None else ()):
+                self.all_error_rates[j] = _clip(e, f"error_rates[{j}]", 0.0, 0.9)
+            if n_experts is not None:
+                self._n_experts = _clip(n_experts, "n_experts", 1, self.max_experts,
+                                        numbers.Integral)
+            if missing is not None:
+                self._missing = _clip(missing, "missing", 0.0, 0.95)
+            if alpha is not None:
+                self._alpha = _clip(alpha, "alpha", 0.0, 5.0)
+            if seed is not None:
+                self._seed = _clip(seed, "seed", 0, 99, numbers.Integral)
 
-    # -- callbacks -------------------------------------------------------------------------
-    def _show_active_sliders(self):
-        n = self.n_experts_slider.value
-        for j, s in enumerate(self.error_sliders):
-            s.layout.display = None if j < n else "none"
+    # -- updates ---------------------------------------------------------------------------
+    def _view_settings(self) -> dict:
+        out = _live_settings(n_experts=self._n_experts, missing=self._missing,
+                             alpha=self._alpha, seed=self._seed, n_items=self.n_items,
+                             n_classes=self.n_classes, max_iter=self.max_iter, tol=self.tol)
+        out["errorRates"] = [float(e) for e in self.all_error_rates]  # one per slider
+        return out
 
-    def _on_n_experts(self, change):
-        self._show_active_sliders()
-        self.update()
-
-    def _on_error_rate(self, j):
-        if j < self.n_experts_slider.value:  # a hidden expert changes nothing
-            self.update()
-
-    def _before_update(self):
-        if self._live_widget is not None:  # keep the front-end in step
-            self._live_widget.settings = _live_settings(**self._live_kwargs())
-
-    def _compute(self) -> CrowdComparison:
-        settings = self.settings
-        return compare_on_simulated_crowd(
-            settings["error_rates"], n_items=self.n_items, n_classes=self.n_classes,
-            missing=settings["missing"], alpha=settings["alpha"],
-            random_state=settings["seed"], max_iter=self.max_iter, tol=self.tol)
-
-    def _draw(self, comparison: CrowdComparison):
-        draw_comparison(comparison, self.figure)
-
-    def _result(self, comparison: CrowdComparison, draw_seconds: float) -> ExplorerResult:
-        base = {f.name: getattr(comparison, f.name) for f in fields(CrowdComparison)}
-        return ExplorerResult(**base, update=self.n_updates, draw_seconds=draw_seconds)
+    def _compute(self) -> ExplorerResult:
+        s = self.settings
+        comparison = compare_on_simulated_crowd(
+            s["error_rates"], n_items=self.n_items, n_classes=self.n_classes,
+            missing=s["missing"], alpha=s["alpha"], random_state=s["seed"],
+            max_iter=self.max_iter, tol=self.tol)
+        return ExplorerResult(**{f.name: getattr(comparison, f.name)
+                                 for f in fields(CrowdComparison)})
 
     @staticmethod
     def _summary(r: ExplorerResult) -> str:
@@ -544,69 +522,13 @@ class DawidSkeneExplorer(_Explorer):
             computed_in="browser")
 
     def _follow_live_settings(self, s: dict):
-        for slider, value in zip(self.error_sliders, s["errorRates"]):
-            slider.value = float(value)
-        self.n_experts_slider.value = int(s["nExperts"])
-        self.missing_slider.value = float(s["missing"])
-        self.alpha_slider.value = float(s["alpha"])
-        self.seed_slider.value = int(s["seed"])
-
-    # -- display ---------------------------------------------------------------------------
-    def _live_kwargs(self) -> dict:
-        s = self.settings
-        return dict(n_experts=s["n_experts"], error_rates=[w.value for w in self.error_sliders],
-                    missing=s["missing"], alpha=s["alpha"], seed=s["seed"],
-                    n_items=s["n_items"], n_classes=s["n_classes"], max_iter=self.max_iter,
-                    tol=self.tol)
-
-    def live_html(self) -> str:
-        """The explorer as a self-contained HTML block that recomputes in the browser.
-
-        See :func:`live_explorer_html`; it starts from this explorer's current settings.
-        """
-        return live_explorer_html(**self._live_kwargs())
-
-    def live_widget(self):
-        """The explorer as an ``anywidget`` (see :func:`live_explorer_widget`), starting
-        from this explorer's current settings; made once, then reused."""
-        return self._live_once(live_explorer_widget)
-
-
-_STATIC = __import__("pathlib").Path(__file__).parent / "static"  # crowdlearn/widgets/static
-_LIVE_IDS = __import__("itertools").count()
-
-_LIVE_CSS = """
-.cl-explorer { font-size: 0.9rem; max-width: 100%; }
-.cl-explorer .cl-controls { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; }
-.cl-explorer fieldset { border: 1px solid #ddd; border-radius: 4px; padding: 0.3rem 0.6rem;
-  margin: 0; min-width: 0; flex: 1 1 260px; }
-.cl-explorer legend { font-weight: 600; font-size: 0.85rem; padding: 0 0.3rem; }
-.cl-explorer .cl-row { display: flex; align-items: center; gap: 0.4rem; margin: 0.15rem 0; }
-.cl-explorer .cl-row[hidden] { display: none; }
-.cl-explorer .cl-label { flex: 0 0 8.5em; }
-.cl-explorer input[type=range] { flex: 1 1 auto; min-width: 6rem; }
-.cl-explorer output { flex: 0 0 2.6em; text-align: right; font-variant-numeric: tabular-nums; }
-.cl-explorer .cl-summary { margin: 0.5rem 0; }
-.cl-explorer .cl-warning { color: #D55E00; }
-.cl-explorer .cl-panels { display: flex; flex-wrap: wrap; gap: 0.5rem; }
-.cl-explorer .cl-panel { flex: 1 1 190px; max-width: min(100%, 380px); height: auto;
-  font-family: system-ui, sans-serif; font-size: 14px; }
-.cl-explorer .cl-panel .cl-title { font-size: 15px; font-weight: 600; }
-.cl-explorer .cl-panel .cl-small { font-size: 12.5px; }
-.cl-explorer .cl-panel .cl-tick { font-size: 10.5px; }
-.cl-explorer .cl-axis { stroke: #555; }
-.cl-explorer .cl-grid { stroke: #e4e4e4; }
-.cl-explorer .cl-chance { stroke: #555; stroke-dasharray: 4 3; }
-.cl-explorer .cl-panel.cl-wide { flex: 1 1 300px; max-width: min(100%, 560px); }
-.cl-explorer .cl-legend { margin: 0.2rem 0; font-size: 0.85rem; }
-.cl-explorer .cl-legend svg { vertical-align: middle; margin: 0 0.15rem 0 0.6rem; }
-.cl-explorer .cl-curves { display: grid; gap: 0.4rem; margin-bottom: 0.5rem;
-  grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); }
-.cl-explorer .cl-curve { width: 100%; height: auto; font-family: system-ui, sans-serif;
-  font-size: 12.5px; }
-.cl-explorer .cl-curve .cl-title { font-size: 11.5px; font-weight: 600; }
-.cl-explorer .cl-curve .cl-small { font-size: 12px; }
-"""
+        for j, value in enumerate(s["errorRates"][:self.max_experts]):
+            self.all_error_rates[j] = _clip(value, "errorRates", 0.0, 0.9)
+        self._n_experts = _clip(s["nExperts"], "nExperts", 1, self.max_experts,
+                                numbers.Integral)
+        self._missing = _clip(s["missing"], "missing", 0.0, 0.95)
+        self._alpha = _clip(s["alpha"], "alpha", 0.0, 5.0)
+        self._seed = _clip(s["seed"], "seed", 0, 99, numbers.Integral)
 
 
 def _live_settings(*, n_experts: int = 5, error_rates=None, missing: float = 0.0,
@@ -620,107 +542,50 @@ def _live_settings(*, n_experts: int = 5, error_rates=None, missing: float = 0.0
             "tol": float(tol)}
 
 
-# what each view needs besides crowd_em.js, in order (_common.js, the views' shared drawing
-# and wiring, is not a module of its own: it goes into the same module, before the view)
-_VIEW_NEEDS = {"explorer_view.js": ("_common.js",),
-               "annotators_view.js": ("annotators_em.js", "_common.js")}
-
-
-def _live_module(view: str = "explorer_view.js") -> str:
-    """crowd_em.js, what the view needs, and the view as a single ES module (no imports,
-    nothing fetched)."""
-    files = ("crowd_em.js", *_VIEW_NEEDS.get(view, ()), view)
-    return "\n".join((_STATIC / f).read_text(encoding="utf-8") for f in files) + "\n"
-
-
-def _live_html(view: str, mount: str, init: dict) -> str:
-    import json
-
-    element = f"crowdlearn-explorer-{next(_LIVE_IDS)}"
-    script = (f"{_live_module(view)}{mount}(document.getElementById({json.dumps(element)}), "
-              f"{json.dumps(init)});")
-    return (f'<style>{_LIVE_CSS}</style><div id="{element}" class="cl-explorer">'
-            f"<p>The explorer runs in your browser and needs JavaScript.</p></div>"
-            f'<script type="module">{script}</script>')
-
-
-_WIDGET_CLASSES: dict = {}
-
-
-def _live_widget(view: str, mount: str, init: dict):
-    """An ``anywidget`` running ``view`` in the front-end; ``result`` gets every view's data."""
-    import json
-
-    if view not in _WIDGET_CLASSES:
-        import anywidget
-        import traitlets
-
-        esm = _live_module(view) + """
-export default {
-  render({ model, el }) {
-    const style = document.createElement("style");
-    style.textContent = %s;
-    const root = document.createElement("div");
-    el.append(style, root);
-    const send = (payload) => { model.set("result", payload); model.save_changes(); };
-    const draw = () => %s(root, model.get("settings"), send);
-    model.on("change:settings", draw);
-    draw();
-  },
-};
-""" % (json.dumps(_LIVE_CSS), mount)
-        name = "Live" + mount.removeprefix("mount")
-        _WIDGET_CLASSES[view] = type(name, (anywidget.AnyWidget,), {
-            "_esm": esm, "settings": traitlets.Dict().tag(sync=True),
-            "result": traitlets.Dict().tag(sync=True),
-            "__module__": __name__,
-            "__doc__": f"The front-end explorer of ``crowdlearn/static/{view}``."})
-    return _WIDGET_CLASSES[view](settings=init)
-
-
 def live_explorer_html(**settings) -> str:
     """The Dawid--Skene explorer as HTML that recomputes in the browser, with no kernel.
 
-    The block holds its controls, a ``<style>`` and one inline ES module: the
-    simulation and EM of ``crowdlearn/static/crowd_em.js`` (the package's Dawid--Skene,
-    step for step; ``tests/test_js_engine.py`` checks it agrees with
-    :class:`~crowdlearn.DawidSkene` to 1e-9) and the SVG view of
-    ``crowdlearn/static/explorer_view.js``. Nothing is loaded from the network.
-    Keyword arguments: ``n_experts``, ``error_rates``, ``missing``, ``alpha``, ``seed``,
-    ``n_items``, ``n_classes``, ``max_iter``, ``tol``.
+    The block holds a ``<style>`` (``static/explorers.css``), a ``<div>`` and one inline
+    ES module, ``static/bundle_dawid_skene.js``: the simulation and EM of
+    ``static/crowd_em.js`` (the package's Dawid--Skene, step for step;
+    ``tests/test_js_engine.py`` checks it agrees with :class:`~crowdlearn.DawidSkene` to
+    1e-9) and the SVG view of ``static/explorer_view.js``. Nothing is loaded from the
+    network. Keyword arguments: ``n_experts``, ``error_rates``, ``missing``, ``alpha``,
+    ``seed``, ``n_items``, ``n_classes``, ``max_iter``, ``tol``; nothing is computed in
+    the kernel (``DawidSkeneExplorer.live_html()`` gives the same block for an explorer).
     """
-    return _live_html("explorer_view.js", "mountDawidSkeneExplorer", _live_settings(**settings))
+    return _page_html("dawid_skene", _live_settings(**settings))
 
 
-def live_explorer_widget(**settings):
-    """The same explorer as an ``anywidget`` widget, for JupyterLab, Notebook and VS Code.
+def live_explorer_widget(**settings) -> DawidSkeneExplorer:
+    """The explorer as an ``anywidget`` for JupyterLab, Notebook and VS Code: a
+    :class:`DawidSkeneExplorer` (which is one) with these settings.
 
-    It runs the same ES module in the front-end (sliders recompute there, with no round
-    trip to the kernel) and reports every view back to the kernel: ``widget.result``
-    holds the settings and the crowd the front-end simulated (``item``, ``expert``,
-    ``label``, ``truth``), its EM posterior, class prior and confusion matrices,
-    objective history, iteration count, the experts' true and estimated error rates and
-    the three accuracies, so the package can check them (``tests/test_jupyterlab.py``
-    does). A :class:`DawidSkeneExplorer` turns them into its ``last_result``.
-    Keyword arguments as for :func:`live_explorer_html`.
+    Its view recomputes in the front-end (sliders answer with no round trip to the kernel)
+    and reports every redraw back to the kernel: ``widget.result`` holds the settings and
+    the crowd the front-end simulated (``item``, ``expert``, ``label``, ``truth``), its EM
+    posterior, class prior and confusion matrices, objective history, iteration count, the
+    experts' true and estimated error rates and the three accuracies, so the package can
+    check them (``tests/test_jupyterlab.py`` does); the explorer turns them into its
+    ``last_result``. Keyword arguments as for :class:`DawidSkeneExplorer`.
     """
-    return _live_widget("explorer_view.js", "mountDawidSkeneExplorer",
-                        _live_settings(**settings))
+    return DawidSkeneExplorer(**settings)
 
 
-class VoteExplorer:
+class VoteExplorer(_LiveExplorer):
     """Chapter 1's explorer: three good experts (accuracy 0.9) and ``n_careless`` careless
     ones on 2,000 binary items; majority vote against the Bayes rule with the true
     accuracies and against the best single expert.
 
-    Displayed, it is an ``anywidget`` in Jupyter and a self-contained HTML block in the
-    rendered book (``crowdlearn/static/vote_view.js``: the simulation of
-    ``crowd_em.js``, the vote, the Bayes rule), recomputing in the browser either way.
-    Ties are broken at random, as :class:`~crowdlearn.MajorityVote` does by default, and
-    scored by their expectation (a tie of ``t`` classes counts ``1/t`` when the truth is
-    among them), so the accuracies are exact. :meth:`compare` gives the same numbers from
-    the package for any crowd.
+    An ``anywidget`` in Jupyter and a self-contained HTML block in the rendered book
+    (``static/vote_view.js``: the simulation of ``crowd_em.js``, the vote, the Bayes rule),
+    recomputing in the browser either way. Ties are broken at random, as
+    :class:`~crowdlearn.MajorityVote` does by default, and scored by their expectation (a
+    tie of ``t`` classes counts ``1/t`` when the truth is among them), so the accuracies are
+    exact. :meth:`compare` gives the same numbers from the package for any crowd.
     """
+
+    _esm = STATIC / "bundle_vote.js"
 
     def __init__(self, *, n_careless: int = 6, careless_accuracy: float = 0.55,
                  seed: int = 0, n_items: int = 2000):
@@ -728,10 +593,14 @@ class VoteExplorer:
         check_scalar(careless_accuracy, "careless_accuracy", low=0.5, high=0.9)
         check_scalar(seed, "seed", kind=numbers.Integral, low=0, high=9)
         check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
-        self.settings = {"nCareless": int(n_careless),
-                         "carelessAccuracy": float(careless_accuracy), "seed": int(seed),
-                         "nItems": int(n_items)}
-        self._widget = None
+        super().__init__(view_settings={
+            "nCareless": int(n_careless), "carelessAccuracy": float(careless_accuracy),
+            "seed": int(seed), "nItems": int(n_items)})
+
+    @property
+    def settings(self) -> dict:
+        """The view's settings: ``nCareless``, ``carelessAccuracy``, ``seed``, ``nItems``."""
+        return self.view_settings
 
     @staticmethod
     def compare(crowd, truth, careless_accuracy: float) -> dict:
@@ -757,14 +626,8 @@ class VoteExplorer:
                 "oracleAccuracy": expected_accuracy(post, 1e-9)}
 
     def widget(self):
-        """The ``anywidget`` (made once)."""
-        if self._widget is None:
-            self._widget = _live_widget("vote_view.js", "mountVoteExplorer", self.settings)
-        return self._widget
-
-    def _repr_mimebundle_(self, **kwargs):
-        return _with_html(self.widget()._repr_mimebundle_(**kwargs),
-                          _live_html("vote_view.js", "mountVoteExplorer", self.settings))
+        """The ``anywidget``: the explorer itself."""
+        return self
 
 
 def dawid_skene_explorer(**kwargs) -> DawidSkeneExplorer:
@@ -782,8 +645,7 @@ def dawid_skene_explorer(**kwargs) -> DawidSkeneExplorer:
     return DawidSkeneExplorer(**kwargs)
 
 
-# chapter 3's explorer (crowdlearn/widgets/em_steps.py): its engine and _common.js
-_VIEW_NEEDS["em_steps_view.js"] = ("em_steps_engine.js", "_common.js")
+# chapter 3's explorer (crowdlearn/widgets/em_steps.py)
 from crowdlearn.widgets.em_steps import EMStepsExplorer, live_em_steps_html  # noqa: E402
 
 __all__ += ["EMStepsExplorer", "live_em_steps_html"]

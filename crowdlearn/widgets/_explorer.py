@@ -1,104 +1,153 @@
-"""The scaffolding the kernel explorers share (:mod:`crowdlearn.widgets` and its
-:mod:`~crowdlearn.widgets.annotators`).
+"""What the explorers share: each is one ``anywidget`` that is also its text/html twin.
 
-An explorer is sliders, a one-line summary and one matplotlib figure shown as a PNG in
-an :class:`ipywidgets.Image`. :class:`_Explorer` holds what does not depend on the
-model: the widget tree and its closing, :meth:`~_Explorer.hold` and the update cycle
-(compute, draw, encode, summarise, or show why the computation failed), and the
-anywidget twin that Jupyter displays. A subclass builds its sliders and says what one
-update computes (:meth:`~_Explorer._compute`), how it is drawn and summarised, and which
-live widget is its twin.
+An explorer's front-end is one ES module, ``static/bundle_<name>.js``: its view
+(``static/*_view.js``) bundled by esbuild with what it imports (``tools/build_widgets.mjs``).
+:class:`_LiveExplorer` is an :class:`anywidget.AnyWidget` whose ``_esm`` is that bundle and
+whose ``_css`` is ``static/explorers.css``:
 
-The twin reports back. Displayed in Jupyter, an explorer is its anywidget: the reader's
-browser simulates and fits on every slider move and sets the widget's ``result`` trait.
-The explorer observes that trait and adopts what the browser computed
+* in Jupyter the widget is displayed: the view draws itself from :attr:`view_settings`
+  (and redraws whenever the kernel changes them), recomputes in the browser on every
+  control change and reports what it computed in :attr:`result`;
+* in the rendered book the output's ``text/html`` twin (:meth:`~_LiveExplorer.live_html`)
+  is shown instead (``nb_mime_priority_overrides`` in ``_config.yml``): the same bundle
+  inlined with the stylesheet, mounted on a ``<div>``; it needs no kernel, no widget manager
+  and no network.
+
+:class:`_Explorer` adds the kernel side of the explorers that the chapters assert with
+(:class:`~crowdlearn.widgets.DawidSkeneExplorer`,
+:class:`~crowdlearn.widgets.annotators.LogisticAnnotatorsExplorer`): their settings, a
+kernel-side update on every :meth:`~_Explorer.set` (the package simulates and fits, and the
+result becomes ``last_result``), and the browser's results read back. Displayed in Jupyter,
+the browser recomputes on every control move and sets ``result``; the explorer adopts it
 (:meth:`~_Explorer._on_live_result`): ``last_result`` becomes the browser's result (its
-``computed_in`` is ``"browser"``), ``n_updates`` counts the browser's redraws (ipywidgets
-may deliver a burst of them as one message, the latest), and the kernel's own sliders
-move to the browser's values without recomputing, so ``settings`` and the next kernel-side
-change start from what the reader sees. The kernel's figure and summary (shown only when
-``widget`` itself is displayed) are redrawn by kernel-side updates only.
+``computed_in`` is ``"browser"``), ``n_updates`` counts the browser's redraws (ipywidgets may
+deliver a burst of them as one message, the latest), and the kernel's settings follow the
+browser's without recomputing, so ``settings`` and the next kernel-side change start from
+what the reader sees.
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
-import time
+import html
+import itertools
+import json
+import numbers
+from pathlib import Path
 
-import ipywidgets as widgets
-from matplotlib.figure import Figure
+import anywidget
+import traitlets
+
+from crowdlearn._validation import check_scalar
+
+#: The explorers' front-end files (``crowdlearn/widgets/static``).
+STATIC = Path(__file__).parent / "static"
+
+_IDS = itertools.count()
+
+#: The name under which every bundle keeps its module (see ``static/_widget.js``).
+_MODULE_NAME = "crowdlearnExplorer"
 
 
-def _slider_options(label_px: int, width_px: int) -> dict:
-    """Keyword arguments of a slider: its label and width; it reports on release only."""
-    return dict(style={"description_width": f"{label_px}px"},
-                layout=widgets.Layout(width=f"{width_px}px"), continuous_update=False)
-
-
-def _box(title: str, sliders) -> widgets.VBox:
-    """A column of sliders under a bold title."""
-    return widgets.VBox([widgets.HTML(f"<b>{title}</b>"), *sliders])
-
-
-def _with_html(bundle, html: str) -> dict:
-    """An anywidget's mimebundle with ``html`` as its text/html twin.
+def _with_html(bundle, html_twin: str) -> dict:
+    """An anywidget's mimebundle with ``html_twin`` as its text/html twin.
 
     Jupyter shows the anywidget (the model runs in the front-end, the sliders answer at
     once); the rendered book prefers the text/html twin (nb_mime_priority_overrides in
     _config.yml), the same module inline, which needs no widget manager.
     """
     bundle = dict((bundle[0] if isinstance(bundle, tuple) else bundle) or {})
-    bundle["text/html"] = html
+    bundle["text/html"] = html_twin
     return bundle
 
 
-class _Explorer:
-    """Base of the kernel explorers; see the module docstring.
+def _html_twin(module: str, css: str, settings: dict) -> str:
+    """A ``<style>`` holding ``css``, a ``<div>`` and one inline ES module: ``module`` (an
+    explorer's bundle) mounted on the ``<div>`` with ``settings``."""
+    element = f"crowdlearn-explorer-{next(_IDS)}"
+    script = (f"{module}\n{_MODULE_NAME}.mount(document.getElementById("
+              f"{json.dumps(element)}), {json.dumps(settings)});")
+    return (f"<style>{css}</style>"
+            f'<div id="{element}" class="cl-explorer">'
+            f"<p>The explorer runs in your browser and needs JavaScript.</p></div>"
+            f'<script type="module">{script}</script>')
 
-    A subclass's ``__init__`` checks its arguments, calls :meth:`_start` and then
-    :meth:`_layout` with its boxes of sliders, observes the sliders and calls
-    :meth:`update`.
+
+def _page_html(bundle: str, settings: dict) -> str:
+    """The text/html twin of the explorer whose bundle is ``static/bundle_<bundle>.js``,
+    mounted with ``settings`` (no widget made)."""
+    module = (STATIC / f"bundle_{bundle}.js").read_text(encoding="utf-8")
+    return _html_twin(module, (STATIC / "explorers.css").read_text(encoding="utf-8"), settings)
+
+
+def _clip(value, name: str, low, high, kind=numbers.Real):
+    """``value`` (a finite number) clipped to ``[low, high]``, as a slider would."""
+    check_scalar(value, name, kind=kind)
+    value = min(max(value, low), high)
+    return int(value) if kind is numbers.Integral else float(value)
+
+
+class _LiveExplorer(anywidget.AnyWidget):
+    """An explorer's front-end: an ``anywidget`` and, through :meth:`live_html`, its
+    text/html twin. A subclass names its bundle in ``_esm``."""
+
+    _css = STATIC / "explorers.css"
+    #: The settings the view starts from, in the page's names (``nExperts``, ``errorRates``,
+    #: ...); setting them redraws every displayed view.
+    view_settings = traitlets.Dict().tag(sync=True)
+    #: What the view computed at its last redraw, sent by the front-end: the settings, the
+    #: crowd and the fits, the number of redraws (``updates``), ...
+    result = traitlets.Dict().tag(sync=True)
+
+    def live_widget(self):
+        """The explorer's anywidget: the explorer itself (kept for the chapters that ask)."""
+        return self
+
+    def live_html(self) -> str:
+        """The explorer as a self-contained HTML block that recomputes in the browser.
+
+        A ``<style>`` (``static/explorers.css``), a ``<div>`` and one inline ES module: the
+        explorer's bundle, mounted on the ``<div>`` with the current :attr:`view_settings`.
+        Nothing is loaded from the network.
+        """
+        return _html_twin(self._esm, self._css, self.view_settings)
+
+    def _repr_mimebundle_(self, **kwargs):
+        return _with_html(super()._repr_mimebundle_(**kwargs), self.live_html())
+
+
+class _Explorer(_LiveExplorer):
+    """Base of the explorers with a kernel side; see the module docstring.
+
+    A subclass's ``__init__`` checks its arguments, calls ``super().__init__()``, sets its
+    settings, calls :meth:`_start` and then :meth:`update`. It says what one update computes
+    (:meth:`_compute`), how its settings read in the page (:meth:`_view_settings`), how a
+    result is summarised (:meth:`_summary`) and how the browser's results are read
+    (:meth:`_result_from_live`, :meth:`_follow_live_settings`).
     """
 
-    #: The anywidget twin, made on the first :meth:`_live_once`.
-    _live_widget = None
     #: The view's count of redraws in its last report (see :meth:`_on_live_result`).
     _live_redraws = 0
+    #: Kernel-side updates so far, sent with the view's settings (``revision``): the view
+    #: redraws on every one, even when the settings equal those it was last sent while the
+    #: reader has moved its sliders since (the view's own moves do not change them).
+    _revision = 0
 
-    def _start(self, max_iter, tol, dpi):
+    def _start(self, max_iter, tol):
         """The state every explorer starts from, before its first update."""
         self.max_iter = max_iter
         self.tol = tol
-        self.dpi = int(dpi)
         self.n_updates = 0
         self.last_result = None
         self.last_error: str | None = None
+        self._problem = ""
         self._hold_depth = 0
-
-    def _missing_and_seed(self, missing, high: float, seed, options: dict):
-        """The sliders of every explorer: :attr:`missing_slider`, the fraction of missing
-        labels from 0 to ``high``, and :attr:`seed_slider`, from 0 to 99."""
-        self.missing_slider = widgets.FloatSlider(value=missing, min=0.0, max=high, step=0.05,
-                                                  description="missing fraction",
-                                                  readout_format=".2f", **options)
-        self.seed_slider = widgets.IntSlider(value=seed, min=0, max=99, description="seed",
-                                             **options)
-
-    def _layout(self, figsize, left: widgets.Widget, right: widgets.Widget):
-        """The figure, its image and the summary; the two boxes of controls side by side
-        above them make :attr:`widget`."""
-        self.figure = Figure(figsize=tuple(figsize))
-        width_px = int(round(figsize[0] * self.dpi))
-        self.image = widgets.Image(format="png",
-                                   layout=widgets.Layout(width="100%", max_width=f"{width_px}px"))
-        self.summary = widgets.HTML()
-        self.widget = widgets.VBox([widgets.HBox([left, right]), self.summary, self.image])
+        self.observe(self._on_live_result, names="result")
 
     # -- state ------------------------------------------------------------------------------
     @contextlib.contextmanager
     def hold(self):
-        """Change several sliders with a single recomputation at the end."""
+        """Make several changes (calls of ``set``) with a single recomputation at the end."""
         self._hold_depth += 1
         try:
             yield self
@@ -107,34 +156,27 @@ class _Explorer:
         if self._hold_depth == 0:
             self.update()
 
-    def _set(self, sliders, values, pairs):
-        """Set the first ``len(values)`` of ``sliders`` (``values`` may be None) and each
-        slider of ``(slider, value)`` ``pairs`` whose value is not None; recompute once."""
-        with self.hold():
-            if values is not None:
-                for s, v in zip(sliders, values):
-                    s.value = float(v)
-            for slider, value in pairs:
-                if value is not None:
-                    slider.value = value
-
     @contextlib.contextmanager
     def _quiet(self):
-        """Move sliders without any recomputation (not even at the end, unlike :meth:`hold`)."""
+        """Change settings without any recomputation (not even at the end, unlike :meth:`hold`)."""
         self._hold_depth += 1
         try:
             yield self
         finally:
             self._hold_depth -= 1
 
-    # -- callbacks --------------------------------------------------------------------------
-    def _on_change(self, change):
-        self.update()
+    @property
+    def summary(self) -> str:
+        """The last result in words (HTML), with its warnings; or why the last update failed."""
+        if self._problem:
+            return f"<span class='cl-warning'>{self._problem}</span>"
+        return self._summary(self.last_result) if self.last_result is not None else ""
 
+    # -- updates ----------------------------------------------------------------------------
     def _on_live_result(self, change):
-        """The anywidget's ``result`` changed (a view in the browser redrew): make it the
-        explorer's :attr:`last_result`, count the view's redraws since its last report in
-        :attr:`n_updates` and move the kernel's sliders to the browser's settings without
+        """The ``result`` changed (a view in the browser redrew): make it the explorer's
+        :attr:`last_result`, count the view's redraws since its last report in
+        :attr:`n_updates` and move the kernel's settings to the browser's without
         recomputing. A result that cannot be read leaves :attr:`last_result` as it was and
         says why in :attr:`last_error`."""
         payload = change.get("new") or {}
@@ -144,6 +186,7 @@ class _Explorer:
             result = self._result_from_live(payload)
         except (KeyError, IndexError, TypeError, ValueError) as exc:
             self.last_error = f"the browser's result could not be read: {exc!r}"
+            self._problem = "Not updated: " + html.escape(self.last_error)
             return
         with self._quiet():
             self._follow_live_settings(payload["settings"])
@@ -155,6 +198,7 @@ class _Explorer:
         result.update = self.n_updates
         self.last_result = result
         self.last_error = None
+        self._problem = ""
 
     def _result_from_live(self, payload: dict):
         """The :attr:`last_result` of what the browser reported (``payload``, the view's
@@ -162,70 +206,37 @@ class _Explorer:
         raise NotImplementedError
 
     def _follow_live_settings(self, settings: dict):
-        """Set the kernel's sliders to the browser's ``settings`` (inside :meth:`_quiet`)."""
+        """Set the kernel's settings to the browser's ``settings`` (inside :meth:`_quiet`)."""
         raise NotImplementedError
 
-    def _before_update(self):
-        """Run at the start of every update that is not held (nothing by default)."""
+    def _view_settings(self) -> dict:
+        """The current settings in the page's names (what :attr:`view_settings` gets)."""
+        raise NotImplementedError
 
     def _compute(self):
-        """What one update draws: simulate and fit. A ``ValueError`` stops the update."""
+        """What one update computes: simulate and fit. A ``ValueError`` stops the update."""
         raise NotImplementedError
 
-    def _draw(self, computed):
-        """Draw ``computed`` into :attr:`figure`."""
-        raise NotImplementedError
-
-    def _result(self, computed, draw_seconds: float):
-        """The :attr:`last_result` of this update (its number is :attr:`n_updates`)."""
+    @staticmethod
+    def _summary(result) -> str:
+        """``result`` in words (HTML)."""
         raise NotImplementedError
 
     def update(self):
-        """Re-simulate, refit and redraw with the current slider values."""
+        """Re-simulate and refit in the kernel with the current settings, and redraw the
+        displayed views from them."""
         if self._hold_depth:
             return
-        self._before_update()
+        self._revision += 1
+        self.view_settings = {**self._view_settings(), "revision": self._revision}
         try:
-            computed = self._compute()
+            result = self._compute()
         except ValueError as exc:  # e.g. no label at all was drawn
             self.last_error = str(exc)
-            self.summary.value = f"<span style='color:#D55E00'>Cannot fit: {exc}</span>"
+            self._problem = "Cannot fit: " + html.escape(str(exc))
             return
         self.last_error = None
+        self._problem = ""
         self.n_updates += 1
-        start = time.perf_counter()
-        self._draw(computed)
-        buf = io.BytesIO()
-        self.figure.savefig(buf, format="png", dpi=self.dpi)
-        self.image.value = buf.getvalue()
-        self.last_result = self._result(computed, time.perf_counter() - start)
-        self.summary.value = self._summary(self.last_result)
-
-    # -- display ----------------------------------------------------------------------------
-    def _live_once(self, make):
-        """The anywidget twin, made by ``make(**self._live_kwargs())`` once, then reused;
-        what its views compute in the browser comes back through :meth:`_on_live_result`."""
-        if self._live_widget is None:
-            self._live_widget = make(**self._live_kwargs())
-            self._live_widget.observe(self._on_live_result, names="result")
-        return self._live_widget
-
-    def _repr_mimebundle_(self, **kwargs):
-        return _with_html(self.live_widget()._repr_mimebundle_(**kwargs), self.live_html())
-
-    def close(self):
-        """Close every widget of the explorer (with their layouts and styles) and clear
-        its figure."""
-        seen, stack = set(), [self.widget]
-        while stack:
-            w = stack.pop()
-            if id(w) in seen or not isinstance(w, widgets.Widget):
-                continue
-            seen.add(id(w))
-            stack.extend(getattr(w, "children", ()))
-            stack.extend(getattr(w, name, None) for name in ("layout", "style"))
-            w.close()
-        if self._live_widget is not None:
-            self._live_widget.close()
-            self._live_widget = None
-        self.figure.clear()
+        result.update = self.n_updates
+        self.last_result = result

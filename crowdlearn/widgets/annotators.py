@@ -7,23 +7,17 @@ rises or falls along the first feature (the slope :math:`w_{t1}`), the base
 reliability :math:`\\gamma` shared by all annotators, the fraction of missing
 labels and the seed. Every change draws a new crowd (seeded), fits
 :class:`~crowdlearn.MajorityVote`, :class:`~crowdlearn.DawidSkene` and
-:class:`~crowdlearn.LogisticAnnotators`, and redraws one figure: the true and
+:class:`~crowdlearn.LogisticAnnotators`, and redraws its view: the true and
 estimated reliability curves of every annotator against :math:`x_1`, and the
 accuracy of each method against the truth.
 
-Displayed in Jupyter or in the rendered book, the explorer is live in the browser:
-:func:`live_annotators_widget` (an ``anywidget``) and :func:`live_annotators_html` run the
-same ES module (``crowdlearn/static/annotators_em.js``, the package's EM step for step, and
-``annotators_view.js``, an SVG view), with no kernel round trip and no network;
-:func:`fit_explorer_crowd` recomputes any of its views with the package.
-
-The Python explorer below computes the same views in the kernel. As in
-:mod:`crowdlearn.widgets`, its figure is a plain
-:class:`matplotlib.figure.Figure` (never registered with ``pyplot``) shown as a
-PNG in an :class:`ipywidgets.Image`; its artists are created once and updated in
-place, so an update opens no figure and accumulates nothing. ipywidgets
-callbacks run synchronously in plain Python, so the explorer is testable without
-a kernel: set a slider's ``value`` and read ``last_result``.
+The explorer is an ``anywidget`` (``static/bundle_annotators.js``): displayed in Jupyter,
+or as its text/html twin (:func:`live_annotators_html`) in the rendered book, it is live in
+the browser, running the same ES module (``static/annotators_em.js``, the package's EM step
+for step, and ``static/annotators_view.js``, an SVG view) with no kernel round trip and no
+network; :func:`fit_explorer_crowd` recomputes any of its views with the package. In the
+kernel, :meth:`LogisticAnnotatorsExplorer.set` changes the settings and recomputes the same
+views with the package, so a chapter can assert on ``last_result``.
 """
 
 from __future__ import annotations
@@ -33,9 +27,7 @@ import time
 import warnings
 from dataclasses import dataclass
 
-import ipywidgets as widgets
 import numpy as np
-from matplotlib.figure import Figure
 from scipy.special import expit
 
 from crowdlearn._validation import check_scalar
@@ -45,13 +37,13 @@ from crowdlearn.labels import CrowdLabels, from_triples
 from crowdlearn.features.logistic_annotators import LogisticAnnotators
 from crowdlearn.aggregation.majority_vote import MajorityVote
 from crowdlearn.simulate.annotators import simulate_logistic_annotators
-from crowdlearn.widgets._explorer import _box, _Explorer, _slider_options
+from crowdlearn.widgets._explorer import STATIC, _clip, _Explorer, _page_html
 
 __all__ = ["AnnotatorsExplorerResult", "LogisticAnnotatorsExplorer", "COLORS",
            "DEFAULT_SLOPES", "bayes_posterior", "fit_explorer_crowd", "live_annotators_html",
            "live_annotators_widget"]
 
-#: Okabe--Ito colours of the explorer's figure (distinct under common colour blindness).
+#: Okabe--Ito colours of the explorer's view (distinct under common colour blindness).
 COLORS = {"mv": "#E69F00", "ds": "#0072B2", "la": "#009E73", "oracle": "#7F7F7F",
           "truth": "#000000", "chance": "#555555"}
 
@@ -59,13 +51,6 @@ COLORS = {"mv": "#E69F00", "ds": "#0072B2", "la": "#009E73", "oracle": "#7F7F7F"
 #: is reliable for large :math:`x_1`, its mirror image, a milder one, one whose
 #: reliability does not depend on the item, and a second mild mirror image.
 DEFAULT_SLOPES = (3.0, -3.0, 1.5, 0.0, -1.5, 2.0)
-
-#: Margins of the figure, in inches (fixed, so no layout engine runs on update).
-_MARGINS = {"left": 0.55, "right": 0.12, "bottom": 0.55, "top": 0.78, "gap": 0.12,
-            "bar_gap": 0.75, "bar_width": 2.35}
-
-_METHODS = ("majority\nvote", "Dawid–\nSkene", "logistic\nannotators", "Bayes,\ntrue θ")
-
 
 def bayes_posterior(X, labels: CrowdLabels, coef, intercept, reliability_coef,
                     reliability_intercept) -> np.ndarray:
@@ -127,8 +112,8 @@ class AnnotatorsExplorerResult:
         The penalised log-likelihood at every E-step (never decreases).
     la_converged, ds_converged : bool
     n_labels, n_unlabelled : int
-    fit_seconds, draw_seconds : float
-        Wall time of simulating and fitting, and of drawing and encoding the PNG.
+    fit_seconds : float
+        Wall time of simulating and fitting.
     update : int
         Which update produced it (the explorer's ``n_updates`` then).
     ds_posterior, la_posterior : ndarray of shape (n_items, 2)
@@ -169,7 +154,6 @@ class AnnotatorsExplorerResult:
     n_labels: int
     n_unlabelled: int
     fit_seconds: float = 0.0
-    draw_seconds: float = 0.0
     update: int = 0
     ds_posterior: np.ndarray | None = None
     la_posterior: np.ndarray | None = None
@@ -180,7 +164,7 @@ class AnnotatorsExplorerResult:
 
     @property
     def accuracies(self) -> dict:
-        """``{method: accuracy}`` in the order of the figure's bars."""
+        """``{method: accuracy}`` in the order of the view's bars."""
         return {"majority vote": self.mv_accuracy, "Dawid-Skene": self.ds_accuracy,
                 "LogisticAnnotators": self.la_accuracy, "Bayes, true parameters":
                 self.oracle_accuracy}
@@ -269,99 +253,6 @@ def _empirical_reliability(crowd: CrowdLabels, truth: np.ndarray, T: int) -> np.
     return empirical
 
 
-class _Drawing:
-    """The explorer's figure: one small panel per annotator and an accuracy panel.
-
-    Every artist is made once; :meth:`draw` only changes data, heights and texts.
-    """
-
-    def __init__(self, fig: Figure, n_annotators: int, grid: np.ndarray):
-        self.fig = fig
-        fig.set_layout_engine("none")
-        w, h = fig.get_size_inches()
-        m = _MARGINS
-        T = n_annotators
-        bottom, top = m["bottom"] / h, 1 - m["top"] / h
-        right_of_curves = w - m["right"] - m["bar_width"] - m["bar_gap"]
-        panel = (right_of_curves - m["left"] - (T - 1) * m["gap"]) / T
-        self.curve_axes = []
-        for t in range(T):
-            left = m["left"] + t * (panel + m["gap"])
-            ax = fig.add_axes((left / w, bottom, panel / w, top - bottom),
-                              sharey=self.curve_axes[0] if t else None)
-            self.curve_axes.append(ax)
-        self.bar_ax = fig.add_axes(((w - m["right"] - m["bar_width"]) / w, bottom,
-                                    m["bar_width"] / w, top - bottom))
-        self.true_lines, self.la_lines, self.ds_lines, self.titles = [], [], [], []
-        for t, ax in enumerate(self.curve_axes):
-            ax.axhline(0.5, color=COLORS["chance"], lw=0.6, alpha=0.6)
-            (true_line,) = ax.plot(grid, np.full_like(grid, np.nan), color=COLORS["truth"],
-                                   lw=1.6, ls="--", label="true η")
-            (la_line,) = ax.plot(grid, np.full_like(grid, np.nan), color=COLORS["la"], lw=2.2,
-                                 label="logistic annotators")
-            (ds_line,) = ax.plot(grid[[0, -1]], [np.nan, np.nan], color=COLORS["ds"], lw=1.6,
-                                 ls=(0, (1, 1.5)), label="Dawid–Skene (one number)")
-            self.true_lines.append(true_line)
-            self.la_lines.append(la_line)
-            self.ds_lines.append(ds_line)
-            ax.set_xlim(grid[0], grid[-1])
-            ax.set_ylim(0, 1)
-            ax.set_xticks([-2, 0, 2])
-            ax.set_xlabel("feature $x_1$", fontsize=8.5)
-            ax.tick_params(labelsize=7.5)
-            ax.spines[["top", "right"]].set_visible(False)
-            if t:
-                ax.tick_params(labelleft=False)
-            else:
-                ax.set_ylabel("P(label correct), $\\eta_t(x_1)$", fontsize=8.5)
-                ax.set_yticks(np.linspace(0, 1, 6))
-            self.titles.append(ax.set_title("", fontsize=8.5))
-        fig.legend(handles=[self.true_lines[0], self.la_lines[0], self.ds_lines[0]],
-                   loc="upper left", bbox_to_anchor=(m["left"] / w, 1 - 0.3 / h), ncols=3,
-                   fontsize=8, frameon=False, borderaxespad=0.0, handlelength=2.4)
-        fig.text(m["left"] / w, 1 - 0.12 / h, "Reliability of each annotator along $x_1$ "
-                 "(at $x_2 = 0$): estimates against the truth", fontsize=9.5,
-                 va="top", ha="left")
-
-        ax = self.bar_ax
-        colors = [COLORS["mv"], COLORS["ds"], COLORS["la"], COLORS["oracle"]]
-        self.bars = ax.bar(range(4), np.zeros(4), color=colors, width=0.66)
-        self.bars[3].set_hatch("//")
-        self.bars[3].set_edgecolor("white")
-        self.bar_texts = [ax.text(i, 0.0, "", ha="center", va="bottom", fontsize=8)
-                          for i in range(4)]
-        ax.axhline(0.5, color=COLORS["chance"], lw=0.6, alpha=0.6)
-        ax.set_xlim(-0.55, 3.55)
-        ax.set_ylim(0, 1.08)
-        ax.set_yticks(np.linspace(0, 1, 6))
-        ax.set_xticks(range(4), _METHODS, fontsize=7)
-        ax.set_ylabel("accuracy against the truth", fontsize=8.5)
-        ax.tick_params(axis="y", labelsize=7.5)
-        ax.spines[["top", "right"]].set_visible(False)
-        ax.spines["left"].set_bounds(0, 1)
-        ax.set_title("Accuracy of each method", fontsize=9.5, pad=14)
-        self.suptitle = fig.text(1 - m["right"] / w, 1 - 0.12 / h, "", fontsize=8,
-                                 va="top", ha="right", color="#333333")
-
-    def draw(self, r: AnnotatorsExplorerResult):
-        slopes = r.settings["slopes"]
-        for t, ax in enumerate(self.curve_axes):
-            self.true_lines[t].set_ydata(r.true_eta[t])
-            self.la_lines[t].set_ydata(r.estimated_eta[t])
-            self.ds_lines[t].set_ydata([r.ds_reliability[t]] * 2)
-            self.titles[t].set_text(f"annotator {t + 1}: slope "
-                                   + f"{slopes[t]:+.2g}".replace("-", "\u2212"))
-        for i, (bar, text, v) in enumerate(zip(self.bars, self.bar_texts,
-                                               r.accuracies.values())):
-            bar.set_height(v)
-            text.set_position((i, v + 0.012))
-            text.set_text(f"{v:.3f}")
-        s = r.settings
-        gamma = f"{s['gamma']:+.2g}".replace("-", "\u2212")
-        self.suptitle.set_text(f"{s['n_items']} items, γ = {gamma}, {s['missing']:.0%} missing, "
-                               f"seed {s['seed']}")
-
-
 class LogisticAnnotatorsExplorer(_Explorer):
     """Sliders over a crowd whose reliability depends on the item; three methods refitted live.
 
@@ -376,7 +267,12 @@ class LogisticAnnotatorsExplorer(_Explorer):
     (:func:`~crowdlearn.simulate.annotators.simulate_logistic_annotators`), fits
     :class:`~crowdlearn.MajorityVote` (items without labels get a random guess),
     :class:`~crowdlearn.DawidSkene` and :class:`~crowdlearn.LogisticAnnotators`,
-    and redraws its figure.
+    and shows the true and estimated reliability curves and each method's accuracy.
+
+    The explorer is an ``anywidget`` whose view recomputes in the browser, in Jupyter as
+    in the rendered book (``live_html()``); the page also lets the reader change the
+    number of annotators. In the kernel, :meth:`set` changes the settings and recomputes
+    with the package.
 
     Parameters
     ----------
@@ -399,54 +295,46 @@ class LogisticAnnotatorsExplorer(_Explorer):
     max_iter : int, default 200
     tol : float, default 1e-6
         Passed to both EM models.
-    figsize : (float, float), default (10.0, 3.6)
-    dpi : int, default 100
 
     Attributes
     ----------
-    widget : ipywidgets.VBox
-        Controls, a one-line summary and the figure; displaying the explorer displays it.
-    slope_sliders : list of ipywidgets.FloatSlider
-    gamma_slider, missing_slider : ipywidgets.FloatSlider
-    seed_slider : ipywidgets.IntSlider
-    figure : matplotlib.figure.Figure
-        The one figure, updated in place.
-    image : ipywidgets.Image
-        The figure as PNG.
-    summary : ipywidgets.HTML
+    summary : str
+        The last result in words (HTML), or why the last update failed.
     last_result : AnnotatorsExplorerResult
         Everything the last successful update computed. Once the explorer is displayed in
         Jupyter, the last update is usually the browser's: every redraw of the view is
         reported back to the kernel and becomes ``last_result`` (``computed_in ==
         "browser"``; the view's own number of annotators, which the reader can change),
-        and the sliders of :attr:`widget` move to the browser's values without a
-        recomputation in the kernel (see ``crowdlearn.widgets._explorer``).
+        and :attr:`settings` follow the browser's without a recomputation in the kernel
+        (see ``crowdlearn.widgets._explorer``).
     n_updates : int
         Number of updates so far: 1 after construction, one more for every kernel-side
         recomputation and for every redraw the browser reports (a burst of slider moves
         may reach the kernel as one message that counts all its redraws).
     last_error : str or None
-        Message of the last update that failed on a ``ValueError`` (the figure then
-        keeps its previous state), ``None`` after a successful update.
+        Message of the last update that failed on a ``ValueError`` (``last_result``
+        then keeps its previous value), ``None`` after a successful update.
 
     Examples
     --------
     >>> ex = LogisticAnnotatorsExplorer(n_items=300)
     >>> ex.n_updates, ex.last_result.estimated_eta.shape
     (1, (4, 121))
-    >>> ex.slope_sliders[3].value = 2.0          # callbacks run at once
+    >>> ex.set(slopes=[3.0, -3.0, 1.5, 2.0])
     >>> ex.n_updates, ex.last_result.settings["slopes"]
     (2, [3.0, -3.0, 1.5, 2.0])
-    >>> ex.set(gamma=-1.0, missing=0.3)          # several sliders, one update
+    >>> ex.set(gamma=-1.0, missing=0.3)          # several settings, one update
     >>> ex.n_updates, ex.last_result.settings["missing"]
     (3, 0.3)
     >>> ex.close()
     """
 
+    _esm = STATIC / "bundle_annotators.js"
+
     def __init__(self, *, n_annotators: int = 4, slopes=None, gamma: float = -0.5,
                  missing: float = 0.0, seed: int = 0, n_items: int = 600,
                  coef=(2.0, -1.0), intercept: float = 0.0, l2: float = 1.0,
-                 max_iter: int = 200, tol: float = 1e-6, figsize=(10.0, 3.6), dpi: int = 100):
+                 max_iter: int = 200, tol: float = 1e-6):
         check_scalar(n_annotators, "n_annotators", kind=numbers.Integral, low=2, high=6)
         check_scalar(gamma, "gamma", low=-3.0, high=3.0)
         check_scalar(missing, "missing", low=0.0, high=0.9)
@@ -454,8 +342,7 @@ class LogisticAnnotatorsExplorer(_Explorer):
         check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
         check_scalar(intercept, "intercept")
         check_scalar(l2, "l2", low=0.0)
-        check_scalar(dpi, "dpi", kind=numbers.Integral, low=20)
-        start = list(DEFAULT_SLOPES[:n_annotators])
+        start = list(DEFAULT_SLOPES)
         if slopes is not None:
             given = np.atleast_1d(np.asarray(slopes, dtype=float))
             if given.ndim != 1 or given.size > n_annotators:
@@ -468,69 +355,66 @@ class LogisticAnnotatorsExplorer(_Explorer):
         if coef.shape != (2,) or not np.isfinite(coef).all():
             raise ValueError(f"coef must be two finite numbers, got {coef!r}")
 
+        super().__init__()
         self.n_annotators = int(n_annotators)
         self.n_items = int(n_items)
         self.coef = tuple(float(c) for c in coef)
         self.intercept = float(intercept)
         self.l2 = float(l2)
-        self._start(max_iter, tol, dpi)
+        # every slope the page can show (it lets the reader add annotators); the kernel's
+        # explorer uses the first n_annotators
+        self._all_slopes = start
+        self._gamma, self._missing, self._seed = float(gamma), float(missing), int(seed)
+        self._start(max_iter, tol)
         self.last_result: AnnotatorsExplorerResult | None = None
         self.grid = np.linspace(-3.0, 3.0, 121)
-
-        common = _slider_options(110, 320)  # one layout, shared by all the sliders
-        self.slope_sliders = [
-            widgets.FloatSlider(value=s, min=-5.0, max=5.0, step=0.25,
-                                description=f"annotator {t + 1}", readout_format="+.2f",
-                                **common)
-            for t, s in enumerate(start)]
-        self.gamma_slider = widgets.FloatSlider(value=gamma, min=-3.0, max=3.0, step=0.1,
-                                                description="γ (base σ(−γ))",
-                                                readout_format="+.1f", **common)
-        self._missing_and_seed(missing, 0.9, seed, common)
-        self._layout(figsize, _box("Slope of each annotator's reliability along x₁",
-                                   self.slope_sliders),
-                     _box("Crowd", [self.gamma_slider, self.missing_slider, self.seed_slider]))
-        self._drawing = _Drawing(self.figure, self.n_annotators, self.grid)
-        for s in (*self.slope_sliders, self.gamma_slider, self.missing_slider,
-                  self.seed_slider):
-            s.observe(self._on_change, names="value")
         self.update()
 
     # -- state ------------------------------------------------------------------------------
     @property
     def slopes(self) -> np.ndarray:
         """Current slopes :math:`w_{t1}`, shape ``(n_annotators,)``."""
-        return np.array([s.value for s in self.slope_sliders])
+        return np.array(self._all_slopes[:self.n_annotators])
 
     @property
     def settings(self) -> dict:
-        """The current slider values and fixed settings."""
-        return {"slopes": self.slopes.tolist(), "gamma": float(self.gamma_slider.value),
-                "missing": float(self.missing_slider.value), "seed": int(self.seed_slider.value),
-                "n_items": self.n_items, "coef": list(self.coef), "intercept": self.intercept,
-                "l2": self.l2}
+        """The current settings: ``slopes``, ``gamma``, ``missing``, ``seed``, ``n_items``,
+        ``coef``, ``intercept``, ``l2``."""
+        return {"slopes": self.slopes.tolist(), "gamma": self._gamma,
+                "missing": self._missing, "seed": self._seed, "n_items": self.n_items,
+                "coef": list(self.coef), "intercept": self.intercept, "l2": self.l2}
 
     def set(self, *, slopes=None, gamma=None, missing=None, seed=None):
-        """Set several sliders at once and recompute once.
+        """Change several settings at once and recompute once.
 
         Parameters
         ----------
         slopes : sequence of float, optional
-            New values of the first ``len(slopes)`` slope sliders.
+            New values of the first ``len(slopes)`` slopes.
         gamma, missing, seed : optional
-            New slider values (ipywidgets clips them to the slider's range).
+            New settings. Numbers are clipped to their slider's range (slopes to [-5, 5],
+            ``gamma`` to [-3, 3], ``missing`` to [0, 0.9], ``seed`` to [0, 99]), as moving
+            the slider to its end would.
         """
         if slopes is not None and len(slopes) > self.n_annotators:
             raise ValueError(f"{len(slopes)} slopes given but the explorer has "
                              f"{self.n_annotators} annotators")
-        self._set(self.slope_sliders, slopes, ((self.gamma_slider, gamma),
-                                               (self.missing_slider, missing),
-                                               (self.seed_slider, seed)))
+        with self.hold():
+            for t, w in enumerate(slopes if slopes is not None else ()):
+                self._all_slopes[t] = _clip(w, f"slopes[{t}]", -5.0, 5.0)
+            if gamma is not None:
+                self._gamma = _clip(gamma, "gamma", -3.0, 3.0)
+            if missing is not None:
+                self._missing = _clip(missing, "missing", 0.0, 0.9)
+            if seed is not None:
+                self._seed = _clip(seed, "seed", 0, 99, numbers.Integral)
 
-    # -- callbacks --------------------------------------------------------------------------
-    def _before_update(self):
-        if self._live_widget is not None:  # keep the front-end in step
-            self._live_widget.settings = _live_settings(**self._live_kwargs())
+    # -- updates ----------------------------------------------------------------------------
+    def _view_settings(self) -> dict:
+        return _live_settings(n_annotators=self.n_annotators, slopes=self._all_slopes,
+                              gamma=self._gamma, missing=self._missing, seed=self._seed,
+                              n_items=self.n_items, coef=self.coef, intercept=self.intercept,
+                              l2=self.l2, max_iter=self.max_iter, tol=self.tol)
 
     def _compute(self) -> AnnotatorsExplorerResult:
         return _simulate_and_fit(self.settings, self.grid, self.max_iter, self.tol)
@@ -573,20 +457,11 @@ class LogisticAnnotatorsExplorer(_Explorer):
             mv_labels=np.asarray(payload["mvPrediction"], dtype=int), computed_in="browser")
 
     def _follow_live_settings(self, s: dict):
-        for slider, value in zip(self.slope_sliders, s["slopes"]):
-            slider.value = float(value)
-        self.gamma_slider.value = float(s["gamma"])
-        self.missing_slider.value = float(s["missing"])
-        self.seed_slider.value = int(s["seed"])
-
-    def _draw(self, result: AnnotatorsExplorerResult):
-        self._drawing.draw(result)
-
-    def _result(self, result: AnnotatorsExplorerResult, draw_seconds: float
-                ) -> AnnotatorsExplorerResult:
-        result.update = self.n_updates
-        result.draw_seconds = draw_seconds
-        return result
+        for t, w in enumerate(s["slopes"][:len(self._all_slopes)]):
+            self._all_slopes[t] = _clip(w, "slopes", -5.0, 5.0)
+        self._gamma = _clip(s["gamma"], "gamma", -3.0, 3.0)
+        self._missing = _clip(s["missing"], "missing", 0.0, 0.9)
+        self._seed = _clip(s["seed"], "seed", 0, 99, numbers.Integral)
 
     @staticmethod
     def _summary(r: AnnotatorsExplorerResult) -> str:
@@ -596,25 +471,7 @@ class LogisticAnnotatorsExplorer(_Explorer):
                 f"<b>{r.ds_accuracy:.3f}</b>, logistic annotators <b>{r.la_accuracy:.3f}</b>"
                 f"{flipped}, Bayes with the true parameters {r.oracle_accuracy:.3f}"
                 f" &nbsp;·&nbsp; {r.n_labels} labels{unlabelled}; mean |η error| "
-                f"{r.eta_error:.3f}; update {1000 * (r.fit_seconds + r.draw_seconds):.0f} ms")
-
-    # -- display ----------------------------------------------------------------------------
-    def _live_kwargs(self) -> dict:
-        s = self.settings
-        return dict(n_annotators=self.n_annotators, slopes=s["slopes"], gamma=s["gamma"],
-                    missing=s["missing"], seed=s["seed"], n_items=self.n_items,
-                    coef=self.coef, intercept=self.intercept, l2=self.l2,
-                    max_iter=self.max_iter, tol=self.tol)
-
-    def live_html(self) -> str:
-        """The explorer as a self-contained HTML block that recomputes in the browser
-        (see :func:`live_annotators_html`), starting from this explorer's settings."""
-        return live_annotators_html(**self._live_kwargs())
-
-    def live_widget(self):
-        """The explorer as an ``anywidget`` (see :func:`live_annotators_widget`), starting
-        from this explorer's settings; made once, then reused."""
-        return self._live_once(live_annotators_widget)
+                f"{r.eta_error:.3f}; update {1000 * r.fit_seconds:.0f} ms")
 
 
 def _live_settings(*, n_annotators: int = 4, slopes=None, gamma: float = -0.5,
@@ -637,30 +494,24 @@ def _live_settings(*, n_annotators: int = 4, slopes=None, gamma: float = -0.5,
 def live_annotators_html(**settings) -> str:
     """Chapter 8's explorer as HTML that recomputes in the browser, with no kernel.
 
-    One ``<style>``, the controls and one inline ES module: the simulation, majority
-    vote, Dawid--Skene and the logistic-annotator EM of ``crowdlearn/static/crowd_em.js``
-    and ``annotators_em.js`` (the package's algorithms step for step;
-    ``tests/test_js_engine.py`` checks agreement with :class:`~crowdlearn.LogisticAnnotators`
-    and :class:`~crowdlearn.DawidSkene` to 1e-9) and the SVG view of
-    ``annotators_view.js``. Nothing is loaded from the network. Keyword arguments:
-    ``n_annotators`` (2 to 6, a slider in the page), ``slopes``, ``gamma``, ``missing``,
-    ``seed``, ``n_items``, ``coef``, ``intercept``, ``l2``, ``max_iter``, ``tol``.
+    One ``<style>``, a ``<div>`` and one inline ES module, ``static/bundle_annotators.js``:
+    the simulation, majority vote, Dawid--Skene and the logistic-annotator EM of
+    ``static/crowd_em.js`` and ``static/annotators_em.js`` (the package's algorithms step
+    for step; ``tests/test_js_annotators.py`` checks agreement with
+    :class:`~crowdlearn.LogisticAnnotators` and :class:`~crowdlearn.DawidSkene` to 1e-9) and
+    the SVG view of ``static/annotators_view.js``. Nothing is loaded from the network and
+    nothing is computed in the kernel. Keyword arguments: ``n_annotators`` (2 to 6, a
+    slider in the page), ``slopes`` (up to 6), ``gamma``, ``missing``, ``seed``,
+    ``n_items``, ``coef``, ``intercept``, ``l2``, ``max_iter``, ``tol``.
     """
-    from crowdlearn.widgets import _live_html
-
-    return _live_html("annotators_view.js", "mountAnnotatorsExplorer",
-                      _live_settings(**settings))
+    return _page_html("annotators", _live_settings(**settings))
 
 
-def live_annotators_widget(**settings):
-    """The same explorer as an ``anywidget`` for JupyterLab, Notebook and VS Code: the
-    same ES module runs in the front-end, and ``widget.result`` receives every view's
+def live_annotators_widget(**settings) -> LogisticAnnotatorsExplorer:
+    """The same explorer as an ``anywidget`` for JupyterLab, Notebook and VS Code: a
+    :class:`LogisticAnnotatorsExplorer` (which is one). Its ``result`` receives every view's
     settings, crowd (``item``, ``expert``, ``label``, ``X``, ``truth``) and results (the
     fitted parameters, posteriors, objective history and accuracies), which
-    :func:`fit_explorer_crowd` recomputes with the package and a
-    :class:`LogisticAnnotatorsExplorer` turns into its ``last_result``. Keyword arguments
-    as for :func:`live_annotators_html`."""
-    from crowdlearn.widgets import _live_widget
-
-    return _live_widget("annotators_view.js", "mountAnnotatorsExplorer",
-                        _live_settings(**settings))
+    :func:`fit_explorer_crowd` recomputes with the package and the explorer turns into its
+    ``last_result``. Keyword arguments as for :class:`LogisticAnnotatorsExplorer`."""
+    return LogisticAnnotatorsExplorer(**settings)

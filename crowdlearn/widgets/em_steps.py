@@ -15,8 +15,9 @@ E, M, E, M, ... with :math:`\ell` and :math:`F` after each half-step), :func:`fi
 (EM until it stops rising) and :func:`basin_map` (where EM ends from a grid of starts).
 
 :class:`EMStepsExplorer` shows them live: an ``anywidget`` in Jupyter and, in the
-rendered book, the same ES module inline (``static/em_steps_engine.js``, this module's
-EM line for line, and the SVG view ``static/em_steps_view.js``), with no kernel.
+rendered book, its text/html twin, the same ES module inline (``static/bundle_em_steps.js``:
+``static/em_steps_engine.js``, this module's EM line for line, and the SVG view
+``static/em_steps_view.js``), with no kernel.
 ``tests/test_js_em_steps.py`` checks the JavaScript against these functions to 1e-9, and
 ``tests/test_em_steps_explorer.py`` checks these functions against
 :class:`~crowdlearn.LatentClassModel` and brute-force enumeration.
@@ -29,6 +30,7 @@ import numbers
 import numpy as np
 
 from crowdlearn._validation import check_scalar
+from crowdlearn.widgets._explorer import STATIC, _LiveExplorer, _page_html
 
 __all__ = ["HEADS", "TOSSES", "EMStepsExplorer", "basin_map", "e_step", "fixed_point",
            "free_energy", "half_steps", "live_em_steps_html", "live_em_steps_widget",
@@ -200,28 +202,23 @@ def _live_settings(*, theta1: float = 2 / 3, theta2: float = 1 / 3, phi: float =
             "tol": float(tol), "maxIter": int(max_iter)}
 
 
-_VIEW, _MOUNT = "em_steps_view.js", "mountEMStepsExplorer"
-
-
 def live_em_steps_html(**settings) -> str:
     """The explorer as self-contained HTML that recomputes in the browser (no kernel, no
-    network). Keyword arguments: ``theta1``, ``theta2`` (starting biases of the coins),
-    ``phi`` (starting probability of coin 1), ``step`` (half-steps shown at first),
-    ``heads``, ``tosses``, ``n_grid``, ``tol``, ``max_iter``."""
-    from crowdlearn.widgets import _live_html
-
-    return _live_html(_VIEW, _MOUNT, _live_settings(**settings))
-
-
-def live_em_steps_widget(**settings):
-    """The same explorer as an ``anywidget`` (Jupyter); ``widget.result`` receives the
-    state shown after every change. Keyword arguments as for :func:`live_em_steps_html`."""
-    from crowdlearn.widgets import _live_widget
-
-    return _live_widget(_VIEW, _MOUNT, _live_settings(**settings))
+    network): ``static/bundle_em_steps.js`` inline. Keyword arguments: ``theta1``,
+    ``theta2`` (starting biases of the coins), ``phi`` (starting probability of coin 1),
+    ``step`` (half-steps shown at first), ``heads``, ``tosses``, ``n_grid``, ``tol``,
+    ``max_iter``."""
+    return _page_html("em_steps", _live_settings(**settings))
 
 
-class EMStepsExplorer:
+def live_em_steps_widget(**settings) -> EMStepsExplorer:
+    """The same explorer as an ``anywidget`` (Jupyter): an :class:`EMStepsExplorer`, whose
+    ``result`` receives the state shown after every change. Keyword arguments as for
+    :func:`live_em_steps_html`."""
+    return EMStepsExplorer(**settings)
+
+
+class EMStepsExplorer(_LiveExplorer):
     """EM on the two-coin mixture, stepped by hand, live in Jupyter and in the book.
 
     Controls: the starting biases of the two coins and the starting probability of coin
@@ -231,13 +228,22 @@ class EMStepsExplorer:
     attraction of EM's fixed points, :math:`\\ell(\\theta)` and :math:`F(q, \\theta)`
     after every half-step, and the current :math:`q_i(1)` of every item.
 
-    Parameters are those of :func:`live_em_steps_html`; :meth:`states` recomputes the
-    sequence the page shows with :func:`~crowdlearn.widgets.em_steps.half_steps`.
+    An ``anywidget`` (``static/bundle_em_steps.js``) whose ``text/html`` twin the rendered
+    book shows. Parameters are those of :func:`live_em_steps_html`; :meth:`states`
+    recomputes the sequence the page shows with
+    :func:`~crowdlearn.widgets.em_steps.half_steps`.
     """
 
+    _esm = STATIC / "bundle_em_steps.js"
+
     def __init__(self, **settings):
-        self.settings = _live_settings(**settings)
-        self._widget = None
+        super().__init__(view_settings=_live_settings(**settings))
+
+    @property
+    def settings(self) -> dict:
+        """The view's settings (``theta1``, ``theta2``, ``phi``, ``step``, ``heads``,
+        ``tosses``, ``nGrid``, ``tol``, ``maxIter``)."""
+        return self.view_settings
 
     def states(self, n_half: int | None = None) -> list[dict]:
         """The page's half-steps from the current start, computed by :func:`~crowdlearn.widgets.em_steps.half_steps`."""
@@ -246,19 +252,5 @@ class EMStepsExplorer:
         return half_steps(s["heads"], (s["theta1"], s["theta2"]), s["phi"], n, s["tosses"])
 
     def widget(self):
-        """The ``anywidget`` (made once)."""
-        if self._widget is None:
-            self._widget = live_em_steps_widget(**_kwargs(self.settings))
-        return self._widget
-
-    def _repr_mimebundle_(self, **kwargs):
-        from crowdlearn.widgets._explorer import _with_html
-
-        return _with_html(self.widget()._repr_mimebundle_(**kwargs),
-                          live_em_steps_html(**_kwargs(self.settings)))
-
-
-def _kwargs(s: dict) -> dict:
-    return {"theta1": s["theta1"], "theta2": s["theta2"], "phi": s["phi"], "step": s["step"],
-            "heads": s["heads"], "tosses": s["tosses"], "n_grid": s["nGrid"], "tol": s["tol"],
-            "max_iter": s["maxIter"]}
+        """The ``anywidget``: the explorer itself."""
+        return self

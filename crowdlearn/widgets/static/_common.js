@@ -1,15 +1,13 @@
 // _common.js -- what the explorer views share: slider rows, the 300 x 240 SVG panel with its
 // y axis, the accuracy bars and the EM objective, and the wiring of the sliders.
 //
-// Not a module of its own: crowdlearn.widgets._live_module concatenates it after the engine
-// and before explorer_view.js or annotators_view.js into the one ES module that the page
-// inlines and the anywidget loads as its _esm, so its names are the views' (and must not
-// be declared again there). Nothing here is exported.
+// An ES module: the views import what they use from it (tools/build_widgets.mjs bundles each
+// view with what it imports into one file, crowdlearn/widgets/static/bundle_*.js).
 
-function fmt(x, d = 3) { return Number(x).toFixed(d); }
+export function fmt(x, d = 3) { return Number(x).toFixed(d); }
 
 // one slider row; `shown` is the text of its readout (the value by default)
-function slider(label, min, max, step, value, key, index, shown = value) {
+export function slider(label, min, max, step, value, key, index, shown = value) {
   const id = `cl-${Math.random().toString(36).slice(2)}`;
   return `<label class="cl-row" for="${id}"><span class="cl-label">${label}</span>` +
     `<input id="${id}" type="range" min="${min}" max="${max}" step="${step}" value="${value}" ` +
@@ -19,7 +17,7 @@ function slider(label, min, max, step, value, key, index, shown = value) {
 
 // made once per view: a function that hides the rows of the sliders of `state[key]` beyond
 // the first `state[countKey]` and returns those first entries (the active experts' values)
-function activeEntries(el, state, key, countKey) {
+export function activeEntries(el, state, key, countKey) {
   const rows = [...el.querySelectorAll(`input[data-key="${key}"]`)]
     .map((input) => input.closest(".cl-row"));
   return () => {
@@ -28,11 +26,11 @@ function activeEntries(el, state, key, countKey) {
   };
 }
 
-const W = 300, H = 240, M = { l: 62, r: 10, t: 32, b: 46 };
+export const W = 300, H = 240, M = { l: 62, r: 10, t: 32, b: 46 };
 
 // `cls` and `labelX` (where the rotated y label stands) are the only differences between
 // the views' panels
-function panel(title, body, xLabel, yLabel, { cls = "cl-panel", labelX = 12 } = {}) {
+export function panel(title, body, xLabel, yLabel, { cls = "cl-panel", labelX = 12 } = {}) {
   return `<svg class="${cls}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${title}">` +
     `<text x="${W / 2}" y="18" text-anchor="middle" class="cl-title">${title}</text>` + body +
     `<text x="${(M.l + W - M.r) / 2}" y="${H - 6}" text-anchor="middle">${xLabel}</text>` +
@@ -40,7 +38,7 @@ function panel(title, body, xLabel, yLabel, { cls = "cl-panel", labelX = 12 } = 
     `text-anchor="middle" class="cl-small">${yLabel}</text></svg>`;
 }
 
-function yAxis(lo, hi, n, f, labelClass = "") {
+export function yAxis(lo, hi, n, f, labelClass = "") {
   const y = (v) => H - M.b - ((v - lo) / (hi - lo)) * (H - M.t - M.b);
   const cls = labelClass ? ` class="${labelClass}"` : "";
   let s = `<line x1="${M.l}" x2="${M.l}" y1="${M.t}" y2="${H - M.b}" class="cl-axis"/>`;
@@ -55,7 +53,7 @@ function yAxis(lo, hi, n, f, labelClass = "") {
 // the y axis and one bar per [name, accuracy, colour]; a bar starts `at` of its slot and is
 // `width` of it wide (its middle is at `mid`, given rather than computed so that the
 // coordinates are the numbers the views always wrote); `valueClass` styles the values
-function accuracyBars(bars, { at, width, mid, valueClass = "" }) {
+export function accuracyBars(bars, { at, width, mid, valueClass = "" }) {
   const { s, y } = yAxis(0, 1, 4, (v) => fmt(v, 2));
   const bw = (W - M.l - M.r) / bars.length;
   let body = s;
@@ -72,7 +70,7 @@ function accuracyBars(bars, { at, width, mid, valueClass = "" }) {
 
 // the objective `h` at every EM iteration, as a line of `color`; `sign` rewrites the tick
 // labels (the annotators' view writes a true minus sign)
-function objectivePanel(h, color, opts, sign = (text) => text) {
+export function objectivePanel(h, color, opts, sign = (text) => text) {
   let lo = Math.min(...h), hi = Math.max(...h);
   if (!(hi > lo)) { lo -= 1; hi += 1; }
   const pad = (hi - lo) * 0.08;
@@ -90,7 +88,7 @@ function objectivePanel(h, color, opts, sign = (text) => text) {
 
 // every slider writes its number into `state` (into `state[listKey]` at its index for the
 // sliders of that array), its readout shows `shown(key, value, text)`, then `update()`
-function onSlider(el, state, listKey, update, shown = (key, v, text) => text) {
+export function onSlider(el, state, listKey, update, shown = (key, v, text) => text) {
   el.addEventListener("input", (event) => {
     const input = event.target;
     if (!(input instanceof HTMLInputElement) || !input.dataset.key) return;
@@ -103,13 +101,13 @@ function onSlider(el, state, listKey, update, shown = (key, v, text) => text) {
 }
 
 // the crowd as plain arrays, for the payload sent to the kernel
-function crowdArrays(crowd) {
+export function crowdArrays(crowd) {
   return { item: Array.from(crowd.item), expert: Array.from(crowd.expert),
            label: Array.from(crowd.label), truth: Array.from(crowd.truth) };
 }
 
 // what every redraw records on the element: its result, the count and how long it took
-function recordUpdate(el, result, t0) {
+export function recordUpdate(el, result, t0) {
   el.crowdlearn.result = result;
   el.crowdlearn.updates += 1;
   el.crowdlearn.lastMs = performance.now() - t0;

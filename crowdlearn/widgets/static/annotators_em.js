@@ -1,8 +1,7 @@
 // annotators_em.js -- chapter 8's computations in the browser: annotators whose reliability
 // depends on the item (crowdlearn.LogisticAnnotators), step for step.
 //
-// Concatenated after crowd_em.js into one ES module (it uses makeRng, runEm and fitDawidSkene
-// from there). The EM is the package's: the soft majority-vote start fed to an M-step from
+// An ES module; it imports makeRng, runEm and fitDawidSkene from crowd_em.js. The EM is the package's: the soft majority-vote start fed to an M-step from
 // all-zero parameters; E-step in log space (labels summed per item in the package's order,
 // then the classifier's log prior added); the objective F = log-likelihood minus
 // (l2 / 2) * |theta|^2; the stopping rule of crowdlearn.em.run_em; each M-step a set of
@@ -13,6 +12,8 @@
 // iterations per problem, each problem stopping on its own); then the sign flip that makes
 // the posterior agree with the vote. tests/test_js_engine.py checks agreement with the
 // package (posteriors to 1e-9, same iteration count) in Node and in headless Chromium.
+
+import { fitDawidSkene, makeRng, runEm } from "./crowd_em.js";
 
 /** log(sigma(x)) without overflow (scipy.special.log_expit's formula). */
 function logExpit(x) {

@@ -1,12 +1,18 @@
 // annotators_view.js -- chapter 8's explorer drawn in the page (SVG), no kernel needed.
 //
-// Concatenated after crowd_em.js, annotators_em.js and _common.js into one ES module, so
-// `compareAnnotators` is annotators_em.js's and `slider`, `panel`, `objectivePanel`, ... are
-// _common.js's. Every control change re-simulates the crowd, refits majority vote,
+// Bundled with what it imports into bundle_annotators.js (tools/build_widgets.mjs), the
+// module of crowdlearn.widgets.annotators.LogisticAnnotatorsExplorer. Every control change re-simulates the crowd, refits majority vote,
 // Dawid-Skene and the logistic-annotator model, and redraws: one small panel per annotator
 // (its true reliability curve along x1, the logistic model's estimate, Dawid-Skene's single
 // number), the accuracy of each method, and the logistic model's objective per EM
 // iteration. Panels wrap on a narrow screen.
+
+import { compareAnnotators } from "./annotators_em.js";
+import {
+  accuracyBars, activeEntries, crowdArrays, fmt, M, objectivePanel, onSlider, panel,
+  recordUpdate, slider, W,
+} from "./_common.js";
+import { explorer } from "./_widget.js";
 
 const LA_COLORS = { mv: "#E69F00", ds: "#0072B2", la: "#009E73", oracle: "#7F7F7F",
                     truth: "#000000", chance: "#777777" };
@@ -141,3 +147,8 @@ export function mountAnnotatorsExplorer(el, init, onUpdate) {
   update();
   return el.crowdlearn;
 }
+
+// the module of the explorer's anywidget and of its text/html twin (see _widget.js); the name
+// is kept by the bundler, and the twin calls crowdlearnExplorer.mount
+const crowdlearnExplorer = explorer(mountAnnotatorsExplorer);
+export default crowdlearnExplorer;

@@ -69,7 +69,7 @@ export function simulateCrowd({ nItems, errorRates, nClasses, missing = 0, seed 
 }
 
 /** Labels grouped by item (stable), with row pointers: the package's sparse layout. */
-function groupByItem(crowd) {
+export function groupByItem(crowd) {
   const n = crowd.nItems, T = crowd.item.length;
   const ptr = new Int32Array(n + 1);
   for (let t = 0; t < T; t++) ptr[crowd.item[t] + 1]++;
@@ -142,7 +142,7 @@ function mStep(d, q, alpha) {
   return { prior, conf };
 }
 
-function eStep(d, params, alpha) {
+export function eStep(d, params, alpha) {
   const { n, J, K, ptr, expert, label } = d;
   const logConf = new Float64Array(J * K * K);
   for (let x = 0; x < logConf.length; x++) logConf[x] = Math.log(params.conf[x]);

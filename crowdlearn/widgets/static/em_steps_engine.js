@@ -8,8 +8,8 @@
 // coinFixedPoint EM until it stops rising (the package's rule) and coinBasins where EM ends
 // from a grid of starts. tests/test_js_em_steps.py checks them against the Python to 1e-9.
 //
-// Concatenated with crowd_em.js and _common.js into one ES module (so its names carry the
-// prefix `coin`); also importable on its own from Node.
+// An ES module with no imports (its names carry the prefix `coin`); importable on its own
+// from Node.
 
 /** log C(tosses, h), as a sum of logs. */
 export function coinLogBinom(tosses, h) {

@@ -1,12 +1,15 @@
 // em_steps_view.js -- chapter 3's explorer drawn in the page (SVG): EM on the two-coin
 // mixture, one half-step at a time.
 //
-// Concatenated after crowd_em.js, em_steps_engine.js and _common.js into one ES module
-// (crowdlearn.widgets.em_steps.live_em_steps_html does it), so coinHalfSteps, ... are the
-// engine's and slider, panel, yAxis, accuracyBars, fmt, W, H, M are _common.js's. The
+// Bundled with what it imports into bundle_em_steps.js (tools/build_widgets.mjs), the
+// module of crowdlearn.widgets.EMStepsExplorer. The
 // controls set the start (two biases, the probability of coin 1) and how many half-steps
 // have been taken; three panels show the parameters' path over the basins of EM's fixed
 // points, the log-likelihood and the free energy after every half-step, and q_i(coin 1).
+
+import { coinBasins, coinClassify, coinFixedPoint, coinHalfSteps } from "./em_steps_engine.js";
+import { accuracyBars, fmt, H, M, onSlider, panel, slider, W, yAxis } from "./_common.js";
+import { explorer } from "./_widget.js";
 
 const COIN_COLORS = ["#0072B2", "#56B4E9", "#D55E00", "#E69F00", "#009E73", "#CC79A7",
                      "#F0E442", "#000000"];
@@ -205,3 +208,8 @@ export function mountEMStepsExplorer(el, init, onUpdate) {
   update();
   return el.crowdlearn;
 }
+
+// the module of the explorer's anywidget and of its text/html twin (see _widget.js); the name
+// is kept by the bundler, and the twin calls crowdlearnExplorer.mount
+const crowdlearnExplorer = explorer(mountEMStepsExplorer);
+export default crowdlearnExplorer;

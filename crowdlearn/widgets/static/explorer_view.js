@@ -1,12 +1,18 @@
 // explorer_view.js -- the Dawid-Skene explorer drawn in the page (SVG), no kernel needed.
 //
-// Concatenated after crowd_em.js and _common.js into one ES module
-// (crowdlearn.widgets.live_explorer_html does it), so `compare` below is crowd_em.js's and
-// `slider`, `panel`, `accuracyBars`, ... are _common.js's. Every control change
+// Bundled with what it imports into bundle_dawid_skene.js (tools/build_widgets.mjs), the
+// module of crowdlearn.widgets.DawidSkeneExplorer. Every control change
 // re-simulates the crowd, refits majority vote and Dawid-Skene EM, and redraws three small
 // SVG panels: accuracy of the vote, EM and the Bayes rule; each expert's true and estimated
 // error rate; the EM objective per iteration. The panels wrap onto separate lines on a
 // narrow screen.
+
+import { compare } from "./crowd_em.js";
+import {
+  accuracyBars, activeEntries, crowdArrays, fmt, H, M, objectivePanel, onSlider, panel,
+  recordUpdate, slider, W, yAxis,
+} from "./_common.js";
+import { explorer } from "./_widget.js";
 
 const COLORS = { mv: "#E69F00", em: "#0072B2", oracle: "#7F7F7F", truth: "#C8C8C8" };
 
@@ -118,3 +124,8 @@ export function mountDawidSkeneExplorer(el, init, onUpdate) {
   update();
   return el.crowdlearn;
 }
+
+// the module of the explorer's anywidget and of its text/html twin (see _widget.js); the name
+// is kept by the bundler, and the twin calls crowdlearnExplorer.mount
+const crowdlearnExplorer = explorer(mountDawidSkeneExplorer);
+export default crowdlearnExplorer;

@@ -1,12 +1,16 @@
 // vote_view.js -- chapter 1's explorer in the page: majority vote against the Bayes rule.
 //
-// Concatenated after crowd_em.js into one ES module. Three good experts (accuracy 0.9) and
+// Bundled with what it imports into bundle_vote.js (tools/build_widgets.mjs), the module of
+// crowdlearn.widgets.VoteExplorer. Three good experts (accuracy 0.9) and
 // `nCareless` careless ones label 2,000 binary items; the view shows the accuracy of the
 // majority vote, of the Bayes rule with the true accuracies, and of the best single expert,
 // as bars. Ties are broken at random, as crowdlearn.MajorityVote does by default, and scored
 // by their expectation: an item whose top classes tie counts 1 / (number tied) when its true
 // class is among them (what a fair coin scores on average), so the score is exact and the
 // package reproduces it (VoteExplorer.compare).
+
+import { eStep, groupByItem, oneCoinConfusion, simulateCrowd } from "./crowd_em.js";
+import { explorer } from "./_widget.js";
 
 const VOTE_COLORS = { mv: "#E69F00", oracle: "#7F7F7F", best: "#009E73" };
 
@@ -97,3 +101,8 @@ export function mountVoteExplorer(el, init, onUpdate) {
   update();
   return el.crowdlearn;
 }
+
+// the module of the explorer's anywidget and of its text/html twin (see _widget.js); the name
+// is kept by the bundler, and the twin calls crowdlearnExplorer.mount
+const crowdlearnExplorer = explorer(mountVoteExplorer);
+export default crowdlearnExplorer;

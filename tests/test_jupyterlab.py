@@ -99,6 +99,11 @@ def _solution_code_cells(text: str) -> list[str]:
             for m in CODE_CELL.finditer(block.group(0))]
 
 
+# a display equation: ``$$`` alone on a line, the formula, ``$$`` with an optional ``(label)``
+DISPLAY_MATH = re.compile(r"^[ \t]*\$\$[ \t]*\n(.*?)^[ \t]*\$\$[ \t]*(\([^)\n]*\))?[ \t]*$",
+                          re.M | re.S)
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_chapter_markup_is_what_jupyterlab_myst_renders(path):
     """The custom markup JupyterLab cannot know is written in a form both readers render:
@@ -116,6 +121,11 @@ def test_chapter_markup_is_what_jupyterlab_myst_renders(path):
     for block in SOLUTION.finditer(text):
         opening = block.group(0).split("\n", 2)[1]
         assert opening.strip() == ":class: dropdown", f"{path.name}: an open solution"
+    # jupyterlab-myst numbers every display equation, Sphinx only the labelled ones: with a
+    # label on each, equation k of a chapter is (k) in JupyterLab and (chapter.k) on the web
+    unlabelled = [m.group(1).strip()[:60] for m in DISPLAY_MATH.finditer(text)
+                  if not m.group(2).strip()]
+    assert not unlabelled, f"{path.name}: display equations without a label: {unlabelled}"
 
 
 def _screenshot(page, name: str) -> None:
@@ -301,7 +311,7 @@ def test_chapter_reads_like_the_web_page_in_jupyterlab(tmp_path):
     assert "Theorem 1" in text and "EM never decreases the likelihood" in text and "Proof" in text
     # numbered equations: every labelled one (waited for above), numbered 1, 2, ... in order
     assert found["numbers"] == [f"({k})" for k in range(1, len(found["numbers"]) + 1)]
-    assert len(found["numbers"]) >= len(labels)
+    assert len(found["numbers"]) == len(labels)  # every display is labelled, so k = the web's
     boxes = found["boxes"]
     errata_boxes = [b for b in boxes if re.match(r"Errat(a|um)\b", b["title"])]
     solutions = [b for b in boxes if "Solution to" in b["title"]]

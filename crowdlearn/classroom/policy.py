@@ -244,7 +244,6 @@ RULES = {
 }
 
 _POLICY_MODULE = "crowdlearn.classroom.policy"
-_OLD_POLICY_MODULE = "crowdlearn.classroom_policy"  # its 0.1 path, still importable
 _CHECKS_NAME = "_checks"
 _DYNAMIC_CALLS = {"exec", "eval", "compile", "__import__", "globals", "locals", "vars",
                   "breakpoint", "execfile", "reload"}
@@ -252,7 +251,7 @@ _DYNAMIC_MODULES = {"importlib", "imp", "runpy", "ctypes", "gc", "inspect", "pic
                     "marshal", "dill", "cloudpickle", "shelve", "subprocess", "pty", "code",
                     "codeop", "multiprocessing", "_thread", "threading", "asyncio", "ast",
                     "types", "sysconfig", "pydoc", "sys.monitoring", "joblib", "_pickle"}
-_TAMPER_MODULES = {"builtins", "__builtin__", _POLICY_MODULE, _OLD_POLICY_MODULE,
+_TAMPER_MODULES = {"builtins", "__builtin__", _POLICY_MODULE,
                    "unittest.mock", "mock", "pytest", "_pytest", "monkeypatch"}
 # a class that defines these can make a comparison lie (x - y == 0, x == y, |x| <= tol)
 _LYING_DUNDERS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__sub__",
@@ -308,6 +307,21 @@ def _package_private_names() -> frozenset:
     return _PACKAGE_PRIVATE
 
 
+def _lazy_name(module, name: str) -> tuple:
+    """A name ``module`` imports on first use (its ``_NAMES`` table, PEP 562):
+    ``(object, None)`` if its module is imported already, else ``(None, dotted path)``;
+    ``(None, None)`` if ``name`` is not such a name. Imports nothing."""
+    table = vars(module).get("_NAMES")
+    target = table.get(name) if _isinstance(table, dict) else None
+    if not _isinstance(target, str):
+        return None, None
+    submodule = target == f"{module.__name__}.{name}"
+    loaded = _sys.modules.get(target)
+    if loaded is None:
+        return None, target if submodule else f"{target}.{name}"
+    return (loaded if submodule else vars(loaded).get(name)), None
+
+
 def _canonical(dotted: str) -> str:
     """``crowdlearn.X.Y`` resolved through the package's re-exports (``crowdlearn.DawidSkene``
     -> ``crowdlearn.aggregation.dawid_skene.DawidSkene``), without importing anything new."""
@@ -323,6 +337,10 @@ def _canonical(dotted: str) -> str:
             try:
                 if _isinstance(obj, _types.ModuleType):
                     nxt = vars(obj).get(parts[k])
+                    if nxt is None:
+                        nxt, path = _lazy_name(obj, parts[k])
+                        if nxt is None and path is not None:  # not imported yet
+                            return ".".join([path, *parts[k + 1:]])
                 elif _isinstance(obj, type):
                     nxt = next((vars(c)[parts[k]] for c in obj.__mro__
                                 if parts[k] in vars(c)), None)
@@ -567,7 +585,7 @@ class _CellAuditor(_ast.NodeVisitor):
             return
         canonical = _canonical(dotted)
         if canonical == _POLICY_MODULE or canonical.startswith(_POLICY_MODULE + ".") or \
-                dotted.startswith((_POLICY_MODULE, _OLD_POLICY_MODULE)):
+                dotted.startswith(_POLICY_MODULE):
             self.flag("tamper", f"{how} {dotted}, the module of the checks' own helpers")
             return
         if self.is_allowed(canonical):

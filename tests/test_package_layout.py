@@ -199,6 +199,10 @@ def test_the_core_needs_numpy_and_scipy_only():
     assert {"widgets", "pandas", "dask", "book", "classroom", "all"} <= set(extras)
     classroom = {re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0].lower() for d in extras["classroom"]}
     assert {"nbgrader", "nbclient", "nbformat", "jupytext"} <= classroom
-    every = {d for name, deps in extras.items() if name != "all" for d in deps}
-    assert {d.split("[", 1)[0] for d in extras["all"]} == {"crowdlearn"} or \
-        set(extras["all"]) >= every
+    others = sorted(name for name in extras if name != "all")
+    assert extras["all"] == [f"crowdlearn[{','.join(others)}]"] or \
+        extras["all"] == ["crowdlearn[widgets,pandas,dask,book,classroom]"]
+    assert sorted(extras["all"][0].split("[")[1].rstrip("]").split(",")) == others
+    # requirements.txt (run.py, Binder) installs the checkout with every extra
+    lines = (PACKAGE.parent / "requirements.txt").read_text().splitlines()
+    assert "-e .[all]" in [line.split("#")[0].strip() for line in lines]

@@ -1164,6 +1164,48 @@ def _private_names_defined(trees) -> set:
     return {n for n in names if n.startswith("_") and not n.startswith("__")}
 
 
+def _instructor_reference(instructor) -> tuple:
+    """``(grade_id -> normalised code of the instructor's non-solution cell, names the
+    solution cells use)``; both empty without an instructor notebook."""
+    reference, answer_names = {}, set()
+    if instructor:
+        for cell in _cells(instructor):
+            meta = _meta(cell)
+            if cell.get("cell_type") == "code" and meta.get("solution"):
+                # names the template and the solution use (e.g. the stub's `return prior`)
+                tree = _parse(_source(cell))
+                answer_names.update(n.id for n in (_ast.walk(tree) if tree else ())
+                                    if isinstance(n, _ast.Name))
+            if cell.get("cell_type") == "code" and not meta.get("solution") and \
+                    meta.get("grade_id"):
+                reference[meta["grade_id"]] = _normalised(_source(cell))
+    return reference, answer_names
+
+
+def _split_cells(cells, instructor, reference: dict) -> tuple:
+    """``(indices of trusted code cells, indices of the code cells to audit)``: a cell is
+    trusted if it repeats the instructor's cell of its grade_id exactly (without an
+    instructor notebook: if its metadata marks it a check or locked), never a solution."""
+    trusted_idx, student_idx = set(), []
+    for i, cell in enumerate(cells):
+        if cell.get("cell_type") != "code":
+            continue
+        meta = _meta(cell)
+        if meta.get("solution"):
+            student_idx.append(i)
+        elif instructor:
+            gid = meta.get("grade_id")
+            if gid in reference and reference[gid] == _normalised(_source(cell)):
+                trusted_idx.add(i)
+            else:
+                student_idx.append(i)
+        elif meta.get("grade") or meta.get("locked"):
+            trusted_idx.add(i)
+        else:
+            student_idx.append(i)
+    return trusted_idx, student_idx
+
+
 def audit(nb, assignment_name: str, *, instructor=None, source=None) -> list:
     """Every :class:`Finding` in the student-editable code cells of ``nb``, in cell order.
 
@@ -1182,35 +1224,8 @@ def audit(nb, assignment_name: str, *, instructor=None, source=None) -> list:
             instructor = _instructor_notebook(assignment_name, source)
         except Exception:
             instructor = None
-    reference, answer_names = {}, set()
-    if instructor:
-        for cell in _cells(instructor):
-            meta = _meta(cell)
-            if cell.get("cell_type") == "code" and meta.get("solution"):
-                # names the template and the solution use (e.g. the stub's `return prior`)
-                tree = _parse(_source(cell))
-                answer_names.update(n.id for n in (_ast.walk(tree) if tree else ())
-                                    if isinstance(n, _ast.Name))
-            if cell.get("cell_type") == "code" and not meta.get("solution") and \
-                    meta.get("grade_id"):
-                reference[meta["grade_id"]] = _normalised(_source(cell))
-    trusted_idx, student_idx = set(), []
-    for i, cell in enumerate(cells):
-        if cell.get("cell_type") != "code":
-            continue
-        meta = _meta(cell)
-        if meta.get("solution"):
-            student_idx.append(i)
-        elif instructor:
-            gid = meta.get("grade_id")
-            if gid in reference and reference[gid] == _normalised(_source(cell)):
-                trusted_idx.add(i)
-            else:
-                student_idx.append(i)
-        elif meta.get("grade") or meta.get("locked"):
-            trusted_idx.add(i)
-        else:
-            student_idx.append(i)
+    reference, answer_names = _instructor_reference(instructor)
+    trusted_idx, student_idx = _split_cells(cells, instructor, reference)
     try:
         allowed = allowlist(assignment_name, instructor if instructor else
                             {"cells": [cells[i] for i in sorted(trusted_idx)]})

@@ -129,7 +129,10 @@ def _estimators():
             yield sub
             yield from walk(sub)
 
-    import crowdlearn.features.sparse_experts  # noqa: F401  (MajorityVoteLogistic)
+    for name in crowdlearn._NAMES:  # names load on first use: load every model
+        if name not in ("widgets", "classroom", "distributed"):
+            getattr(crowdlearn, name)
+    importlib.import_module("crowdlearn.features.sparse_experts")  # MajorityVoteLogistic
     return sorted({c for c in walk(BaseEstimator) if not c.__name__.startswith("_")},
                   key=lambda c: c.__name__)
 

@@ -18,9 +18,9 @@ the old tree on a quieter machine), ``--repeat 9 --before e33f347``::
     before   + crowdlearn.DawidSkene    median 2.775 s  (min 1.732 s)  loaded: scipy, sympy
     after    import crowdlearn          median 0.013 s  (min 0.011 s)  loaded: none of ...
     after    + crowdlearn.DawidSkene    median 0.774 s  (min 0.727 s)  loaded: scipy
-    
+
     and again at a load average of 3:
-    
+
     before   import crowdlearn          median 3.536 s  (min 3.300 s)  loaded: scipy, sympy
     before   + crowdlearn.DawidSkene    median 3.251 s  (min 2.416 s)  loaded: scipy, sympy
     after    import crowdlearn          median 0.011 s  (min 0.010 s)  loaded: none of ...

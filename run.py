@@ -12,8 +12,9 @@ the pinned versions.
 ``book`` and ``test`` work on a fresh machine with only Python 3.11: unless already
 inside a virtual environment, they create ``.venv`` next to this file, install
 ``requirements.txt`` constrained by ``requirements.lock`` (the exact versions of
-everything, for Python 3.11 on Linux x86_64) and the ``crowdlearn`` package (editable)
-into it, and re-run themselves there. Installs are skipped when nothing they depend on
+everything, for Python 3.11 on Linux x86_64) into it -- ``requirements.txt`` installs the
+``crowdlearn`` package editable with all its extras (``-e .[all]``) -- and re-run themselves
+there. Installs are skipped when nothing they depend on
 (requirements.txt, requirements.lock, pyproject.toml) changed since the last run. On a
 Python other than the lock's, the lock is not applied (a note says so).
 
@@ -84,10 +85,10 @@ def _ensure_environment() -> None:
     if stamp.exists() and stamp.read_text() == digest.hexdigest():
         return
     what = "requirements.txt" + (f" (pinned by {LOCK.name})" if constraints else "")
-    print(f"[run.py] installing {what} and crowdlearn (editable)", flush=True)
+    print(f"[run.py] installing {what}, crowdlearn (editable) included", flush=True)
     pip = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
-    subprocess.run(pip + ["-r", str(REQUIREMENTS), *constraints], check=True)
-    subprocess.run(pip + ["-e", str(ROOT), *constraints], check=True)
+    # requirements.txt installs the package as `-e .[all]`: run from the repository root
+    subprocess.run(pip + ["-r", str(REQUIREMENTS), *constraints], check=True, cwd=ROOT)
     stamp.write_text(digest.hexdigest())
 
 
@@ -121,13 +122,6 @@ def _canonical(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _package_dependencies() -> list[str]:
-    import tomllib
-
-    with open(ROOT / "pyproject.toml", "rb") as f:
-        return list(tomllib.load(f)["project"].get("dependencies", []))
-
-
 def write_lock() -> int:
     """Resolve requirements.txt in a fresh temporary venv and write requirements.lock."""
     start = time.perf_counter()
@@ -140,10 +134,9 @@ def write_lock() -> int:
         venv.EnvBuilder(with_pip=True).create(env_dir)
         py = str(env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
         pip = [py, "-m", "pip", "--disable-pip-version-check"]
-        # requirements.txt and the package's own dependencies (pyproject.toml), resolved
-        # together as `run.py` installs them (the package itself is not built here)
-        subprocess.run(pip + ["install", "-q", "-r", str(REQUIREMENTS), *_package_dependencies()],
-                       check=True)
+        # requirements.txt, which installs the package with all its extras (`-e .[all]`,
+        # relative to the repository root) as `run.py` does; the package itself is not pinned
+        subprocess.run(pip + ["install", "-q", "-r", str(REQUIREMENTS)], check=True, cwd=ROOT)
         freeze = subprocess.run(pip + ["freeze", "--exclude-editable"],
                                 check=True, capture_output=True, text=True).stdout
     lines = _freeze_lines(freeze)

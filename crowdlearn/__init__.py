@@ -22,36 +22,90 @@ The package behind the crowdlearn book. Public API, flat:
 * widgets and experiments behind the chapters: :mod:`crowdlearn.widgets`,
   :mod:`crowdlearn.widgets.annotators`,
   :mod:`crowdlearn.experiments`
+
+Every name is imported on first use (PEP 562): ``import crowdlearn`` itself loads no model,
+no SciPy and none of the optional packages (SymPy, Matplotlib, ipywidgets, pandas, Dask);
+``crowdlearn.DawidSkene`` or ``from crowdlearn import DawidSkene`` imports what that name
+needs. ``pip install crowdlearn`` installs NumPy and SciPy only; the extras ``[widgets]``,
+``[pandas]``, ``[dask]``, ``[book]``, ``[classroom]`` and ``[all]`` add the rest.
 """
 
-from crowdlearn.aggregation.dawid_skene import DawidSkene
-from crowdlearn.em import EMResult, EMState, fit_em, run_em
-from crowdlearn.exceptions import ConvergenceWarning, DegenerateFitWarning, NotFittedError
-from crowdlearn._limits import SizeLimits, get_size_limits, set_size_limits, size_limits
-from crowdlearn.labels import (CrowdLabels, as_crowd_labels, from_dataframe, from_dense,
-                               from_table, from_triples)
-from crowdlearn.features.latent_class import LatentClassModel
-from crowdlearn.features.logistic_annotators import LogisticAnnotators
-from crowdlearn.aggregation.majority_vote import MajorityVote
-from crowdlearn.aggregation.glad import GLAD
-from crowdlearn.aggregation.mace import MACE
-from crowdlearn.aggregation.weighted_vote import Wawa, WeightedMajorityVote, ZeroBasedSkill
-from crowdlearn.metrics import krippendorff_alpha, posterior_entropy, worker_quality_intervals
-from crowdlearn.aggregation.multilabel import (MultiCrowdLabels, MultiLabelDawidSkene,
-                                               as_multi_labels, from_dense_multi, from_quadruples)
-from crowdlearn.features.naive_bayes import BernoulliNaiveBayes
-from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
-from crowdlearn.features.sparse_experts import (MajorityVoteLogistic, SparseExpertsEM,
-                                                sparse_experts_path)
-from crowdlearn.selection import (expected_surrogate_risk, select_by_surrogate, select_penalty,
-                                  surrogate_risk, true_risk)
-from crowdlearn import (aggregation, datasets, experiments, features, metrics, selection,
-                        simulate, symbolic)
-from crowdlearn import _moved
+from __future__ import annotations
 
-_moved.install()  # the module paths of 0.1 (crowdlearn.dawid_skene, ...) for one more release
+from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from crowdlearn._lazy import attach
+
+__version__ = "0.2.0"
+
+_NAMES = {
+    # the labels, the EM engine, errors and size limits
+    **dict.fromkeys(["CrowdLabels", "as_crowd_labels", "from_dataframe", "from_dense",
+                     "from_table", "from_triples"], "crowdlearn.labels"),
+    **dict.fromkeys(["EMResult", "EMState", "fit_em", "run_em"], "crowdlearn.em"),
+    **dict.fromkeys(["ConvergenceWarning", "DegenerateFitWarning", "NotFittedError"],
+                    "crowdlearn.exceptions"),
+    **dict.fromkeys(["SizeLimits", "get_size_limits", "set_size_limits", "size_limits"],
+                    "crowdlearn._limits"),
+    # models of the labels alone
+    "DawidSkene": "crowdlearn.aggregation.dawid_skene",
+    "MajorityVote": "crowdlearn.aggregation.majority_vote",
+    "GLAD": "crowdlearn.aggregation.glad",
+    "MACE": "crowdlearn.aggregation.mace",
+    "OneCoinDawidSkene": "crowdlearn.aggregation.one_coin",
+    **dict.fromkeys(["Wawa", "WeightedMajorityVote", "ZeroBasedSkill"],
+                    "crowdlearn.aggregation.weighted_vote"),
+    **dict.fromkeys(["MultiCrowdLabels", "MultiLabelDawidSkene", "as_multi_labels",
+                     "from_dense_multi", "from_quadruples"], "crowdlearn.aggregation.multilabel"),
+    # models that also read features
+    "LatentClassModel": "crowdlearn.features.latent_class",
+    "LogisticAnnotators": "crowdlearn.features.logistic_annotators",
+    "BernoulliNaiveBayes": "crowdlearn.features.naive_bayes",
+    **dict.fromkeys(["MajorityVoteLogistic", "SparseExpertsEM", "sparse_experts_path"],
+                    "crowdlearn.features.sparse_experts"),
+    # agreement, model selection
+    **dict.fromkeys(["krippendorff_alpha", "posterior_entropy", "worker_quality_intervals"],
+                    "crowdlearn.metrics"),
+    **dict.fromkeys(["expected_surrogate_risk", "select_by_surrogate", "select_penalty",
+                     "surrogate_risk", "true_risk"], "crowdlearn.selection"),
+    # subpackages and modules
+    **{name: f"crowdlearn.{name}" for name in (
+        "aggregation", "classroom", "datasets", "distributed", "experiments", "features",
+        "metrics", "selection", "simulate", "symbolic", "widgets",
+        # not in __all__, but attributes of the package as before (crowdlearn.em.fit_em)
+        "em", "exceptions", "frames", "labels", "solvers")},
+}
+"""Public name -> the module it is imported from on first use."""
+
+__getattr__, __dir__ = attach(__name__, _NAMES)
+
+if TYPE_CHECKING:  # what static tools (and readers) see; nothing of it runs
+    from crowdlearn import (aggregation, classroom, datasets, distributed, experiments,
+                            features, metrics, selection, simulate, symbolic, widgets)
+    from crowdlearn._limits import SizeLimits, get_size_limits, set_size_limits, size_limits
+    from crowdlearn.aggregation.dawid_skene import DawidSkene
+    from crowdlearn.aggregation.glad import GLAD
+    from crowdlearn.aggregation.mace import MACE
+    from crowdlearn.aggregation.majority_vote import MajorityVote
+    from crowdlearn.aggregation.multilabel import (MultiCrowdLabels, MultiLabelDawidSkene,
+                                                   as_multi_labels, from_dense_multi,
+                                                   from_quadruples)
+    from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
+    from crowdlearn.aggregation.weighted_vote import Wawa, WeightedMajorityVote, ZeroBasedSkill
+    from crowdlearn.em import EMResult, EMState, fit_em, run_em
+    from crowdlearn.exceptions import (ConvergenceWarning, DegenerateFitWarning,
+                                       NotFittedError)
+    from crowdlearn.features.latent_class import LatentClassModel
+    from crowdlearn.features.logistic_annotators import LogisticAnnotators
+    from crowdlearn.features.naive_bayes import BernoulliNaiveBayes
+    from crowdlearn.features.sparse_experts import (MajorityVoteLogistic, SparseExpertsEM,
+                                                    sparse_experts_path)
+    from crowdlearn.labels import (CrowdLabels, as_crowd_labels, from_dataframe, from_dense,
+                                   from_table, from_triples)
+    from crowdlearn.metrics import (krippendorff_alpha, posterior_entropy,
+                                    worker_quality_intervals)
+    from crowdlearn.selection import (expected_surrogate_risk, select_by_surrogate,
+                                      select_penalty, surrogate_risk, true_risk)
 
 __all__ = [
     "GLAD",
@@ -110,14 +164,3 @@ __all__ = [
     "classroom",
     "distributed",
 ]
-
-
-def __getattr__(name):
-    # crowdlearn.widgets pulls in ipywidgets and matplotlib: import it only when asked for
-    if name in ("widgets", "classroom", "distributed"):
-        import importlib
-
-        return importlib.import_module(f"crowdlearn.{name}")
-    if f"crowdlearn.{name}" in _moved.OLD_TO_NEW:  # an old module path, e.g. crowdlearn.agreement
-        return _moved.load(f"crowdlearn.{name}")
-    raise AttributeError(f"module 'crowdlearn' has no attribute {name!r}")

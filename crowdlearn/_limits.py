@@ -14,12 +14,18 @@ half a GiB for the largest table a model keeps). To go past them on purpose::
         cl.DawidSkene().fit(crowd)
 
 or set them for the whole session with :func:`set_size_limits`.
+
+The limits of a ``with size_limits(...)`` block hold in its own context only
+(:mod:`contextvars`): another thread, or another asyncio task, keeps its own limits while
+the block runs. :func:`set_size_limits` changes the session's limits, which every thread
+sees outside such blocks.
 """
 
 from __future__ import annotations
 
 import numbers
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import NamedTuple
 
 __all__ = ["SizeLimits", "get_size_limits", "set_size_limits", "size_limits",
@@ -44,12 +50,15 @@ class SizeLimits(NamedTuple):
 
 
 _DEFAULT = SizeLimits()
-_current = [_DEFAULT]
+_session_limits = _DEFAULT  # set_size_limits: the whole session, every thread
+_block_limits: ContextVar[SizeLimits | None] = ContextVar("crowdlearn_size_limits", default=None)
+"""The limits of the innermost ``with size_limits(...)`` of this context (None: none)."""
 
 
 def get_size_limits() -> SizeLimits:
     """The size limits in force."""
-    return _current[0]
+    block = _block_limits.get()
+    return _session_limits if block is None else block
 
 
 def _checked(**changes) -> SizeLimits:
@@ -60,12 +69,13 @@ def _checked(**changes) -> SizeLimits:
         if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
                 or value < 1):
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return _current[0]._replace(**{k: int(v) for k, v in changes.items()})
+    return get_size_limits()._replace(**{k: int(v) for k, v in changes.items()})
 
 
 def set_size_limits(**limits) -> SizeLimits:
     """Change the size limits for the rest of the session; returns the old ones.
 
+    Inside a ``with size_limits(...)`` block the block's limits apply until it ends.
     Keyword arguments are fields of :class:`SizeLimits` (``max_classes``,
     ``max_cells``, ``max_unused_ratio``, ``min_inferred``). ``set_size_limits()``
     with no argument restores the defaults.
@@ -78,8 +88,9 @@ def set_size_limits(**limits) -> SizeLimits:
     5000
     >>> _ = cl.set_size_limits(**old._asdict())
     """
-    old = _current[0]
-    _current[0] = _checked(**limits) if limits else _DEFAULT
+    global _session_limits
+    old = get_size_limits()
+    _session_limits = _checked(**limits) if limits else _DEFAULT
     return old
 
 
@@ -95,12 +106,11 @@ def size_limits(**limits):
     >>> crowd.n_classes
     2000
     """
-    old = _current[0]
-    _current[0] = _checked(**limits)
+    token = _block_limits.set(_checked(**limits))
     try:
-        yield _current[0]
+        yield _block_limits.get()
     finally:
-        _current[0] = old
+        _block_limits.reset(token)
 
 
 _HOW_TO = ("to go past the limit on purpose, use `with crowdlearn.size_limits({arg}=...):` "
@@ -122,7 +132,7 @@ def check_crowd_size(n_items: int, n_experts: int, n_classes: int, n_labels: int
         ``"dense"`` when the crowd came from a dense matrix (the message then
         suggests triples passed as a matrix).
     """
-    lim = _current[0]
+    lim = get_size_limits()
     largest = {"n_items": "item index", "n_experts": "expert index",
                "n_classes": "label"}
 

@@ -37,6 +37,7 @@ nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
 
 from crowdlearn import classroom  # noqa: E402
+from crowdlearn.classroom import grading, sandbox  # noqa: E402
 
 pytestmark = pytest.mark.notebook
 
@@ -387,14 +388,14 @@ def test_a_submission_the_grader_fails_on_gives_a_nonzero_exit(bwrap, no_policy,
     subs = tmp_path / "subs"
     _put(subs, "alice", instructor)
     _put(subs, "broken", instructor)
-    real = classroom._execute
+    real = grading._execute
 
     def execute(nb, original, **kw):
         if Path(original).parent.name == "broken":
             raise RuntimeError("the kernel could not start")
         return real(nb, original, **kw)
 
-    monkeypatch.setattr(classroom, "_execute", execute)
+    monkeypatch.setattr(grading, "_execute", execute)
     report = tmp_path / "grades.csv"
     assert classroom.main(["--source", str(SOURCE), "grade", str(subs), "--report",
                            str(report), "--assignment", A1]) == 1
@@ -411,7 +412,7 @@ def test_a_submission_the_grader_fails_on_gives_a_nonzero_exit(bwrap, no_policy,
 # -- the sandbox switch, and the cheating policy ---------------------------------------------------
 def test_a_missing_bwrap_is_a_clear_error(tmp_path, instructor, monkeypatch, capsys):
     _put(tmp_path / "subs", "alice", instructor)
-    monkeypatch.setattr(classroom, "_bwrap", lambda: None)
+    monkeypatch.setattr(sandbox, "_bwrap", lambda: None)
     with pytest.raises(classroom.SandboxUnavailable, match="apt-get install bubblewrap"):
         classroom.grade(tmp_path / "subs", SOURCE)
     assert classroom.main(["--source", str(SOURCE), "grade", str(tmp_path / "subs")]) == 2
@@ -420,7 +421,7 @@ def test_a_missing_bwrap_is_a_clear_error(tmp_path, instructor, monkeypatch, cap
 
 def test_no_sandbox_grades_with_a_warning(no_policy, tmp_path, instructor, monkeypatch, capsys):
     _put(tmp_path / "subs", "alice", instructor)
-    monkeypatch.setattr(classroom, "_bwrap", lambda: None)
+    monkeypatch.setattr(sandbox, "_bwrap", lambda: None)
     results = classroom.grade(tmp_path / "subs", SOURCE, sandbox=False, timeout=TIMEOUT)
     assert "WITHOUT a sandbox" in capsys.readouterr().err
     auto = _auto(instructor)

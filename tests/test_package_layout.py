@@ -1,8 +1,9 @@
 """The package's folders (issue 17): every public name imports as before, the 0.1 module
-paths still work (the same module objects, with a DeprecationWarning), and no model module
-imports another model module's private names."""
+paths are gone (0.2.0, issue 26), and no model module imports another model module's
+private names."""
 
 import ast
+import re
 import importlib
 import subprocess
 import sys
@@ -12,7 +13,6 @@ from pathlib import Path
 import pytest
 
 import crowdlearn
-from crowdlearn import _moved
 
 PACKAGE = Path(crowdlearn.__file__).parent
 MODEL_FOLDERS = ("aggregation", "features")
@@ -22,11 +22,37 @@ OLD_PUBLIC = """BernoulliNaiveBayes ConvergenceWarning CrowdLabels DegenerateFit
 EMResult EMState LatentClassModel LogisticAnnotators MajorityVote MajorityVoteLogistic
 MultiCrowdLabels MultiLabelDawidSkene NotFittedError OneCoinDawidSkene SizeLimits
 SparseExpertsEM as_crowd_labels as_multi_labels datasets expected_surrogate_risk experiments
-fit_em model_selection from_dense from_dense_multi from_quadruples from_table from_triples
+fit_em from_dense from_dense_multi from_quadruples from_table from_triples
 get_size_limits run_em select_by_surrogate select_penalty set_size_limits simulate
-simulate_annotators simulate_sparse size_limits sparse_experts_path surrogate_risk symbolic
-true_risk widgets widgets_annotators GLAD MACE Wawa WeightedMajorityVote ZeroBasedSkill
-krippendorff_alpha posterior_entropy worker_quality_intervals agreement from_dataframe""".split()
+size_limits sparse_experts_path surrogate_risk symbolic
+true_risk widgets GLAD MACE Wawa WeightedMajorityVote ZeroBasedSkill
+krippendorff_alpha posterior_entropy worker_quality_intervals from_dataframe""".split()
+
+# the module paths of 0.1, kept with a DeprecationWarning until 0.2.0 removed them
+OLD_PATHS = {
+    "crowdlearn.majority_vote": "crowdlearn.aggregation.majority_vote",
+    "crowdlearn.dawid_skene": "crowdlearn.aggregation.dawid_skene",
+    "crowdlearn.one_coin": "crowdlearn.aggregation.one_coin",
+    "crowdlearn.glad": "crowdlearn.aggregation.glad",
+    "crowdlearn.mace": "crowdlearn.aggregation.mace",
+    "crowdlearn.weighted_vote": "crowdlearn.aggregation.weighted_vote",
+    "crowdlearn.multilabel": "crowdlearn.aggregation.multilabel",
+    "crowdlearn.naive_bayes": "crowdlearn.features.naive_bayes",
+    "crowdlearn.latent_class": "crowdlearn.features.latent_class",
+    "crowdlearn.logistic_annotators": "crowdlearn.features.logistic_annotators",
+    "crowdlearn.sparse_experts": "crowdlearn.features.sparse_experts",
+    "crowdlearn.model_selection": "crowdlearn.selection",
+    "crowdlearn.agreement": "crowdlearn.metrics",
+    "crowdlearn._logistic": "crowdlearn._solvers.logistic",
+    "crowdlearn._l1_logistic": "crowdlearn._solvers.l1_logistic",
+    "crowdlearn.simulate_annotators": "crowdlearn.simulate.annotators",
+    "crowdlearn.simulate_sparse": "crowdlearn.simulate.sparse",
+    "crowdlearn.izbicki_stern": "crowdlearn.simulate.izbicki_stern",
+    "crowdlearn.widgets_annotators": "crowdlearn.widgets.annotators",
+    "crowdlearn.classroom_kit": "crowdlearn.classroom.kit",
+    "crowdlearn.classroom_policy": "crowdlearn.classroom.policy",
+    "crowdlearn.dask_backend": "crowdlearn.distributed.dask_backend",
+}
 
 
 @pytest.mark.parametrize("name", OLD_PUBLIC)
@@ -36,15 +62,14 @@ def test_every_public_name_still_imports(name):
         assert getattr(crowdlearn, name) is not None
 
 
-@pytest.mark.parametrize("old, new", sorted(_moved.OLD_TO_NEW.items()))
-def test_old_module_paths_alias_the_new_modules_with_a_warning(old, new):
-    # in a fresh interpreter, so the warning is not swallowed by an earlier import
-    code = (f"import warnings\nwarnings.simplefilter('error', DeprecationWarning)\n"
-            f"import crowdlearn, importlib\n"
-            f"try:\n    importlib.import_module({old!r})\nexcept DeprecationWarning as w:\n"
-            f"    assert {new!r} in str(w), w\nelse:\n    raise SystemExit('no warning')\n"
-            f"warnings.simplefilter('ignore', DeprecationWarning)\n"
-            f"assert importlib.import_module({old!r}) is importlib.import_module({new!r})\n")
+@pytest.mark.parametrize("old, new", sorted(OLD_PATHS.items()))
+def test_old_module_paths_are_gone_and_the_new_ones_import(old, new):
+    # in a fresh interpreter, so that nothing imported earlier makes the old path resolve
+    code = (f"import crowdlearn, importlib\n"
+            f"try:\n    importlib.import_module({old!r})\nexcept ModuleNotFoundError:\n"
+            f"    pass\nelse:\n    raise SystemExit('the 0.1 path still imports')\n"
+            f"assert not hasattr(crowdlearn, {old.split('.', 1)[1]!r})\n"
+            f"importlib.import_module({new!r})\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -104,7 +129,10 @@ def _estimators():
             yield sub
             yield from walk(sub)
 
-    import crowdlearn.features.sparse_experts  # noqa: F401  (MajorityVoteLogistic)
+    for name in crowdlearn._NAMES:  # names load on first use: load every model
+        if name not in ("widgets", "classroom", "distributed"):
+            getattr(crowdlearn, name)
+    importlib.import_module("crowdlearn.features.sparse_experts")  # MajorityVoteLogistic
     return sorted({c for c in walk(BaseEstimator) if not c.__name__.startswith("_")},
                   key=lambda c: c.__name__)
 
@@ -122,3 +150,62 @@ def test_constructors_store_exactly_their_parameters(cls):
     marker = object()
     for name in names:
         assert getattr(cls(**{name: marker}), name) is marker
+
+
+OPTIONAL = ("sympy", "matplotlib", "ipywidgets", "anywidget", "pandas", "dask", "nbformat",
+            "nbgrader", "nbclient", "jupytext", "scipy")
+
+
+def test_import_crowdlearn_loads_no_optional_package():
+    """``import crowdlearn`` is lean (issue 26): every name loads on first use (PEP 562).
+    Not timed here (benchmarks/bench_import.py measures it): the modules are checked."""
+    code = ("import sys, crowdlearn\n"
+            f"loaded = [m for m in {OPTIONAL!r} if m in sys.modules]\n"
+            "assert not loaded, loaded\n"
+            "assert crowdlearn.__version__ == '0.2.0'\n"
+            "crowdlearn.DawidSkene\n"   # a model brings SciPy, still no optional package
+            f"loaded = [m for m in {OPTIONAL[:-1]!r} if m in sys.modules]\n"
+            "assert not loaded, loaded\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_lazy_names_are_the_public_api():
+    assert set(crowdlearn.__all__) <= set(crowdlearn._NAMES)
+    assert set(crowdlearn.__all__) <= set(dir(crowdlearn))
+    for name, module in crowdlearn._NAMES.items():
+        value = getattr(crowdlearn, name)
+        if module != f"crowdlearn.{name}":
+            assert value is getattr(importlib.import_module(module), name)
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        crowdlearn.nothing_here
+
+
+def test_the_book_extensions_read_only_the_assignments_module():
+    """book/_ext/offline_book.py shows the student's view of an assignment: importing what
+    it needs loads neither the grader nor nbgrader."""
+    code = ("import sys\n"
+            "from crowdlearn.classroom.assignments import BEGIN_HIDDEN, student_source\n"
+            "loaded = sorted(m for m in sys.modules if m.startswith('crowdlearn.'))\n"
+            "assert loaded == ['crowdlearn._lazy', 'crowdlearn.classroom',\n"
+            "                  'crowdlearn.classroom.assignments'], loaded\n"
+            "assert 'nbgrader' not in sys.modules and 'nbclient' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_core_needs_numpy_and_scipy_only():
+    import tomllib
+
+    project = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["project"]
+    names = {re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
+    assert names == {"numpy", "scipy"}
+    extras = project["optional-dependencies"]
+    assert {"widgets", "pandas", "dask", "book", "classroom", "all"} <= set(extras)
+    classroom = {re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0].lower() for d in extras["classroom"]}
+    assert {"nbgrader", "nbclient", "nbformat", "jupytext"} <= classroom
+    others = sorted(name for name in extras if name != "all")
+    assert extras["all"] == [f"crowdlearn[{','.join(others)}]"] or \
+        extras["all"] == ["crowdlearn[widgets,pandas,dask,book,classroom]"]
+    assert sorted(extras["all"][0].split("[")[1].rstrip("]").split(",")) == others
+    # requirements.txt (run.py, Binder) installs the checkout with every extra
+    lines = (PACKAGE.parent / "requirements.txt").read_text().splitlines()
+    assert "-e .[all]" in [line.split("#")[0].strip() for line in lines]

@@ -6,7 +6,7 @@
 * ``crowdlearn-<version>-py3-none-any.whl`` -- the package, built from this source tree, so
   students install exactly the code the assignments were written against (no repository,
   no network access to this project);
-* ``requirements-student.txt`` -- the wheel, JupyterLab with jupyterlab-myst (which
+* ``requirements-student.txt`` -- the wheel (with the ``[book]`` extra), JupyterLab with jupyterlab-myst (which
   renders the notebooks' MyST markdown: maths, cross-references, admonitions, exercises) and
   the kernel, nothing of the instructor's tools (nbgrader, jupyter-book, the test suite): a
   student's JupyterLab shows no grading menus;
@@ -28,15 +28,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["STUDENT_REQUIREMENTS", "build_student_kit"]
+__all__ = ["STUDENT_EXTRA", "STUDENT_REQUIREMENTS", "build_student_kit"]
 
 ROOT = Path(__file__).resolve().parents[2]  # crowdlearn/classroom/kit.py -> the checkout
 
+STUDENT_EXTRA = "book"
+"""The wheel is installed with this extra (``crowdlearn[book]``): what the book's notebooks,
+and so the assignments, import beside numpy and scipy -- sympy, matplotlib, the widgets,
+pandas and the kernel."""
+
 STUDENT_REQUIREMENTS = ("jupyterlab", "jupyterlab-myst", "ipykernel")
-"""Installed next to the wheel (whose own dependencies are numpy, scipy, sympy, matplotlib,
-ipywidgets and anywidget); jupyterlab-myst renders the notebooks' MyST markdown as the book
-does (installing it enables it). Instructor tools (nbgrader, jupyter-book, pytest) are left
-out."""
+"""Installed next to the wheel (with its ``[book]`` extra); jupyterlab-myst renders the
+notebooks' MyST markdown as the book does (installing it enables it). Instructor tools
+(nbgrader, jupyter-book, pytest) are left out."""
 
 INSTRUCTOR_ONLY = ("nbgrader", "jupyter-book", "jupyter_book", "pytest", "playwright",
                    "hypothesis", "black")
@@ -139,7 +143,7 @@ def build_student_kit(out_dir, *, source_root=None, lock=None) -> dict:
             python_note = (f" (pinned for Python {locked}; on another Python delete the `-c` "
                            "line of requirements-student.txt first)")
         lines.append(f"-c {constraints.name}")
-    lines += [f"./{wheel.name}", *STUDENT_REQUIREMENTS]
+    lines += [f"./{wheel.name}[{STUDENT_EXTRA}]", *STUDENT_REQUIREMENTS]
     requirements = out / "requirements-student.txt"
     requirements.write_text("\n".join(lines) + "\n", encoding="utf-8")
     install = out / "INSTALL.md"

@@ -244,7 +244,6 @@ RULES = {
 }
 
 _POLICY_MODULE = "crowdlearn.classroom.policy"
-_OLD_POLICY_MODULE = "crowdlearn.classroom_policy"  # its 0.1 path, still importable
 _CHECKS_NAME = "_checks"
 _DYNAMIC_CALLS = {"exec", "eval", "compile", "__import__", "globals", "locals", "vars",
                   "breakpoint", "execfile", "reload"}
@@ -252,7 +251,7 @@ _DYNAMIC_MODULES = {"importlib", "imp", "runpy", "ctypes", "gc", "inspect", "pic
                     "marshal", "dill", "cloudpickle", "shelve", "subprocess", "pty", "code",
                     "codeop", "multiprocessing", "_thread", "threading", "asyncio", "ast",
                     "types", "sysconfig", "pydoc", "sys.monitoring", "joblib", "_pickle"}
-_TAMPER_MODULES = {"builtins", "__builtin__", _POLICY_MODULE, _OLD_POLICY_MODULE,
+_TAMPER_MODULES = {"builtins", "__builtin__", _POLICY_MODULE,
                    "unittest.mock", "mock", "pytest", "_pytest", "monkeypatch"}
 # a class that defines these can make a comparison lie (x - y == 0, x == y, |x| <= tol)
 _LYING_DUNDERS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__sub__",
@@ -308,6 +307,21 @@ def _package_private_names() -> frozenset:
     return _PACKAGE_PRIVATE
 
 
+def _lazy_name(module, name: str) -> tuple:
+    """A name ``module`` imports on first use (its ``_NAMES`` table, PEP 562):
+    ``(object, None)`` if its module is imported already, else ``(None, dotted path)``;
+    ``(None, None)`` if ``name`` is not such a name. Imports nothing."""
+    table = vars(module).get("_NAMES")
+    target = table.get(name) if _isinstance(table, dict) else None
+    if not _isinstance(target, str):
+        return None, None
+    submodule = target == f"{module.__name__}.{name}"
+    loaded = _sys.modules.get(target)
+    if loaded is None:
+        return None, target if submodule else f"{target}.{name}"
+    return (loaded if submodule else vars(loaded).get(name)), None
+
+
 def _canonical(dotted: str) -> str:
     """``crowdlearn.X.Y`` resolved through the package's re-exports (``crowdlearn.DawidSkene``
     -> ``crowdlearn.aggregation.dawid_skene.DawidSkene``), without importing anything new."""
@@ -323,6 +337,10 @@ def _canonical(dotted: str) -> str:
             try:
                 if _isinstance(obj, _types.ModuleType):
                     nxt = vars(obj).get(parts[k])
+                    if nxt is None:
+                        nxt, path = _lazy_name(obj, parts[k])
+                        if nxt is None and path is not None:  # not imported yet
+                            return ".".join([path, *parts[k + 1:]])
                 elif _isinstance(obj, type):
                     nxt = next((vars(c)[parts[k]] for c in obj.__mro__
                                 if parts[k] in vars(c)), None)
@@ -567,7 +585,7 @@ class _CellAuditor(_ast.NodeVisitor):
             return
         canonical = _canonical(dotted)
         if canonical == _POLICY_MODULE or canonical.startswith(_POLICY_MODULE + ".") or \
-                dotted.startswith((_POLICY_MODULE, _OLD_POLICY_MODULE)):
+                dotted.startswith(_POLICY_MODULE):
             self.flag("tamper", f"{how} {dotted}, the module of the checks' own helpers")
             return
         if self.is_allowed(canonical):
@@ -1146,6 +1164,48 @@ def _private_names_defined(trees) -> set:
     return {n for n in names if n.startswith("_") and not n.startswith("__")}
 
 
+def _instructor_reference(instructor) -> tuple:
+    """``(grade_id -> normalised code of the instructor's non-solution cell, names the
+    solution cells use)``; both empty without an instructor notebook."""
+    reference, answer_names = {}, set()
+    if instructor:
+        for cell in _cells(instructor):
+            meta = _meta(cell)
+            if cell.get("cell_type") == "code" and meta.get("solution"):
+                # names the template and the solution use (e.g. the stub's `return prior`)
+                tree = _parse(_source(cell))
+                answer_names.update(n.id for n in (_ast.walk(tree) if tree else ())
+                                    if isinstance(n, _ast.Name))
+            if cell.get("cell_type") == "code" and not meta.get("solution") and \
+                    meta.get("grade_id"):
+                reference[meta["grade_id"]] = _normalised(_source(cell))
+    return reference, answer_names
+
+
+def _split_cells(cells, instructor, reference: dict) -> tuple:
+    """``(indices of trusted code cells, indices of the code cells to audit)``: a cell is
+    trusted if it repeats the instructor's cell of its grade_id exactly (without an
+    instructor notebook: if its metadata marks it a check or locked), never a solution."""
+    trusted_idx, student_idx = set(), []
+    for i, cell in enumerate(cells):
+        if cell.get("cell_type") != "code":
+            continue
+        meta = _meta(cell)
+        if meta.get("solution"):
+            student_idx.append(i)
+        elif instructor:
+            gid = meta.get("grade_id")
+            if gid in reference and reference[gid] == _normalised(_source(cell)):
+                trusted_idx.add(i)
+            else:
+                student_idx.append(i)
+        elif meta.get("grade") or meta.get("locked"):
+            trusted_idx.add(i)
+        else:
+            student_idx.append(i)
+    return trusted_idx, student_idx
+
+
 def audit(nb, assignment_name: str, *, instructor=None, source=None) -> list:
     """Every :class:`Finding` in the student-editable code cells of ``nb``, in cell order.
 
@@ -1164,35 +1224,8 @@ def audit(nb, assignment_name: str, *, instructor=None, source=None) -> list:
             instructor = _instructor_notebook(assignment_name, source)
         except Exception:
             instructor = None
-    reference, answer_names = {}, set()
-    if instructor:
-        for cell in _cells(instructor):
-            meta = _meta(cell)
-            if cell.get("cell_type") == "code" and meta.get("solution"):
-                # names the template and the solution use (e.g. the stub's `return prior`)
-                tree = _parse(_source(cell))
-                answer_names.update(n.id for n in (_ast.walk(tree) if tree else ())
-                                    if isinstance(n, _ast.Name))
-            if cell.get("cell_type") == "code" and not meta.get("solution") and \
-                    meta.get("grade_id"):
-                reference[meta["grade_id"]] = _normalised(_source(cell))
-    trusted_idx, student_idx = set(), []
-    for i, cell in enumerate(cells):
-        if cell.get("cell_type") != "code":
-            continue
-        meta = _meta(cell)
-        if meta.get("solution"):
-            student_idx.append(i)
-        elif instructor:
-            gid = meta.get("grade_id")
-            if gid in reference and reference[gid] == _normalised(_source(cell)):
-                trusted_idx.add(i)
-            else:
-                student_idx.append(i)
-        elif meta.get("grade") or meta.get("locked"):
-            trusted_idx.add(i)
-        else:
-            student_idx.append(i)
+    reference, answer_names = _instructor_reference(instructor)
+    trusted_idx, student_idx = _split_cells(cells, instructor, reference)
     try:
         allowed = allowlist(assignment_name, instructor if instructor else
                             {"cells": [cells[i] for i in sorted(trusted_idx)]})

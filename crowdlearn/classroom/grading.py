@@ -1,0 +1,238 @@
+"""Grading a class: every submission merged, executed in the sandbox and scored
+(:func:`grade`), in parallel processes or kept in a course directory across runs."""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import sys
+import tempfile
+from pathlib import Path
+
+from crowdlearn.classroom.assignments import (_default_source, _select, find_assignments,
+                                             grade_cells, read_assignment)
+from crowdlearn.classroom.releasing import _write_ipynb
+from crowdlearn.classroom.reports import _slug, write_feedback, write_report, write_totals
+from crowdlearn.classroom.sandbox import _execute, check_sandbox
+from crowdlearn.classroom.scoring import (CheckResult, GradeResults, _apply_policy,
+                                          _hidden_lines, _score, apply_marks)
+from crowdlearn.classroom.submissions import (_Refused, _find_submissions, _merge,
+                                             _read_submission)
+
+__all__ = ["grade"]
+
+_LOG = logging.getLogger("crowdlearn.classroom")
+
+
+def grade(submissions, source=None, *, assignments=None, report=None, course_dir=None,
+          timeout: int = 300, jobs: int = 1, verbose: bool = False, sandbox: bool = True,
+          totals=None, feedback=None, marks=None) -> GradeResults:
+    """Execute and grade every submitted notebook in ``submissions``; one
+    :class:`CheckResult` per check.
+
+    Parameters
+    ----------
+    submissions : path
+        ``<student>/<assignment>.ipynb`` files (see the module docstring).
+    source : path, optional
+        The instructor versions (default ``book/assignments``). What runs is the instructor's
+        notebook -- setup, checks and hidden tests -- with the student's answer cells in it,
+        whatever the student did to the other cells.
+    assignments : list of str, optional
+        Grade only the submissions of these assignments (default: all).
+    report : path, optional
+        Write the results there as CSV (one row per check) and as JSON next to it; and the
+        per-student totals (``totals``) and feedback files (``feedback``).
+    course_dir : path, optional
+        A course directory kept across runs: the results of earlier runs are kept (a
+        submission graded again replaces its earlier result), the executed notebooks are in
+        ``autograded/``, and the report, totals and feedback cover the whole class.
+    timeout : int, default 300
+        Seconds a single cell may run; the kernel and everything it started are then killed.
+    jobs : int, default 1
+        Grade up to this many assignments at once, in separate processes. Not with
+        ``course_dir``.
+    sandbox : bool, default True
+        Run each submission in a bubblewrap sandbox (:class:`SandboxUnavailable` if bwrap is
+        missing). ``False`` runs the students' code with your rights, and warns.
+    totals : path, optional
+        Per-student totals CSV (default ``<report stem>-totals.csv`` next to the report).
+    feedback : path, optional
+        Folder for ``<student>/<assignment>.txt`` and ``.html`` (default ``feedback/`` next to
+        the report, or in ``course_dir``).
+    marks : path or list of dict, optional
+        The instructor's marks for the hand-graded derivations (see :func:`apply_marks`),
+        counted in the reports and totals.
+
+    Returns
+    -------
+    GradeResults
+        A list of CheckResult, by student, then assignment, then notebook order. A submission
+        that cannot be graded gets 0 on every check with the reason as feedback; if the grader
+        itself failed, it is also in ``.ungraded``.
+    """
+    if not (isinstance(jobs, int) and jobs >= 1):
+        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+    if jobs > 1 and course_dir is not None:
+        raise ValueError("course_dir keeps one course directory: use it with jobs=1")
+    bwrap = _sandbox_or_warning(sandbox)
+    known = find_assignments(source)
+    subs = _submissions_to_grade(Path(submissions), known, assignments)
+    names = {a: known[a] for a in sorted({a for _, a in subs})}
+    root = _open_course(Path(course_dir)) if course_dir is not None else None
+    if jobs > 1 and len(names) > 1:
+        results = _grade_in_parallel(Path(submissions), source, subs, names, timeout, jobs,
+                                     sandbox)
+    else:
+        results = _grade(subs, names, timeout, bwrap,
+                         keep=root / "autograded" if root is not None else None)
+    if root is not None:
+        results = _merge_course(root, results)
+    if marks is not None:
+        results = apply_marks(results, marks)
+    _write_outputs(results, known, report=report, totals=totals, feedback=feedback, root=root)
+    return results
+
+
+def _sandbox_or_warning(sandbox: bool) -> str | None:
+    """The ``bwrap`` to run kernels in (:class:`SandboxUnavailable` if it does not work), or
+    None with a warning on stderr when grading without a sandbox."""
+    if sandbox:
+        return check_sandbox()
+    print("warning: grading WITHOUT a sandbox (--no-sandbox): the students' code runs "
+          "with your rights and can read the instructor's notebooks, change files and "
+          "use the network", file=sys.stderr)
+    return None
+
+
+def _submissions_to_grade(submissions: Path, known: dict, assignments) -> dict:
+    """``(student, assignment) -> path`` (or :class:`_Refused`) of the chosen assignments."""
+    chosen = _select(known, assignments)
+    subs = {}
+    for (student, name), path in _find_submissions(submissions, known).items():
+        for a in ([name] if name is not None else sorted(chosen)):
+            if a in chosen:
+                subs[(student, a)] = path
+    if not subs:
+        raise ValueError(f"no submissions of {sorted(chosen)} in {submissions}")
+    return subs
+
+
+def _write_outputs(results, known: dict, *, report, totals, feedback, root) -> None:
+    """The report, the totals and the feedback files :func:`grade` was asked for."""
+    if report is not None:
+        report = Path(report)
+        write_report(results, report)
+        write_totals(results, totals or report.with_name(f"{report.stem}-totals.csv"), known)
+        feedback = feedback or (root / "feedback" if root is not None
+                                else report.with_name("feedback"))
+    elif totals is not None:
+        write_totals(results, totals, known)
+    if feedback is not None:
+        write_feedback(results, feedback)
+
+
+def _open_course(root: Path) -> Path:
+    root = root.resolve()
+    marker = root / "crowdlearn-course.json"
+    if root.exists() and any(root.iterdir()) and not marker.exists():
+        raise ValueError(f"course_dir {root} is not empty and is not a crowdlearn course "
+                         f"directory (no {marker.name})")
+    root.mkdir(parents=True, exist_ok=True)
+    if not marker.exists():
+        marker.write_text(json.dumps({"results": []}) + "\n", encoding="utf-8")
+    return root
+
+
+def _merge_course(root: Path, results) -> GradeResults:
+    """Earlier results of the course, with this run's replacing those of the same
+    submissions; saved back. By student, then assignment."""
+    marker = root / "crowdlearn-course.json"
+    old = [CheckResult(**r) for r in json.loads(marker.read_text(encoding="utf-8"))["results"]]
+    fresh = {(r.submission, r.assignment) for r in results}
+    merged = [r for r in old if (r.submission, r.assignment) not in fresh] + list(results)
+    merged.sort(key=lambda r: (r.submission, r.assignment))
+    marker.write_text(json.dumps({"results": [r._asdict() for r in merged]}, indent=1) + "\n",
+                      encoding="utf-8")
+    return GradeResults(merged, getattr(results, "ungraded", []))
+
+
+def _grade_in_parallel(submissions: Path, source, subs: dict, names: dict, timeout: int,
+                       jobs: int, sandbox: bool) -> GradeResults:
+    """Split the assignments into ``jobs`` groups of about equal work; one process each."""
+    import subprocess
+
+    load = {a: sum(1 for _, b in subs if b == a) for a in names}
+    groups = [[] for _ in range(min(jobs, len(names)))]
+    for a in sorted(names, key=lambda a: -load[a]):
+        min(groups, key=lambda g: sum(load[b] for b in g)).append(a)
+    source = Path(source) if source is not None else _default_source()
+    ungraded = []
+    with tempfile.TemporaryDirectory(prefix="crowdlearn-grade-") as tmp:
+        procs = []
+        for i, group in enumerate(groups):
+            part, log = Path(tmp) / f"part{i}.csv", Path(tmp) / f"part{i}.log"
+            cmd = [sys.executable, "-m", "crowdlearn.classroom", "--source", str(source),
+                   "grade", str(submissions), "--report", str(part), "--timeout", str(timeout),
+                   "--feedback", str(Path(tmp) / f"feedback{i}")]
+            if not sandbox:
+                cmd.append("--no-sandbox")
+            for a in group:
+                cmd += ["--assignment", a]
+            with log.open("w") as err:
+                procs.append((part, log, subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                                          stderr=err)))
+        rows = {}
+        for part, log, proc in procs:
+            if proc.wait() not in (0, 1) or not part.exists():
+                text = log.read_text(errors="replace").strip()[-2000:]
+                raise RuntimeError(f"grading failed (exit {proc.returncode}): {text}")
+            with part.with_suffix(".json").open(encoding="utf-8") as fh:
+                data = json.load(fh)
+            for r in data["checks"]:
+                rows.setdefault((r["submission"], r["assignment"]), []).append(CheckResult(**r))
+            ungraded += [tuple(u) for u in data.get("ungraded", [])]
+    return GradeResults([r for key in subs for r in rows.get(key, [])], ungraded)
+
+
+def _grade(subs: dict, names: dict, timeout: int, bwrap, keep=None) -> GradeResults:
+    """Each submission: merged with the instructor's notebook, executed (sandboxed), scored."""
+    instructors = {name: read_assignment(path) for name, path in names.items()}
+    hidden = {name: _hidden_lines(nb) for name, nb in instructors.items()}
+    results, ungraded = [], []
+    for (student, name), path in subs.items():
+        instructor = instructors[name]
+        checks = grade_cells(instructor)
+
+        def zero(why):
+            return [CheckResult(student, name, cid, 0.0, pts, why) for cid, pts, _ in checks]
+
+        if isinstance(path, _Refused):
+            results += zero(f"not graded: {path.reason}")
+            continue
+        try:
+            nb = _read_submission(path)
+        except Exception as exc:  # not a notebook at all: graded 0, with the reason
+            first = (str(exc).strip().splitlines() or [""])[0]
+            results += zero(f"not graded: the file is not a notebook "
+                            f"({type(exc).__name__}: {first})")
+            continue
+        try:
+            merged, notes, missing = _merge(instructor, nb)
+            executed = copy.deepcopy(merged)
+            _execute(executed, path, timeout=timeout, bwrap=bwrap)
+            scored = _score(executed, instructor, name, student, notes, missing, hidden[name])
+            scored, policy_error = _apply_policy(scored, merged, name)
+            if policy_error:
+                ungraded.append((student, name, policy_error))
+            results += scored
+            if keep is not None:
+                _write_ipynb(executed, keep / _slug(student) / f"{name}.ipynb")
+        except Exception as exc:  # the grader failed, not the student: say so, go on
+            why = f"{type(exc).__name__}: {exc}".strip()
+            _LOG.error("could not grade %r / %s: %s", student, name, why)
+            ungraded.append((student, name, why))
+            results += zero(f"not graded (grader error, ask your instructor): {why[:300]}")
+    return GradeResults(results, ungraded)
+

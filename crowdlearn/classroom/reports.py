@@ -1,0 +1,101 @@
+"""What grading writes: the per-check report (CSV and JSON), the per-student totals for a
+gradebook, and each student's feedback files."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+from crowdlearn.classroom.scoring import CheckResult
+
+__all__ = ["write_report", "write_totals", "write_feedback"]
+
+
+def _slug(name: str) -> str:
+    """A file-system-safe folder name for a student (the CSV keeps the real one)."""
+    import hashlib
+
+    safe = re.sub(r"[^A-Za-z0-9._@+-]+", "_", name).strip("._-") or "student"
+    if safe != name:
+        digest = hashlib.sha1(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+        safe = f"{safe[:60]}-{digest}"
+    return safe
+
+
+def _totals(results) -> list:
+    totals = {}
+    for r in results:
+        t = totals.setdefault((r.submission, r.assignment), [0.0, 0.0])
+        t[0] += r.points
+        t[1] += r.max_points
+    return [{"submission": s, "assignment": a, "points": p, "max_points": m}
+            for (s, a), (p, m) in totals.items()]
+
+
+def write_report(results, path) -> tuple:
+    """Write ``results`` as CSV to ``path`` and as JSON (checks, totals, and the submissions
+    the grader failed on) next to it. Returns the two paths."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(CheckResult._fields)
+        writer.writerows(results)
+    json_path = path.with_suffix(".json")
+    json_path.write_text(json.dumps({"checks": [r._asdict() for r in results],
+                                     "totals": _totals(results),
+                                     "ungraded": [list(u) for u in
+                                                  getattr(results, "ungraded", [])]},
+                                    indent=1) + "\n", encoding="utf-8")
+    return path, json_path
+
+
+def write_totals(results, path, known=None) -> Path:
+    """One row per student, one column per assignment (points; empty if not submitted) and
+    ``total`` -- the CSV an LMS gradebook imports (the maxima are in the JSON report)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    per = {}
+    for t in _totals(results):
+        per.setdefault(t["submission"], {})[t["assignment"]] = t["points"]
+    columns = sorted({a for row in per.values() for a in row})
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["student", *columns, "total"])
+        for student in sorted(per):
+            row = per[student]
+            writer.writerow([student, *(f"{row[a]:g}" if a in row else "" for a in columns),
+                             f"{sum(row.values()):g}"])
+    return path
+
+
+def write_feedback(results, folder) -> list:
+    """``folder/<student>/<assignment>.txt`` and ``.html``: each check's points and message
+    (never a test's source). ``<student>`` is the folder name made file-system safe."""
+    import html
+
+    folder = Path(folder)
+    by = {}
+    for r in results:
+        by.setdefault((r.submission, r.assignment), []).append(r)
+    written = []
+    for (student, name), rows in by.items():
+        out = folder / _slug(student)
+        out.mkdir(parents=True, exist_ok=True)
+        got, most = sum(r.points for r in rows), sum(r.max_points for r in rows)
+        lines = [f"{name}: {got:g} / {most:g} points", ""]
+        lines += [f"{r.check}: {r.points:g} / {r.max_points:g} -- {r.feedback}" for r in rows]
+        (out / f"{name}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        table = "".join(f"<tr><td>{html.escape(r.check)}</td><td>{r.points:g} / "
+                        f"{r.max_points:g}</td><td>{html.escape(r.feedback)}</td></tr>"
+                        for r in rows)
+        (out / f"{name}.html").write_text(
+            f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(name)}"
+            f"</title></head><body><h1>{html.escape(name)}: {got:g} / {most:g}</h1>"
+            f"<table><tr><th>check</th><th>points</th><th>feedback</th></tr>{table}</table>"
+            "</body></html>\n", encoding="utf-8")
+        written.append(out / f"{name}.txt")
+    return written
+

@@ -26,17 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from crowdlearn.labels import CrowdLabels, _encode, _is_dataframe, require_pandas
+
 __all__ = ["IdResults", "require_pandas"]
-
-
-def require_pandas():
-    """Import pandas, or raise an ``ImportError`` that says how to get it."""
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is installed wherever a DataFrame exists
-        raise ImportError("results by original id need pandas: pip install "
-                          "'crowdlearn[pandas]' (or pandas)") from None
-    return pd
 
 
 def _hard_labels(posterior: np.ndarray) -> np.ndarray:
@@ -145,8 +137,6 @@ def features_by_task(labels, X):
     """
     if X is None:
         return None
-    from crowdlearn.labels import CrowdLabels, _encode, _is_dataframe
-
     if _is_dataframe(labels):
         if "task" not in labels.columns:
             return X  # the labels' own reader says what is missing

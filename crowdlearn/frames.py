@@ -45,10 +45,15 @@ class IdResults:
     """
 
     def _remember_ids(self, crowd) -> None:
-        self.item_ids_ = crowd.item_ids
-        self.expert_ids_ = crowd.expert_ids
-        self.class_ids_ = crowd.class_ids
-        self._as_frame = getattr(crowd, "_from_frame", False) is True
+        self._set_ids(crowd.item_ids, crowd.expert_ids, crowd.class_ids,
+                      getattr(crowd, "_from_frame", False) is True)
+
+    def _set_ids(self, item_ids, expert_ids, class_ids, as_frame: bool) -> None:
+        """The original identifiers (None: indices), and whether results are pandas objects."""
+        self.item_ids_ = item_ids
+        self.expert_ids_ = expert_ids
+        self.class_ids_ = class_ids
+        self._as_frame = as_frame
 
     # -- building blocks ----------------------------------------------------------------
     def _ids(self, kind: str, n: int) -> np.ndarray:

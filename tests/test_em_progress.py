@@ -179,3 +179,24 @@ def test_widget_bar_reads_finished_when_closed(monkeypatch):
     stopped.update()
     stopped.close()  # no info given: none shown
     assert shown[-1].description == "fits: 1 of 4 done" and shown[-1].bar_style == "warning"
+
+
+# -- the engine knows nothing of the user interface -----------------------------------------
+def test_engine_takes_no_interface_arguments():
+    """Progress is a callback the estimators pass, the warning theirs: ``fit_em`` has no
+    ``progress``/``estimator_name``/``warn``/``stacklevel`` and imports no progress bar."""
+    import inspect
+    from pathlib import Path
+
+    import crowdlearn.em as em
+
+    assert not {"progress", "estimator_name", "warn", "stacklevel"} & set(
+        inspect.signature(fit_em).parameters)
+    source = Path(em.__file__).read_text()
+    assert "_progress" not in source and "warnings" not in source
+
+
+def test_model_convergence_warning_points_at_the_callers_line(crowd):
+    with pytest.warns(ConvergenceWarning) as caught:
+        OneCoinDawidSkene(max_iter=1, tol=0.0).fit(crowd)  # through DawidSkene.fit
+    assert caught[0].filename == __file__

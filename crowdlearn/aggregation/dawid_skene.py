@@ -507,20 +507,21 @@ class DawidSkene(IdResults, EMEstimator):
         else:  # known truths or an informative prior fix what each class means
             params, posterior = result.params, result.posterior
         crowd = data.crowd
-        self._store_fit(result, params, posterior, prior=data.prior,
-                        n_features=0 if data.X is None else data.X.shape[1],
+        self._store_fit(result, params, posterior,
+                        sizes=(crowd.n_items, crowd.n_experts, crowd.n_classes),
+                        ids=(crowd.item_ids, crowd.expert_ids, crowd.class_ids,
+                             getattr(crowd, "_from_frame", False) is True),
+                        prior=data.prior, n_features=0 if data.X is None else data.X.shape[1],
                         gold=None if data.gold is None else data.gold[2])
-        self.n_items_ = crowd.n_items
-        self.n_experts_ = crowd.n_experts
-        self.n_classes_ = crowd.n_classes
-        self._remember_ids(crowd)
         self._warn_if_degenerate(crowd, posterior)
 
-    def _store_fit(self, result, params: DawidSkeneParams, posterior, *, prior=None,
-                   n_features: int = 0, gold=None) -> None:
-        """The fitted parameters and EM's record of the best run, in memory or from the
-        Dask backend (which gives ``posterior=None`` when the posterior stays on the
-        cluster: then ``posterior_`` is not set)."""
+    def _store_fit(self, result, params: DawidSkeneParams, posterior, *, sizes, ids,
+                   prior=None, n_features: int = 0, gold=None, lazy=None) -> None:
+        """Every fitted attribute, from an in-memory fit or the Dask backend: the
+        parameters, EM's record of the best run (``result``), ``posterior_`` (not set when
+        None: a distributed posterior left on the cluster, then ``lazy`` holds the dask
+        ``(probas_dask_, labels_dask_)``), ``sizes`` ``(n_items, n_experts, n_classes)``
+        and ``ids`` ``(item_ids, expert_ids, class_ids, as_frame)``."""
         self._params = params
         self.class_prior_ = params.class_prior
         self.confusion_ = params.confusion
@@ -531,6 +532,13 @@ class DawidSkene(IdResults, EMEstimator):
         self._keep_em_result(result, posterior, log_prior=self._log_prior_term(params, prior))
         if posterior is None:
             del self.posterior_
+        for name in ("probas_dask_", "labels_dask_"):
+            if name in vars(self):
+                delattr(self, name)
+        if lazy is not None:
+            self.probas_dask_, self.labels_dask_ = lazy
+        self.n_items_, self.n_experts_, self.n_classes_ = sizes
+        self._set_ids(*ids)
         self.n_features_in_ = n_features
         self.gold_ = gold
         self._fitted_prior = prior  # what crowdlearn.metrics checks (not read by EM)

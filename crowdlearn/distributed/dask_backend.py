@@ -267,6 +267,67 @@ def _first_pass(model, ddf, names, split_tasks, client):
     return ddf[task]._meta, worker_ids, class_ids, frames
 
 
+def _encode_parts(client, frames, names, worker_ids, class_ids) -> list:
+    """Every partition encoded once (:func:`_encode_part`), kept on the cluster: read and
+    encoded in one task each, so a raw partition lives only while encoded."""
+    if isinstance(client, _LocalClient):
+        return client.map(_encode_part, frames, names=names, worker_ids=worker_ids,
+                          class_ids=class_ids, pure=False)
+    import dask
+
+    encode = dask.delayed(_encode_part, pure=False)
+    return client.compute([encode(f, names, worker_ids, class_ids) for f in frames])
+
+
+def _check_input(ddf, names, split_tasks) -> None:
+    """Refuse what is not a dask DataFrame of labels with the three named columns."""
+    if split_tasks not in ("raise", "shuffle"):
+        raise ValueError(f"split_tasks must be 'raise' or 'shuffle', got {split_tasks!r}")
+    if not hasattr(ddf, "npartitions") or not hasattr(ddf, "columns"):
+        raise ValueError(f"fit_dask needs a dask DataFrame, got {type(ddf).__name__}")
+    if len(set(names)) != 3:
+        raise ValueError(f"task, worker and label must be three different columns, got "
+                         f"{list(names)}")
+    missing = [c for c in names if c not in list(ddf.columns)]
+    if missing:
+        raise ValueError(f"a DataFrame of labels needs the columns {list(names)} (one row "
+                         f"per label: task id, worker id, label); missing {missing}, got "
+                         f"{list(map(str, ddf.columns))[:10]}")
+
+
+def _run_em(model, client, parts, J: int, K: int):
+    """EM through the estimator's own engine path, with an E-step run partition by
+    partition (only the count tables and log-evidences travel back) and the model's
+    M-step from the summed count table."""
+
+    def total(tables):
+        out = np.zeros((J * K + 1, K))
+        for t in tables:
+            out += t
+        return out
+
+    def init(restart):
+        counts = total(client.gather(client.map(_majority_part, parts, K=K, pure=False)))
+        return model._params_from_counts(counts, J)
+
+    def e_step(params):
+        # the tuple as one object, under a new key each time
+        shared = client.scatter([params], broadcast=True, hash=False)[0]
+        small = client.gather(client.map(_e_step_part, parts, params=shared, pure=False))
+        counts = total(c for c, _ in small)
+        log_evidence = 0.0
+        for _, s in small:
+            log_evidence += s
+        return DistributedPosterior([], counts), log_evidence + model._log_prior_term(params)
+
+    def m_step(posterior: DistributedPosterior):
+        return model._params_from_counts(posterior.counts, J)
+
+    result = model._run_engine(None, init=init, e_step=e_step, m_step=m_step, n_runs=1)
+    warn_if_not_converged(result, type(model).__name__, model.max_iter, model.tol)
+    return result
+
+
 def fit_dask(model, ddf, *, task: str = "task", worker: str = "worker", label: str = "label",
              client=None, collect: bool = True, split_tasks: str = "raise"):
     """Fit ``model`` (a DawidSkene or OneCoinDawidSkene) on a dask DataFrame of labels.
@@ -312,19 +373,8 @@ def fit_dask(model, ddf, *, task: str = "task", worker: str = "worker", label: s
         within each). ``item_ids_`` is then None.
     """
     _check_model(model)
-    if split_tasks not in ("raise", "shuffle"):
-        raise ValueError(f"split_tasks must be 'raise' or 'shuffle', got {split_tasks!r}")
-    if not hasattr(ddf, "npartitions") or not hasattr(ddf, "columns"):
-        raise ValueError(f"fit_dask needs a dask DataFrame, got {type(ddf).__name__}")
     names = (task, worker, label)
-    if len(set(names)) != 3:
-        raise ValueError(f"task, worker and label must be three different columns, got "
-                         f"{list(names)}")
-    missing = [c for c in names if c not in list(ddf.columns)]
-    if missing:
-        raise ValueError(f"a DataFrame of labels needs the columns {list(names)} (one row "
-                         f"per label: task id, worker id, label); missing {missing}, got "
-                         f"{list(map(str, ddf.columns))[:10]}")
+    _check_input(ddf, names, split_tasks)
     import dask
 
     client = _get_client(client)
@@ -336,41 +386,12 @@ def fit_dask(model, ddf, *, task: str = "task", worker: str = "worker", label: s
         task_meta, worker_ids, class_ids, frames = _first_pass(model, ddf, names, split_tasks,
                                                                client)
     J, K = worker_ids.size, class_ids.size
-    if isinstance(client, _LocalClient):
-        parts = client.map(_encode_part, frames, names=names, worker_ids=worker_ids,
-                           class_ids=class_ids, pure=False)
-    else:
-        encode = dask.delayed(_encode_part, pure=False)
-        parts = client.compute([encode(f, names, worker_ids, class_ids) for f in frames])
+    parts = _encode_parts(client, frames, names, worker_ids, class_ids)
     del frames
     if split_tasks == "raise":
         _check_no_split_task(client, parts, task)
 
-    def total(tables):
-        out = np.zeros((J * K + 1, K))
-        for t in tables:
-            out += t
-        return out
-
-    def init(restart):
-        counts = total(client.gather(client.map(_majority_part, parts, K=K, pure=False)))
-        return model._params_from_counts(counts, J)
-
-    def e_step(params):
-        # the tuple as one object, under a new key each time
-        shared = client.scatter([params], broadcast=True, hash=False)[0]
-        small = client.gather(client.map(_e_step_part, parts, params=shared, pure=False))
-        counts = total(c for c, _ in small)
-        log_evidence = 0.0
-        for _, s in small:
-            log_evidence += s
-        return DistributedPosterior([], counts), log_evidence + model._log_prior_term(params)
-
-    def m_step(posterior: DistributedPosterior):
-        return model._params_from_counts(posterior.counts, J)
-
-    result = model._run_engine(None, init=init, e_step=e_step, m_step=m_step, n_runs=1)
-    warn_if_not_converged(result, type(model).__name__, model.max_iter, model.tol)
+    result = _run_em(model, client, parts, J, K)
 
     # -- relabel as in memory (the agreement table: the summed counts over the experts) ----
     params, handle = result.params, result.posterior
@@ -392,9 +413,7 @@ def _store(model, result, params, client, finals, collect, task_meta, worker_ids
     """The fitted attributes, through the estimator's own ``_store_fit``: with ``collect``
     the posterior gathered in sorted task order, otherwise the lazy dask results."""
     J, K = worker_ids.size, class_ids.size
-    for name in ("probas_dask_", "labels_dask_"):
-        if name in vars(model):
-            delattr(model, name)
+    lazy = None
     if collect:
         gathered = [(t, q) for t, q in client.gather(finals) if t.size]
         if gathered:
@@ -404,25 +423,22 @@ def _store(model, result, params, client, finals, collect, task_meta, worker_ids
             q = np.concatenate([q for _, q in gathered])[order]
         else:  # pragma: no cover - refused above (no rows)
             task_ids, q = np.zeros(0), np.zeros((0, K))
-        model._store_fit(result, params, q)
-        model.n_items_ = int(q.shape[0])
+        n_items = int(q.shape[0])
     else:
         import dask
         import dask.dataframe as dd
         import pandas as pd
 
-        model._store_fit(result, params, None)
-        task_ids = None
-        sizes = client.gather(client.map(_n_tasks, finals, pure=False))
-        model.n_items_ = int(sum(sizes))
+        q = task_ids = None
+        n_items = int(sum(client.gather(client.map(_n_tasks, finals, pure=False))))
         index = pd.Index(task_meta.iloc[:0], name="task")
         meta = pd.DataFrame(np.zeros((0, K)), index=index,
                             columns=pd.Index(class_ids, name="label"))
         frames = [dask.delayed(_probas_frame)(f, class_ids) for f in finals]
-        model.probas_dask_ = dd.from_delayed(frames, meta=meta, verify_meta=False)
-        model.labels_dask_ = model.probas_dask_.map_partitions(
+        probas = dd.from_delayed(frames, meta=meta, verify_meta=False)
+        labels = probas.map_partitions(
             _labels_series, class_ids, meta=pd.Series(class_ids[:0], index=index,
                                                       name="agg_label"))
-    model.n_experts_ = J
-    model.n_classes_ = K
-    model._set_ids(task_ids, worker_ids, class_ids, as_frame=True)
+        lazy = (probas, labels)
+    model._store_fit(result, params, q, sizes=(n_items, J, K),
+                     ids=(task_ids, worker_ids, class_ids, True), lazy=lazy)

@@ -124,3 +124,23 @@ def test_constructors_store_exactly_their_parameters(cls):
     marker = object()
     for name in names:
         assert getattr(cls(**{name: marker}), name) is marker
+
+
+def test_em_label_models_share_one_fit_and_one_predict():
+    """Every EM model of crowd labels runs ``fit`` through ``EMFitter._fit`` (check -> data ->
+    engine -> fitted attributes) and gets ``predict``/``fit_predict`` from ``EMEstimator``,
+    with the argument order ``(labels, X=None)``; none writes its own copy."""
+    import inspect
+
+    from crowdlearn import GLAD, MACE, DawidSkene, LatentClassModel, OneCoinDawidSkene
+    from crowdlearn._base import EMEstimator, EMFitter
+    from crowdlearn.aggregation.multilabel import MultiLabelDawidSkene
+
+    for cls in (DawidSkene, OneCoinDawidSkene, GLAD, MACE, MultiLabelDawidSkene):
+        assert issubclass(cls, EMEstimator), cls
+        assert "fit_predict" not in vars(cls), cls
+        own_predict = "predict" in vars(cls)
+        assert not own_predict or cls is MultiLabelDawidSkene  # (n_items, n_targets): axis 2
+        params = list(inspect.signature(cls.predict_proba).parameters)
+        assert params[1:3] == ["labels", "X"], (cls, params)
+    assert issubclass(LatentClassModel, EMFitter)

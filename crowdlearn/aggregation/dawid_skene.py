@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit
 
-from crowdlearn._base import EMEstimator, posterior_or_refuse
+from crowdlearn._base import EMEstimator, posterior_or_refuse, user_stacklevel
 from crowdlearn._validation import check_binary_matrix, check_em_params, check_scalar
 from crowdlearn.frames import IdResults, features_by_task
 from crowdlearn.exceptions import DegenerateFitWarning
@@ -680,7 +680,7 @@ class DawidSkene(IdResults, EMEstimator):
         warnings.warn(
             f"{type(self).__name__}: degenerate fit -- every labelled item got the same "
             f"posterior {q0} although the votes differ.{why} {todo}",
-            DegenerateFitWarning, stacklevel=3)
+            DegenerateFitWarning, stacklevel=user_stacklevel())
 
     def predict_proba(self, labels=None, X=None) -> np.ndarray:
         """Posterior class probabilities, shape ``(n_items, n_classes)``.

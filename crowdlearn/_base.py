@@ -1,22 +1,55 @@
-"""Small pieces shared by the estimators."""
+"""What the estimators share: scikit-learn style parameters, and one ``fit`` for EM models.
+
+:class:`BaseEstimator` stores the constructor arguments (their names come from the
+signature of ``__init__``), and gives ``get_params``/``set_params`` and a readable repr.
+
+:class:`EMEstimator` is the base of every model fitted by the EM engine, in the way of
+scikit-learn's ``BaseMixture``: its :meth:`~EMEstimator.fit` runs
+
+1. ``_check_params()``: the hyper-parameters (``ValueError`` in the package's words);
+2. ``_make_data(*args, **kwargs)``: the input read into the model's data object, which
+   carries everything a fit needs besides the parameters (the label matrix, the
+   features, the known truths, the prior pseudo-counts): nothing of one fit is kept
+   on ``self`` to be read back by the EM steps;
+3. the engine, :func:`crowdlearn.em.fit_em`, on the model's ``_init_params(data,
+   restart, rng)``, ``_e_step(data, params)`` and ``_m_step(data, q)`` (or ``_m_step(data,
+   q, params)`` when ``_warm_start``), with the user's ``callback`` and, when asked for,
+   a progress bar (:class:`crowdlearn._progress.EMProgress`, passed as a callback: the
+   engine knows nothing of it);
+4. ``_set_fitted(data, result)``: the fitted attributes, and the
+   :class:`~crowdlearn.ConvergenceWarning` when the best run hit ``max_iter``.
+
+It also holds ``predict_proba``/``predict``/``fit_predict`` with the one argument order
+``(labels, X=None)``: a model defines ``_proba_new(labels, X)`` for new items.
+"""
 
 from __future__ import annotations
 
+import inspect
+import os
+import sys
+import warnings
+
 import numpy as np
 
-from crowdlearn.exceptions import NotFittedError
+from crowdlearn.exceptions import ConvergenceWarning, NotFittedError
 
 
 class BaseEstimator:
     """scikit-learn style: ``__init__`` only stores, ``get_params``, a readable repr."""
 
-    _param_names: tuple = ()
+    @classmethod
+    def _param_names(cls) -> tuple:
+        """The names of the constructor's parameters, in the order of its signature."""
+        params = inspect.signature(cls.__init__).parameters.values()
+        return tuple(p.name for p in params if p.name != "self"
+                     and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
 
     def _store_params(self, values: dict) -> None:
         """Store the constructor arguments as they are (``__init__`` passes its
-        ``locals()``), one attribute per name in ``_param_names``: no checks here, so
+        ``locals()``), one attribute per parameter of the signature: no checks here, so
         ``set_params`` and ``clone`` behave as in scikit-learn; ``fit`` validates."""
-        for name in self._param_names:
+        for name in self._param_names():
             setattr(self, name, values[name])
 
     def _keep_em_result(self, result, posterior=None, log_prior=None) -> None:
@@ -35,14 +68,15 @@ class BaseEstimator:
 
     def get_params(self) -> dict:
         """The constructor arguments, as stored."""
-        return {name: getattr(self, name) for name in self._param_names}
+        return {name: getattr(self, name) for name in self._param_names()}
 
     def set_params(self, **params):
         """Change constructor arguments; returns self."""
+        names = self._param_names()
         for name, value in params.items():
-            if name not in self._param_names:
+            if name not in names:
                 raise ValueError(f"{type(self).__name__} has no parameter {name!r}; "
-                                 f"valid ones are {list(self._param_names)}")
+                                 f"valid ones are {list(names)}")
             setattr(self, name, value)
         return self
 
@@ -53,6 +87,127 @@ class BaseEstimator:
     def _check_fitted(self, attr: str = "posterior_"):
         if not hasattr(self, attr):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit first")
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` of ``warnings.warn`` (called by the caller of this function) that
+    points at the first frame outside the crowdlearn package: the user's line that
+    called the estimator, however many of the package's functions lie in between."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+            _PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn_if_not_converged(result, name: str, max_iter: int, tol: float) -> None:
+    """The :class:`~crowdlearn.ConvergenceWarning` of an EM fit whose best run reached
+    ``max_iter`` without converging (not when a callback stopped it); it points at the
+    user's line."""
+    if not result.converged and not result.stopped:
+        warnings.warn(f"{name} did not converge in max_iter={max_iter} iterations "
+                      f"(tol={tol}); increase max_iter or tol", ConvergenceWarning,
+                      stacklevel=user_stacklevel())
+
+
+class EMFitter(BaseEstimator):
+    """The base of the models fitted by EM (see the module notes): one ``fit``.
+
+    A subclass defines ``__init__`` (with ``n_init``, ``max_iter``, ``tol``,
+    ``random_state`` and ``callback``; ``progress`` where offered), ``_check_params``,
+    ``_make_data``, ``_init_params``, ``_e_step``, ``_m_step`` and ``_set_fitted``;
+    optionally ``_n_runs`` (default ``n_init``),
+    ``_accelerator`` (SQUAREM's flatten/unflatten pair, default None) and
+    ``_warm_start``.
+    """
+
+    _warm_start = False  # the M-step also receives the parameters the posterior came from
+
+    # -- the steps a model defines ---------------------------------------------------------
+    def _check_params(self) -> None:
+        raise NotImplementedError
+
+    def _make_data(self, *args, **kwargs):
+        raise NotImplementedError
+
+    def _init_params(self, data, restart: int, rng: np.random.Generator):
+        raise NotImplementedError
+
+    def _e_step(self, data, params):
+        raise NotImplementedError
+
+    def _m_step(self, data, q, *params):
+        raise NotImplementedError
+
+    def _set_fitted(self, data, result) -> None:
+        raise NotImplementedError
+
+    def _n_runs(self, data) -> int:
+        return self.n_init
+
+    def _accelerator(self, data):
+        return None
+
+    # -- fit -------------------------------------------------------------------------------
+    def _fit(self, *args, **kwargs):
+        """Check, build the data, run the engine, set the fitted attributes; ``self``."""
+        self._check_params()
+        data = self._make_data(*args, **kwargs)
+        result = self._run_engine(data)
+        warn_if_not_converged(result, type(self).__name__, self.max_iter, self.tol)
+        self._set_fitted(data, result)
+        return self
+
+    def _run_engine(self, data, init=None, e_step=None, m_step=None, n_runs=None):
+        """:func:`~crowdlearn.em.fit_em` on the model's steps (or the ones given, e.g. a
+        distributed E-step), with the callback and, if asked for, the progress bar."""
+        from crowdlearn._progress import EMProgress
+        from crowdlearn._validation import check_random_state
+        from crowdlearn.em import fit_em
+
+        if init is None:
+            rng = check_random_state(self.random_state)
+            init = lambda restart: self._init_params(data, restart, rng)  # noqa: E731
+        e_step = e_step or (lambda params: self._e_step(data, params))
+        if m_step is None:
+            m_step = (lambda q, params: self._m_step(data, q, params)) if self._warm_start \
+                else (lambda q: self._m_step(data, q))
+        n_runs = self._n_runs(data) if n_runs is None else n_runs
+        with EMProgress(getattr(self, "progress", False), n_runs, self.max_iter,
+                        type(self).__name__, self.callback) as callback:
+            return fit_em(init, e_step, m_step, n_init=n_runs, tol=self.tol,
+                          max_iter=self.max_iter, callback=callback,
+                          warm_start=self._warm_start, accelerate=self._accelerator(data))
+
+
+class EMEstimator(EMFitter):
+    """An EM model of crowd labels: :class:`EMFitter`'s ``fit``, and the answers of a fitted
+    model with the one argument order ``(labels, X=None)``; a subclass also defines
+    ``_proba_new(labels, X)``, the posterior of new items."""
+
+    def _proba_new(self, labels, X) -> np.ndarray:
+        raise NotImplementedError
+
+    def predict_proba(self, labels=None, X=None) -> np.ndarray:
+        """Posterior class probabilities, shape ``(n_items, n_classes)``: the training
+        posterior ``posterior_`` without arguments, otherwise those of new items (their
+        ``labels``, and their features ``X`` for models with features)."""
+        self._check_fitted()
+        if labels is None and X is None:
+            return self.posterior_.copy()
+        return self._proba_new(labels, X)
+
+    def predict(self, labels=None, X=None) -> np.ndarray:
+        """Most probable class of each item (training items, or new ones as in
+        :meth:`predict_proba`); the lowest class on ties."""
+        return np.argmax(self.predict_proba(labels, X), axis=1)
+
+    def fit_predict(self, labels, X=None) -> np.ndarray:
+        """Fit, then return the most probable class of each training item."""
+        return (self.fit(labels) if X is None else self.fit(labels, X)).predict()
 
 
 def normalize_log(log_joint: np.ndarray):

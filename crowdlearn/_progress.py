@@ -1,12 +1,14 @@
 """A minimal progress bar: an ``ipywidgets.IntProgress`` in a notebook, one text line elsewhere.
 
-Used by long loops such as :func:`crowdlearn.features.sparse_experts.sparse_experts_path`. It is
-off unless asked for (``progress=True``); nothing is printed or displayed otherwise.
+Used by long loops such as :func:`crowdlearn.features.sparse_experts.sparse_experts_path`, and
+by the EM estimators through :class:`EMProgress`, a callback of the EM engine. It is off
+unless asked for (``progress=True``); nothing is printed or displayed otherwise.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 
 
 def _in_notebook() -> bool:
@@ -113,3 +115,82 @@ class ProgressBar:
                                         "done" + (f", {self._info}" if self._info else ""))
             self._widget.bar_style = "success" if self.count == self.total else "warning"
         self.enabled = False
+
+
+PROGRESS_INTERVAL = 0.1
+"""Seconds between two redraws of :class:`EMProgress`'s bar (besides the end of each run)."""
+
+
+class EMProgress:
+    """The progress bar of an EM fit, as a callback of :func:`crowdlearn.em.fit_em`.
+
+    A context manager: ``with EMProgress(progress, n_init, max_iter, name, callback) as
+    cb: fit_em(..., n_init=n_init, max_iter=max_iter, callback=cb)``. The bar's length is
+    the whole budget, ``n_init * (max_iter + 1)`` E-steps; a run that converges early
+    jumps to the end of its share, and the text says which run and iteration EM is at
+    and its objective (at the end, with restarts, the best run's objective). Redrawn at
+    most every ``PROGRESS_INTERVAL`` seconds and at the end of every run. With
+    ``progress`` false or None the callback is the user's ``callback`` itself and
+    nothing is shown.
+
+    Parameters
+    ----------
+    progress : bool or None
+        Show the bar (``ValueError`` unless None, True or False).
+    n_init, max_iter : int
+        The runs and the M-steps per run the engine is given.
+    name : str
+        The bar's label (the estimator's name).
+    callback : callable, optional
+        The user's callback, called after every E-step as before; what it returns
+        (``True`` stops the run) is passed on.
+    """
+
+    def __init__(self, progress, n_init: int, max_iter: int, name: str, callback=None):
+        if progress not in (None, True, False):
+            raise ValueError(f"progress must be None, True or False, got {progress!r}")
+        self.enabled = bool(progress)
+        self.n_init, self.per_run, self.name = n_init, max_iter + 1, name
+        self.user_callback = callback
+        self.bar = None
+        self._last = None   # the latest state seen (a run's last one is its final state)
+        self._finals = {}   # restart -> final objective
+
+    def __enter__(self):
+        if not self.enabled:
+            return self.user_callback
+        self.bar = ProgressBar(self.n_init * self.per_run, self.name, enabled=True)
+        self._last_draw = time.monotonic()
+        return self._callback
+
+    def _info(self, state) -> str:
+        run = f"run {state.restart + 1}/{self.n_init} " if self.n_init > 1 else ""
+        return f"{run}it {state.iteration} obj {state.objective:.6g}"
+
+    def _run_ended(self, state) -> None:
+        self.bar.update((state.restart + 1) * self.per_run - self.bar.count, self._info(state))
+
+    def _callback(self, state):
+        if self._last is not None and state.restart != self._last.restart:
+            self._run_ended(self._last)
+        self._last = state
+        self._finals[state.restart] = state.objective
+        now = time.monotonic()
+        if now - self._last_draw >= PROGRESS_INTERVAL:
+            position = state.restart * self.per_run + state.iteration + 1
+            self.bar.update(position - self.bar.count, self._info(state))
+            self._last_draw = now
+        return self.user_callback(state) if self.user_callback is not None else None
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.bar is None:
+            return False
+        try:
+            if exc_type is None and self._last is not None:
+                self._run_ended(self._last)
+                if self.n_init > 1:
+                    best = max(self._finals.values())
+                    self.bar.update(0, f"best of {self.n_init} runs: obj {best:.6g}")
+        finally:
+            self.bar.close()
+        return False

@@ -2,8 +2,10 @@
 
 A model supplies three functions of its own -- an initialiser, an E-step and an
 M-step -- and the engine does the rest: the loop, the objective history, the
-stopping rule, restarts that keep the best run, the ``ConvergenceWarning`` and
-the callback hook used by widgets and progress bars.
+stopping rule, restarts that keep the best run, and the callback hook used by
+widgets and progress bars. It knows nothing of the user interface: the estimators
+(:class:`crowdlearn._base.EMEstimator`) pass their progress bar as a callback and
+issue the ``ConvergenceWarning`` from the result (``converged``, ``stopped``).
 
 The loop, for parameters :math:`\\theta^{0}` from the initialiser, is::
 
@@ -25,17 +27,13 @@ from __future__ import annotations
 
 import math
 import numbers
-import time
-import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from crowdlearn._blas import one_blas_thread
-from crowdlearn._progress import ProgressBar
 from crowdlearn._validation import check_scalar
-from crowdlearn.exceptions import ConvergenceWarning
 
 __all__ = ["EMState", "EMResult", "run_em", "fit_em"]
 
@@ -215,8 +213,7 @@ def _run_squarem(params, e_step, m_step, *, tol, max_iter, callback, restart, wa
 
 def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 1,
            tol: float = 1e-6, max_iter: int = 100, callback: Callable | None = None,
-           warn: bool = True, estimator_name: str = "EM", progress=False,
-           warm_start: bool = False, accelerate=None, stacklevel: int = 3) -> EMResult:
+           warm_start: bool = False, accelerate=None) -> EMResult:
     """Run EM from ``n_init`` starts and keep the run with the highest final objective.
 
     Parameters
@@ -225,85 +222,36 @@ def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 
         Initial parameters for restart ``0, 1, ..., n_init - 1`` (restart 0 is the
         model's deterministic start, the others its random ones).
     e_step, m_step, tol, max_iter, callback, warm_start, accelerate
-        As in :func:`run_em`.
+        As in :func:`run_em`. The callback sees every E-step of every run (its
+        ``restart`` says which run); the estimators pass their progress bar this way.
     n_init : int
         Number of runs.
-    warn : bool
-        Issue a :class:`~crowdlearn.ConvergenceWarning` if the best run reached
-        ``max_iter`` without converging (not when the callback stopped it).
-    estimator_name : str
-        Used in the warning and as the progress bar's label.
-    stacklevel : int, default 3
-        Where the warning points, as in ``warnings.warn``: 3 is the code that called
-        the estimator method that called ``fit_em`` (the user's ``fit``); a method that
-        reaches ``fit_em`` through a helper passes one more.
-    progress : bool or None, default False
-        ``True`` shows a progress bar: an ``ipywidgets`` bar in a Jupyter
-        kernel, one text line on ``sys.stderr`` elsewhere (drawn by
-        ``crowdlearn._progress.ProgressBar``). Its length is the whole
-        budget, ``n_init * (max_iter + 1)`` E-steps; a run that converges early
-        jumps to the end of its share, and the text says which run and
-        iteration EM is at and its objective (at the end, with restarts, the
-        best run's objective). Redrawn at most every ``PROGRESS_INTERVAL``
-        seconds and at the end of every run.
-        ``False`` or ``None`` show nothing and cost nothing.
+
+    Returns
+    -------
+    EMResult
+        The best run; ``all_objectives`` holds every run's final objective. Whether it
+        converged is ``converged`` (no warning is issued here: the estimators issue
+        :class:`~crowdlearn.ConvergenceWarning` when the best run reached ``max_iter``
+        without converging, see ``crowdlearn._base.warn_if_not_converged``).
 
     Raises
     ------
     ValueError
-        If ``n_init < 1``, ``max_iter < 0``, ``tol < 0``, or ``progress`` is not
-        ``None``, ``True`` or ``False``.
+        If ``n_init < 1``, ``max_iter < 0`` or ``tol < 0``.
     """
     check_scalar(n_init, "n_init", kind=numbers.Integral, low=1)
     check_scalar(tol, "tol", low=0.0)
     check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0)
-    if progress not in (None, True, False):
-        raise ValueError(f"progress must be None, True or False, got {progress!r}")
-    bar = None
-    run_callback = callback
-    if progress:
-        per_run = max_iter + 1  # E-steps in a run that uses its whole budget
-        bar = ProgressBar(n_init * per_run, estimator_name, enabled=True)
-        last_draw = [time.monotonic()]
-
-        def run_callback(state: EMState):
-            position = state.restart * per_run + state.iteration + 1
-            now = time.monotonic()
-            if now - last_draw[0] >= PROGRESS_INTERVAL:
-                bar.update(position - bar.count, _progress_info(state, n_init))
-                last_draw[0] = now
-            return callback(state) if callback is not None else None
-
     best = None
     finals = []
     with one_blas_thread():  # small products: one BLAS thread (crowdlearn._blas)
-        try:
-            for r in range(n_init):
-                result = run_em(init(r), e_step, m_step, tol=tol, max_iter=max_iter,
-                                callback=run_callback, restart=r, warm_start=warm_start,
-                                accelerate=accelerate)
-                finals.append(result.objective)
-                if best is None or result.objective > best.objective:
-                    best = result
-                if bar is not None:
-                    state = EMState(r, result.n_iter, result.objective, None, None)
-                    bar.update((r + 1) * per_run - bar.count, _progress_info(state, n_init))
-            if bar is not None and n_init > 1:
-                bar.update(0, f"best of {n_init} runs: obj {best.objective:.6g}")
-        finally:
-            if bar is not None:
-                bar.close()
+        for r in range(n_init):
+            result = run_em(init(r), e_step, m_step, tol=tol, max_iter=max_iter,
+                            callback=callback, restart=r, warm_start=warm_start,
+                            accelerate=accelerate)
+            finals.append(result.objective)
+            if best is None or result.objective > best.objective:
+                best = result
     best.all_objectives = np.asarray(finals)
-    if warn and not best.converged and not best.stopped:
-        warnings.warn(f"{estimator_name} did not converge in max_iter={max_iter} iterations "
-                      f"(tol={tol}); increase max_iter or tol", ConvergenceWarning, stacklevel=stacklevel)
     return best
-
-
-PROGRESS_INTERVAL = 0.1
-"""Seconds between two redraws of :func:`fit_em`'s progress bar (besides the end of each run)."""
-
-
-def _progress_info(state: EMState, n_init: int) -> str:
-    run = f"run {state.restart + 1}/{n_init} " if n_init > 1 else ""
-    return f"{run}it {state.iteration} obj {state.objective:.6g}"

@@ -26,17 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from crowdlearn.labels import CrowdLabels, _encode, _is_dataframe, require_pandas
+
 __all__ = ["IdResults", "require_pandas"]
-
-
-def require_pandas():
-    """Import pandas, or raise an ``ImportError`` that says how to get it."""
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is installed wherever a DataFrame exists
-        raise ImportError("results by original id need pandas: pip install "
-                          "'crowdlearn[pandas]' (or pandas)") from None
-    return pd
 
 
 def _hard_labels(posterior: np.ndarray) -> np.ndarray:
@@ -53,10 +45,15 @@ class IdResults:
     """
 
     def _remember_ids(self, crowd) -> None:
-        self.item_ids_ = crowd.item_ids
-        self.expert_ids_ = crowd.expert_ids
-        self.class_ids_ = crowd.class_ids
-        self._as_frame = getattr(crowd, "_from_frame", False) is True
+        self._set_ids(crowd.item_ids, crowd.expert_ids, crowd.class_ids,
+                      getattr(crowd, "_from_frame", False) is True)
+
+    def _set_ids(self, item_ids, expert_ids, class_ids, as_frame: bool) -> None:
+        """The original identifiers (None: indices), and whether results are pandas objects."""
+        self.item_ids_ = item_ids
+        self.expert_ids_ = expert_ids
+        self.class_ids_ = class_ids
+        self._as_frame = as_frame
 
     # -- building blocks ----------------------------------------------------------------
     def _ids(self, kind: str, n: int) -> np.ndarray:
@@ -145,8 +142,6 @@ def features_by_task(labels, X):
     """
     if X is None:
         return None
-    from crowdlearn.labels import CrowdLabels, _encode, _is_dataframe
-
     if _is_dataframe(labels):
         if "task" not in labels.columns:
             return X  # the labels' own reader says what is missing

@@ -48,6 +48,17 @@ from crowdlearn._validation import check_int_array
 __all__ = ["CrowdLabels", "from_triples", "from_dense", "from_table", "from_dataframe",
            "as_crowd_labels"]
 
+
+def require_pandas():
+    """Import pandas, or raise an ``ImportError`` that says how to get it."""
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is installed wherever a DataFrame exists
+        raise ImportError("results by original id need pandas: pip install "
+                          "'crowdlearn[pandas]' (or pandas)") from None
+    return pd
+
+
 # Index arrays a CrowdLabels made itself: read-only views of read-only copies, so
 # nobody (the caller included) can change them after they were checked.
 _FROZEN: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDictionary()
@@ -230,8 +241,6 @@ class CrowdLabels:
         """The labels as a pandas DataFrame, one row per label, with columns ``task``,
         ``worker`` and ``label`` holding the original identifiers (:meth:`to_table`): the
         table a platform exports and every model's ``fit`` reads (needs pandas)."""
-        from crowdlearn.frames import require_pandas
-
         pd = require_pandas()
         task, worker, label = self.to_table()
         return pd.DataFrame({"task": task, "worker": worker, "label": label})

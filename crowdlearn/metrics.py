@@ -244,9 +244,11 @@ def _training_crowd(model, labels) -> CrowdLabels:
     if getattr(model, "n_features_in_", 0):
         raise ValueError("worker_quality_intervals does not support models fitted with "
                          "features X")
-    extras = [what for what, attr in (("gold", "_gold"), ("confusion_prior", "_prior"),
-                                      ("an accuracy prior", "_prior_coin"))
-              if getattr(model, attr, None) is not None]
+    prior = getattr(model, "_fitted_prior", None)
+    extras = [what for what, used in (
+        ("gold", getattr(model, "gold_", None) is not None),
+        ("confusion_prior", prior is not None and not isinstance(prior, tuple)),
+        ("an accuracy prior", isinstance(prior, tuple))) if used]
     if extras:
         raise ValueError(f"worker_quality_intervals supports models fitted with alpha as "
                          f"their only prior; this one was fitted with {', '.join(extras)}")

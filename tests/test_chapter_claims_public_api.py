@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from crowdlearn import DawidSkene, OneCoinDawidSkene, worker_quality_intervals
-from crowdlearn.aggregation._common import _Data, _flat_indices
 from crowdlearn.aggregation.dawid_skene import (DawidSkeneParams, e_step, expected_counts,
                                                 m_step)
 from crowdlearn.datasets import load_dataset
@@ -50,7 +49,7 @@ def test_m_step_of_expected_counts_is_the_models_own_m_step(rte, kwargs):
     model = DawidSkene(**kwargs).fit(rte)
     rng = np.random.default_rng(0)
     q = rng.dirichlet(np.ones(2), size=rte.n_items)  # any posterior
-    data = _Data(rte, None, *_flat_indices(rte, 2))
+    data = model._make_data(rte)  # the fit's data, with the prior pseudo-counts
     expected = model._m_step(data, q)
     counts, class_counts = expected_counts(rte, q)
     got = m_step(counts, class_counts, **kwargs)

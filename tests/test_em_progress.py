@@ -1,13 +1,15 @@
-"""The progress bar of the EM engine (crowdlearn.em.fit_em, progress=...) and the models
-that pass it through (DawidSkene, OneCoinDawidSkene)."""
+"""The progress bar of an EM fit (crowdlearn._progress.EMProgress, a callback of the engine
+crowdlearn.em.fit_em, which knows nothing of it) and the models that show it (DawidSkene,
+OneCoinDawidSkene: progress=...)."""
 
 
 import numpy as np
 import pytest
 
 import crowdlearn._progress as progress_module
-import crowdlearn.em as em
 from crowdlearn import ConvergenceWarning, DawidSkene, fit_em
+from crowdlearn._base import warn_if_not_converged
+from crowdlearn._progress import EMProgress
 from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
 from crowdlearn.simulate import one_coin_confusion, simulate_crowd
 
@@ -18,6 +20,17 @@ def counting_em(target=5):
         return np.array([[1.0]]), float(min(t, target))
 
     return (lambda restart: 0), e_step, (lambda q: None)
+
+
+def progress_fit(init, e_step, m_step, *, progress=False, estimator_name="EM", callback=None,
+                 n_init=1, max_iter=100, **kwargs):
+    """``fit_em`` with the progress bar passed as its callback, as the estimators do it
+    (crowdlearn._base.EMFitter), and their ConvergenceWarning."""
+    with EMProgress(progress, n_init, max_iter, estimator_name, callback) as cb:
+        result = fit_em(init, e_step, m_step, n_init=n_init, max_iter=max_iter, callback=cb,
+                        **kwargs)
+    warn_if_not_converged(result, estimator_name, max_iter, kwargs.get("tol", 1e-6))
+    return result
 
 
 def toy_fit(**kwargs):
@@ -32,7 +45,7 @@ def toy_fit(**kwargs):
         steps.clear()
         return init(restart)
 
-    return fit_em(init_, e_step, m_step, **kwargs)
+    return progress_fit(init_, e_step, m_step, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -77,11 +90,11 @@ def test_models_pass_progress_through_and_results_do_not_change(capsys, crowd, m
 
 
 def test_redraws_are_throttled_but_every_run_end_is_drawn(capsys, monkeypatch):
-    monkeypatch.setattr(em, "PROGRESS_INTERVAL", 1e9)   # no redraw inside a run
+    monkeypatch.setattr(progress_module, "PROGRESS_INTERVAL", 1e9)   # no redraw inside a run
     toy_fit(n_init=2, max_iter=10, progress=True)
     err = capsys.readouterr().err
     assert err.count("\r") == 4   # the empty bar, the end of each of the 2 runs, the best run
-    monkeypatch.setattr(em, "PROGRESS_INTERVAL", 0.0)
+    monkeypatch.setattr(progress_module, "PROGRESS_INTERVAL", 0.0)
     toy_fit(n_init=2, max_iter=10, progress=True)
     err = capsys.readouterr().err
     # every E-step too: 2 runs of 7 E-steps (5 rises, then one flat step that converges)
@@ -107,7 +120,7 @@ def test_bar_is_closed_when_the_fit_fails(capsys):
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError, match="boom"):
-        fit_em(lambda r: 0, e_step, lambda q: 0, progress=True)
+        progress_fit(lambda r: 0, e_step, lambda q: 0, progress=True)
     assert capsys.readouterr().err.endswith("\n")
 
 
@@ -116,7 +129,8 @@ def test_convergence_warning_still_issued_with_progress(capsys):
         return np.array([[t]]), float(t)
 
     with pytest.warns(ConvergenceWarning, match="did not converge in max_iter=3"):
-        result = fit_em(lambda r: 0, e_step, lambda q: q[0, 0] + 1, max_iter=3, progress=True)
+        result = progress_fit(lambda r: 0, e_step, lambda q: q[0, 0] + 1, max_iter=3,
+                              progress=True)
     assert result.n_iter == 3 and not result.converged
     assert capsys.readouterr().err.rstrip("\n").split("\r")[-1].startswith("EM [" + "#" * 30)
 
@@ -165,3 +179,24 @@ def test_widget_bar_reads_finished_when_closed(monkeypatch):
     stopped.update()
     stopped.close()  # no info given: none shown
     assert shown[-1].description == "fits: 1 of 4 done" and shown[-1].bar_style == "warning"
+
+
+# -- the engine knows nothing of the user interface -----------------------------------------
+def test_engine_takes_no_interface_arguments():
+    """Progress is a callback the estimators pass, the warning theirs: ``fit_em`` has no
+    ``progress``/``estimator_name``/``warn``/``stacklevel`` and imports no progress bar."""
+    import inspect
+    from pathlib import Path
+
+    import crowdlearn.em as em
+
+    assert not {"progress", "estimator_name", "warn", "stacklevel"} & set(
+        inspect.signature(fit_em).parameters)
+    source = Path(em.__file__).read_text()
+    assert "_progress" not in source and "warnings" not in source
+
+
+def test_model_convergence_warning_points_at_the_callers_line(crowd):
+    with pytest.warns(ConvergenceWarning) as caught:
+        OneCoinDawidSkene(max_iter=1, tol=0.0).fit(crowd)  # through DawidSkene.fit
+    assert caught[0].filename == __file__

@@ -155,6 +155,7 @@ def brute_objective_with_gold(model, c, gold):
     K = c.n_classes
     data = _Data(c, None, *_flat_indices(c, K))
     lj = model._log_joint(data, model._params)
+    fit_data = model._make_data(c, gold=gold)  # the fit's data: its prior and known truths
     total = 0.0
     for i in range(c.n_items):
         if gold[i] >= 0:
@@ -162,7 +163,7 @@ def brute_objective_with_gold(model, c, gold):
         else:
             m = lj[i].max()
             total += m + math.log(sum(math.exp(v - m) for v in lj[i]))
-    return total + model._log_prior_term(model._params)
+    return total + model._log_prior_term(model._params, fit_data.prior)
 
 
 @pytest.mark.parametrize("Model", MODELS)
@@ -178,8 +179,9 @@ def test_gold_items_are_clamped_and_counted(Model):
     assert np.diff(h).min() >= -1e-9 * abs(h[-1])
     assert m.objective_ == pytest.approx(brute_objective_with_gold(m, sim.labels, gold),
                                          rel=1e-10)
-    # at convergence the parameters are a fixed point of the gold-clamped EM map
-    data = _Data(sim.labels, None, *_flat_indices(sim.labels, 3))
+    # at convergence the parameters are a fixed point of the gold-clamped EM map (the
+    # known truths travel in the fit's data)
+    data = m._make_data(sim.labels, gold=gold)
     again = m._m_step(data, m._e_step(data, m._params)[0])
     assert np.allclose(again.confusion, m.confusion_, atol=1e-5)
 
@@ -240,8 +242,9 @@ def test_confusion_prior_is_map_with_the_log_posterior_tracked():
     assert np.diff(h).min() >= -1e-9 * abs(h[-1])
     log_prior = float((prior[None] * np.log(m.confusion_)).sum())
     assert m.objective_ - m.log_likelihood_ == pytest.approx(log_prior, rel=1e-10)
-    # the M-step is the MAP update: expected counts plus pseudo-counts, normalised
-    data = _Data(sim.labels, None, *_flat_indices(sim.labels, 3))
+    # the M-step is the MAP update: expected counts plus pseudo-counts, normalised (the
+    # pseudo-counts travel in the fit's data)
+    data = m._make_data(sim.labels)
     q = m.posterior_
     counts = np.zeros((5, 3, 3))
     for i, j, l in zip(sim.labels.item, sim.labels.expert, sim.labels.label):

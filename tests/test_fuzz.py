@@ -191,8 +191,11 @@ def test_one_label_experts_with_alpha_zero_warn():
     truth = rng.integers(0, 2, 300)
     item = np.repeat(np.arange(300), 3)
     crowd = cl.from_triples(item, np.arange(900), truth[item])
-    with pytest.warns(DegenerateFitWarning, match=r"900 experts gave a single label.*alpha"):
+    with pytest.warns(DegenerateFitWarning, match=r"900 experts gave a single label.*alpha") \
+            as caught:
         cl.DawidSkene(alpha=0).fit(crowd)
+    # it points at the line that called fit, however deep in the package it is issued
+    assert [w.filename for w in caught if w.category is DegenerateFitWarning] == [__file__]
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegenerateFitWarning)
         assert (cl.OneCoinDawidSkene().fit(crowd).predict() == truth).mean() == 1.0

@@ -271,7 +271,7 @@ def test_sign_alignment_for_two_classes_with_symmetric_prior():
         crowd = from_triples(*labels)
         p = glad._params
         mirror = GLADParams(p.class_prior[::-1].copy(), -p.alpha, p.b)
-        q, obj = glad._e_step(crowd, mirror)
+        q, obj = glad._e_step(glad._make_data(crowd), mirror)
         assert obj == pytest.approx(glad.objective_, rel=1e-12)
         np.testing.assert_allclose(q, glad.posterior_[:, ::-1], atol=1e-12)
     assert np.corrcoef(glad.ability_, alpha)[0, 1] > 0.9  # with the prior

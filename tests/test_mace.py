@@ -201,7 +201,6 @@ def test_m_step_maximises_the_q_function(priors, fit_prior):
     triples, crowd = tiny_problem()
     rng = np.random.default_rng(0)
     m = MACE(theta_prior=(a, b), strategy_prior=c, fit_class_prior=fit_prior)
-    m._hyper = (a, b, c)
     data = m._data(crowd)
     for _ in range(5):
         old = MACEParams(np.full(3, 1 / 3), rng.uniform(0.05, 0.95, 3), rng.dirichlet(np.ones(3), 3))
@@ -332,7 +331,6 @@ def test_no_nan_at_the_boundaries():
     # the E-step at parameters exactly on the boundary
     triples, crowd = tiny_problem()
     m = MACE()
-    m._hyper = (1.0, 1.0, 1.0)
     params = MACEParams(np.full(3, 1 / 3), np.array([0.0, 1.0, 0.5]),
                         np.array([[0.2, 0.3, 0.5], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]))
     data = m._data(from_triples([0, 1, 1, 2], [0, 1, 2, 1], [1, 0, 0, 2], n_classes=3))

@@ -13,12 +13,17 @@ from crowdlearn.labels import (CrowdLabels, _frame_onto, _is_dataframe, _reindex
 
 
 class _Data(NamedTuple):
-    """Training or prediction data, with the label matrix the E- and M-steps reuse."""
+    """Training or prediction data, with the label matrix the E- and M-steps reuse, and
+    what else one fit needs (Dawid--Skene models): the prior pseudo-counts in the model's
+    own form (``(n_experts, K, K)``, or one-coin ``(right, wrong)``) and the known
+    truths ``(rows, clamp)`` (``clamp``: 0 on the known class, ``-inf`` elsewhere)."""
 
     crowd: CrowdLabels
     X: np.ndarray | None
     votes: sparse.csr_array    # (n_items, n_experts * K + 1): see _flat_indices
     votes_t: sparse.csc_array  # its transpose (a view), for the M-step
+    prior: object = None
+    gold: tuple | None = None
 
 
 def _flat_indices(crowd: CrowdLabels, K: int):

@@ -8,18 +8,17 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.special import expit
-from scipy.optimize import linear_sum_assignment
 
-from crowdlearn._base import BaseEstimator, normalize_log, posterior_or_refuse
-from crowdlearn._validation import (check_binary_matrix, check_random_state, check_em_params,
-                                    check_scalar)
-from crowdlearn.em import fit_em
+from crowdlearn._base import EMEstimator, posterior_or_refuse, user_stacklevel
+from crowdlearn._validation import check_binary_matrix, check_em_params, check_scalar
 from crowdlearn.frames import IdResults, features_by_task
 from crowdlearn.exceptions import DegenerateFitWarning
 from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
-from crowdlearn.features.naive_bayes import bernoulli_log_likelihood
 from crowdlearn.aggregation._common import (_Data, _flat_indices,  # noqa: F401
                                             _new_crowd, _softmax_last, _softmax_rows_inplace)
+from crowdlearn.aggregation._ds_kernel import (align_with_vote, confusion_m_step, count_table,
+                                               feature_m_step, log_joint, log_prior_density,
+                                               majority_start, split_counts)
 
 __all__ = ["DawidSkene", "DawidSkeneParams", "e_step", "expected_counts", "m_step"]
 
@@ -39,15 +38,6 @@ def _is_dask_frame(labels) -> bool:
 
 def _is_tuple_input(labels) -> bool:
     return isinstance(labels, tuple) and len(labels) == 3
-
-
-def _prior_log_density(prior, confusion: np.ndarray) -> float:
-    """``sum A[j,k,l] log pi[j,k,l]`` over the entries with pseudo-counts (0 without any)."""
-    if prior is None:
-        return 0.0
-    mask = prior > 0
-    with np.errstate(divide="ignore"):
-        return float((prior[mask] * np.log(confusion[mask])).sum())
 
 
 def _prior_counts(prior, crowd: CrowdLabels):
@@ -147,7 +137,7 @@ def _read_gold(gold, crowd: CrowdLabels):
     return out
 
 
-class DawidSkene(IdResults, BaseEstimator):
+class DawidSkene(IdResults, EMEstimator):
     r"""The Dawid--Skene model: one confusion matrix per expert, fitted by EM.
 
     Each item :math:`i` has a hidden true class :math:`y_i \in \{1, \dots, K\}`
@@ -351,8 +341,7 @@ class DawidSkene(IdResults, BaseEstimator):
     [1, 1]
     """
 
-    _param_names = ("n_classes", "alpha", "confusion_prior", "n_init", "max_iter", "tol",
-                    "accelerate", "random_state", "callback", "progress")
+    _fits_dask_frames = True  # fit() hands a dask DataFrame to crowdlearn.distributed
 
     def __init__(self, *, n_classes: int | None = None, alpha: float = 0.0,
                  confusion_prior=None, n_init: int = 1, max_iter: int = 200, tol: float = 1e-8,
@@ -397,29 +386,35 @@ class DawidSkene(IdResults, BaseEstimator):
         """Re-index new labels built from a table onto the identifiers seen in ``fit``."""
         return _reindex_onto(crowd, self.expert_ids_, self.class_ids_)
 
-    # -- EM pieces -------------------------------------------------------------------------
-    def _log_joint(self, data: _Data, params: DawidSkeneParams) -> np.ndarray:
-        """``log P(y_i = k, labels_i, x_i)``, shape ``(n_items, K)`` (a new array)."""
-        X = data.X
-        J, K, _ = params.confusion.shape
-        table = np.empty((J * K + 1, K))  # table[j * K + l, k] = log pi[j, k, l]; then log phi
-        with np.errstate(divide="ignore"):
-            np.log(params.confusion.transpose(0, 2, 1), out=table[:-1].reshape(J, K, K))
-            np.log(params.class_prior, out=table[-1])
-        # one pass over the labels: each item's log prior plus its labels' log-probabilities
-        out = data.votes @ table
-        if X is not None and params.feature_prob is not None:
-            phi = params.feature_prob
-            if ((phi > 0) & (phi < 1)).all():
-                log_p, log_q = np.log(phi), np.log1p(-phi)
-                out += X @ (log_p - log_q).T + log_q.sum(axis=1)
-            else:  # exact zeros or ones (alpha=0): handled without NaN
-                out += bernoulli_log_likelihood(X, phi)
-        return out
+    def _make_data(self, labels, X=None, gold=None) -> _Data:
+        """The fit's data: the labels' sparse matrix, the features, the prior pseudo-counts
+        (in the model's form) and the known truths ``(rows, clamp, classes)``."""
+        X = features_by_task(labels, X)
+        if X is not None:
+            X = check_binary_matrix(X, "X")
+        crowd = self._read_labels(labels, X, self.n_classes)
+        K = crowd.n_classes
+        prior = self._resolve_prior(crowd)
+        gold_classes = _read_gold(gold, crowd)
+        known = None
+        if gold_classes is not None:
+            rows = np.flatnonzero(gold_classes >= 0)
+            clamp = np.full((rows.size, K), -np.inf)
+            clamp[np.arange(rows.size), gold_classes[rows]] = 0.0
+            known = (rows, clamp, gold_classes)
+        return _Data(crowd, X, *_flat_indices(crowd, K), prior=prior, gold=known)
 
-    def _log_prior_term(self, params: DawidSkeneParams) -> float:
+    # -- EM pieces -------------------------------------------------------------------------
+    @staticmethod
+    def _log_joint(data: _Data, params: DawidSkeneParams) -> np.ndarray:
+        """``log P(y_i = k, labels_i, x_i)``, shape ``(n_items, K)`` (a new array)."""
+        return log_joint(data.votes, params, data.X)
+
+    def _log_prior_term(self, params: DawidSkeneParams, prior=None) -> float:
+        """What the objective adds to the log-likelihood: the symmetric Dirichlet term and
+        the confusion prior's (pseudo-counts ``prior``, in the model's form)."""
         a = float(self.alpha)
-        extra = _prior_log_density(getattr(self, "_prior", None), params.confusion)
+        extra = log_prior_density(prior, params.confusion)
         if a == 0:
             return extra
         total = np.log(params.class_prior).sum() + np.log(params.confusion).sum()
@@ -428,44 +423,34 @@ class DawidSkene(IdResults, BaseEstimator):
         return a * float(total) + extra
 
     def _e_step(self, data: _Data, params: DawidSkeneParams):
-        log_joint = self._log_joint(data, params)
-        gold = getattr(self, "_gold", None)
-        if gold is not None:  # known truths: all the mass on the given class
-            log_joint[gold[0]] += gold[1]
-        q, log_evidence = _softmax_rows_inplace(log_joint)
-        return q, float(log_evidence.sum()) + self._log_prior_term(params)
+        log_joint_ = self._log_joint(data, params)
+        if data.gold is not None:  # known truths: all the mass on the given class
+            log_joint_[data.gold[0]] += data.gold[1]
+        q, log_evidence = _softmax_rows_inplace(log_joint_)
+        return q, float(log_evidence.sum()) + self._log_prior_term(params, data.prior)
 
     @staticmethod
     def _expected_counts(data: _Data, q: np.ndarray):
         """Expected counts ``(n_experts, K true, K label)`` and per class, in one pass."""
-        J, K = data.crowd.n_experts, q.shape[1]
-        counts = data.votes_t @ q  # (J * K + 1, K): [j * K + l, k], then the class counts
-        return counts[:-1].reshape(J, K, K).transpose(0, 2, 1), counts[-1]
+        return split_counts(count_table(data.votes_t, q), data.crowd.n_experts)
+
+    def _params_from_counts(self, table: np.ndarray, n_experts: int, prior=None):
+        """The M-step without features from a count table ``votes_t @ q`` (summed over
+        any blocks of items: the Dask backend adds up its partitions' tables)."""
+        counts, class_counts = split_counts(table, n_experts)
+        class_prior, confusion = confusion_m_step(counts, class_counts, self.alpha, prior)
+        return DawidSkeneParams(class_prior, confusion, None)
 
     def _m_step(self, data: _Data, q: np.ndarray) -> DawidSkeneParams:
-        X = data.X
-        K = q.shape[1]
-        a = float(self.alpha)
-        counts, class_count = self._expected_counts(data, q)
-        class_prior = (class_count + a) / (class_count.sum() + K * a)
-        counts = counts + a
-        prior = getattr(self, "_prior", None)
-        if prior is not None:
-            counts += prior
-        denom = counts.sum(axis=2, keepdims=True)
-        empty = denom <= 0
-        confusion = np.where(empty, 1.0 / K, counts / np.where(empty, 1.0, denom))
-        feature_prob = None
-        if X is not None:
-            fcount = q.T @ X + a
-            fdenom = (class_count + 2 * a)[:, None]
-            fempty = fdenom <= 0
-            feature_prob = np.where(fempty, 0.5, fcount / np.where(fempty, 1.0, fdenom))
-        return DawidSkeneParams(class_prior, confusion, feature_prob)
+        table = count_table(data.votes_t, q)
+        params = self._params_from_counts(table, data.crowd.n_experts, data.prior)
+        if data.X is None:
+            return params
+        return params._replace(feature_prob=feature_m_step(q, data.X, table[-1], self.alpha))
 
     def _gold_start(self, data: _Data, K: int) -> np.ndarray:
         """Responsibilities from Laplace-smoothed parameters estimated on the gold items alone."""
-        rows, clamp = self._gold
+        rows, clamp = data.gold[:2]
         q = np.zeros((data.crowd.n_items, K))
         q[rows] = np.exp(clamp)
         counts, class_count = self._expected_counts(data, q)
@@ -473,55 +458,90 @@ class DawidSkene(IdResults, BaseEstimator):
         prior = (class_count + 1.0) / (class_count.sum() + K)
         phi = None if data.X is None else \
             (q.T @ data.X + 1.0) / (class_count[:, None] + 2.0)
-        return DawidSkene._e_step(self, data, DawidSkeneParams(prior, confusion, phi))[0]
+        return self._e_step(data, DawidSkeneParams(prior, confusion, phi))[0]
 
     @staticmethod
     def _majority_start(data: _Data, K: int) -> np.ndarray:
-        crowd, X = data.crowd, data.X
-        n = crowd.n_items
-        # the votes per item and class: one pass, summing over the experts
-        says = np.vstack([np.tile(np.eye(K), (crowd.n_experts, 1)), np.zeros((1, K))])
-        counts = data.votes @ says  # says[j * K + l, k] = 1{l = k}; the prior column counts 0
-        total = counts[:, 0].copy()
-        for k in range(1, K):
-            total += counts[:, k]
-        voted = total > 0
-        if voted.all():
-            counts /= total[:, None]
-            return counts
-        q = np.empty((n, K))
-        q[voted] = counts[voted] / total[voted, None]
-        # items nobody labelled: the (Laplace-smoothed) vote frequencies, or a
-        # Naive Bayes posterior fitted on the voted items when there are features
-        w = q[voted]
-        prior0 = (w.sum(axis=0) + 1.0) / (w.shape[0] + K)
-        if X is None:
-            q[~voted] = prior0
-        else:
-            phi0 = (w.T @ X[voted] + 1.0) / (w.sum(axis=0)[:, None] + 2.0)
-            q[~voted], _ = normalize_log(np.log(prior0)
-                                         + bernoulli_log_likelihood(X[~voted], phi0))
-        return q
+        return majority_start(data.votes, data.crowd.n_experts, K, data.X)
+
+    @classmethod
+    def _align_with_vote(cls, data: _Data, params: DawidSkeneParams, q: np.ndarray):
+        """Relabel the hidden classes to agree best with the majority vote (see
+        :func:`crowdlearn.aggregation._ds_kernel.align_with_vote`)."""
+        agreement = cls._expected_counts(data, q)[0].sum(axis=0)
+        return cls._align_params(agreement, params, q)
 
     @staticmethod
-    def _align_with_vote(data: _Data, params: DawidSkeneParams, q: np.ndarray):
-        """Relabel the hidden classes to agree best with the majority vote.
+    def _align_params(agreement: np.ndarray, params: DawidSkeneParams, q=None):
+        """:func:`~crowdlearn.aggregation._ds_kernel.align_with_vote` (``agreement[k, l]``:
+        expected votes for ``l`` of items in hidden class ``k``)."""
+        return align_with_vote(agreement, params, q)
 
-        Permuting the hidden classes (the prior, the confusion rows, the feature
-        rows and the posterior columns together) leaves the likelihood and the
-        symmetric-Dirichlet objective unchanged, so a random restart may end in
-        a permuted copy of the majority-vote run. This picks the permutation
-        maximising the expected agreement with the votes (usually the identity).
-        """
-        # agreement[k, l]: expected votes for l of items in hidden class k
-        agreement = DawidSkene._expected_counts(data, q)[0].sum(axis=0)
-        _, target = linear_sum_assignment(agreement, maximize=True)
-        if np.array_equal(target, np.arange(q.shape[1])):
-            return params, q
-        inv = np.argsort(target)  # new class target[k] is old class k
-        phi = None if params.feature_prob is None else params.feature_prob[inv]
-        return (DawidSkeneParams(params.class_prior[inv], params.confusion[:, inv, :], phi),
-                q[:, inv])
+    # -- the engine's hooks (crowdlearn._base.EMEstimator) ----------------------------------
+    def _n_runs(self, data: _Data) -> int:
+        # with gold items, run 1 starts from what the gold items alone say (the
+        # majority vote may point the wrong way); the best objective wins as usual
+        return self.n_init + (data.gold is not None)
+
+    def _init_params(self, data: _Data, restart: int, rng) -> DawidSkeneParams:
+        K = data.crowd.n_classes
+        if restart == 0:
+            q = self._majority_start(data, K)
+        elif restart == 1 and data.gold is not None:
+            q = self._gold_start(data, K)
+        else:
+            q = rng.dirichlet(np.ones(K), size=data.crowd.n_items)
+        if data.gold is not None:
+            q[data.gold[0]] = np.exp(data.gold[1])
+        return self._m_step(data, q)
+
+    def _accelerator(self, data: _Data):
+        if not self.accelerate:
+            return None
+        return self._flatten, self._unflatten(data.crowd.n_classes, data.crowd.n_experts,
+                                              data.X)
+
+    def _set_fitted(self, data: _Data, result) -> None:
+        if data.gold is None and data.prior is None:
+            params, posterior = self._align_with_vote(data, result.params, result.posterior)
+        else:  # known truths or an informative prior fix what each class means
+            params, posterior = result.params, result.posterior
+        crowd = data.crowd
+        self._store_fit(result, params, posterior,
+                        sizes=(crowd.n_items, crowd.n_experts, crowd.n_classes),
+                        ids=(crowd.item_ids, crowd.expert_ids, crowd.class_ids,
+                             getattr(crowd, "_from_frame", False) is True),
+                        prior=data.prior, n_features=0 if data.X is None else data.X.shape[1],
+                        gold=None if data.gold is None else data.gold[2])
+        self._warn_if_degenerate(crowd, posterior)
+
+    def _store_fit(self, result, params: DawidSkeneParams, posterior, *, sizes, ids,
+                   prior=None, n_features: int = 0, gold=None, lazy=None) -> None:
+        """Every fitted attribute, from an in-memory fit or the Dask backend: the
+        parameters, EM's record of the best run (``result``), ``posterior_`` (not set when
+        None: a distributed posterior left on the cluster, then ``lazy`` holds the dask
+        ``(probas_dask_, labels_dask_)``), ``sizes`` ``(n_items, n_experts, n_classes)``
+        and ``ids`` ``(item_ids, expert_ids, class_ids, as_frame)``."""
+        self._params = params
+        self.class_prior_ = params.class_prior
+        self.confusion_ = params.confusion
+        if params.feature_prob is not None:
+            self.feature_prob_ = params.feature_prob
+        elif hasattr(self, "feature_prob_"):
+            del self.feature_prob_
+        self._keep_em_result(result, posterior, log_prior=self._log_prior_term(params, prior))
+        if posterior is None:
+            del self.posterior_
+        for name in ("probas_dask_", "labels_dask_"):
+            if name in vars(self):
+                delattr(self, name)
+        if lazy is not None:
+            self.probas_dask_, self.labels_dask_ = lazy
+        self.n_items_, self.n_experts_, self.n_classes_ = sizes
+        self._set_ids(*ids)
+        self.n_features_in_ = n_features
+        self.gold_ = gold
+        self._fitted_prior = prior  # what crowdlearn.metrics checks (not read by EM)
 
     # -- public API --------------------------------------------------------------------------
     def fit(self, labels, X=None, *, gold=None):
@@ -559,65 +579,7 @@ class DawidSkene(IdResults, BaseEstimator):
                                  "fit a pandas DataFrame (ddf.compute()) for those")
             from crowdlearn.distributed.dask_backend import fit_dask
             return fit_dask(self, labels)
-        self._check_params()
-        X = features_by_task(labels, X)
-        if X is not None:
-            X = check_binary_matrix(X, "X")
-        crowd = self._read_labels(labels, X, self.n_classes)
-        K = crowd.n_classes
-        data = _Data(crowd, X, *_flat_indices(crowd, K))
-        rng = check_random_state(self.random_state)
-        self._prior = self._resolve_prior(crowd)
-        gold_classes = _read_gold(gold, crowd)
-        self._gold = None
-        if gold_classes is not None:
-            rows = np.flatnonzero(gold_classes >= 0)
-            clamp = np.full((rows.size, K), -np.inf)
-            clamp[np.arange(rows.size), gold_classes[rows]] = 0.0
-            self._gold = (rows, clamp)
-
-        # with gold items, run 1 starts from what the gold items alone say (the
-        # majority vote may point the wrong way); the best objective wins as usual
-        n_start = self.n_init + (self._gold is not None)
-
-        def init(restart):
-            if restart == 0:
-                q = self._majority_start(data, K)
-            elif restart == 1 and self._gold is not None:
-                q = self._gold_start(data, K)
-            else:
-                q = rng.dirichlet(np.ones(K), size=crowd.n_items)
-            if self._gold is not None:
-                q[self._gold[0]] = np.exp(self._gold[1])
-            return self._m_step(data, q)
-
-        accelerate = (self._flatten, self._unflatten(K, crowd.n_experts, X)) \
-            if self.accelerate else None
-        result = fit_em(init, lambda p: self._e_step(data, p), lambda q: self._m_step(data, q),
-                        n_init=n_start, tol=self.tol, max_iter=self.max_iter,
-                        callback=self.callback, estimator_name=type(self).__name__,
-                        progress=self.progress, accelerate=accelerate)
-        if self._gold is None and self._prior is None \
-                and getattr(self, "_prior_coin", None) is None:
-            params, posterior = self._align_with_vote(data, result.params, result.posterior)
-        else:  # known truths or an informative prior fix what each class means
-            params, posterior = result.params, result.posterior
-        self._params = params
-        self.class_prior_ = params.class_prior
-        self.confusion_ = params.confusion
-        if params.feature_prob is not None:
-            self.feature_prob_ = params.feature_prob
-        elif hasattr(self, "feature_prob_"):
-            del self.feature_prob_
-        self._keep_em_result(result, posterior, log_prior=self._log_prior_term(params))
-        self.n_items_ = crowd.n_items
-        self.n_experts_ = crowd.n_experts
-        self.n_classes_ = K
-        self.n_features_in_ = 0 if X is None else X.shape[1]
-        self._remember_ids(crowd)
-        self.gold_ = None if gold_classes is None else gold_classes
-        self._warn_if_degenerate(crowd, posterior)
-        return self
+        return self._fit(labels, X, gold=gold)
 
     # -- SQUAREM: the parameters as one unconstrained vector --------------------------------
     @staticmethod
@@ -718,7 +680,7 @@ class DawidSkene(IdResults, BaseEstimator):
         warnings.warn(
             f"{type(self).__name__}: degenerate fit -- every labelled item got the same "
             f"posterior {q0} although the votes differ.{why} {todo}",
-            DegenerateFitWarning, stacklevel=3)
+            DegenerateFitWarning, stacklevel=user_stacklevel())
 
     def predict_proba(self, labels=None, X=None) -> np.ndarray:
         """Posterior class probabilities, shape ``(n_items, n_classes)``.
@@ -740,9 +702,10 @@ class DawidSkene(IdResults, BaseEstimator):
             :math:`P(y = k \\mid \\text{labels}, x)` for the new items under the
             fitted parameters (the class prior for an item with neither).
         """
-        self._check_fitted()
-        if labels is None and X is None:
-            return self.posterior_.copy()
+        return super().predict_proba(labels, X)
+
+    def _proba_new(self, labels, X) -> np.ndarray:
+        """The posterior of new items (see :meth:`predict_proba`)."""
         K, J = self.n_classes_, self.n_experts_
         if X is not None:
             if self.n_features_in_ == 0:
@@ -765,15 +728,6 @@ class DawidSkene(IdResults, BaseEstimator):
             self._log_joint(data, self._params),
             "item(s) {rows} have probability 0 under every class (an expert's label or a "
             "feature value that had zero probability when fitting with alpha=0); use alpha > 0")
-
-    def predict(self, labels=None, X=None) -> np.ndarray:
-        """Most probable class of each item (training items, or new ones as in
-        :meth:`predict_proba`)."""
-        return np.argmax(self.predict_proba(labels, X), axis=1)
-
-    def fit_predict(self, labels, X=None) -> np.ndarray:
-        """Fit, then return the most probable class of each training item."""
-        return self.fit(labels, X).predict()
 
 
 # -- the two EM steps as pure functions ---------------------------------------------------------
@@ -853,7 +807,7 @@ def e_step(labels, params, *, X=None):
         c = data.crowd
         data = _data_of(CrowdLabels(c.item, c.expert, c.label, c.n_items,
                                     params.confusion.shape[0], K), K, X)
-    q, log_evidence = _softmax_rows_inplace(DawidSkene._log_joint(None, data, params))
+    q, log_evidence = _softmax_rows_inplace(log_joint(data.votes, params, data.X))
     return q, float(log_evidence.sum())
 
 
@@ -925,9 +879,7 @@ def m_step(counts, class_counts, *, alpha: float = 0.0, confusion_prior=None):
                          f"{counts.shape} and {class_counts.shape}")
     check_scalar(alpha, "alpha", low=0.0)
     R, K, _ = counts.shape
-    a = float(alpha)
-    class_prior = (class_counts + a) / (class_counts.sum() + K * a)
-    counts += a
+    prior = None
     if confusion_prior is not None:
         prior = np.array(confusion_prior, dtype=float)
         if prior.shape == (K, K):
@@ -935,8 +887,4 @@ def m_step(counts, class_counts, *, alpha: float = 0.0, confusion_prior=None):
         if prior.shape != (R, K, K) or not np.isfinite(prior).all() or (prior < 0).any():
             raise ValueError(f"confusion_prior must be finite pseudo-counts >= 0 of shape "
                              f"({K}, {K}) or ({R}, {K}, {K}), got shape {prior.shape}")
-        counts += prior
-    denom = counts.sum(axis=2, keepdims=True)
-    empty = denom <= 0
-    confusion = np.where(empty, 1.0 / K, counts / np.where(empty, 1.0, denom))
-    return DawidSkeneParams(class_prior, confusion, None)
+    return DawidSkeneParams(*confusion_m_step(counts, class_counts, alpha, prior), None)

@@ -9,11 +9,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import minimize
 
-from crowdlearn._base import BaseEstimator
-from crowdlearn._validation import (as_float_array, check_em_params, check_random_state,
-                                    check_scalar)
+from crowdlearn._base import EMEstimator
+from crowdlearn._validation import as_float_array, check_em_params, check_scalar
 from crowdlearn.aggregation._common import _new_crowd, _softmax_rows_inplace
-from crowdlearn.em import fit_em
 from crowdlearn.frames import IdResults
 from crowdlearn.labels import CrowdLabels, as_crowd_labels
 
@@ -27,6 +25,13 @@ _B_BOUND = 25.0
 (the source's ``log(beta_i)``; same reason)."""
 _MIN_CURVATURE = 1e-2
 """Floor on the diagonal curvature used to scale the M-step's variables."""
+
+
+class _GLADData(NamedTuple):
+    """What one fit reads: the labels and which items have any."""
+
+    crowd: CrowdLabels
+    labelled: np.ndarray  # (n_items,) bool
 
 
 class GLADParams(NamedTuple):
@@ -137,7 +142,7 @@ def _gauss_log_prior(values: np.ndarray, prior) -> tuple[float, np.ndarray]:
     return value, -z / sd
 
 
-class GLAD(IdResults, BaseEstimator):
+class GLAD(IdResults, EMEstimator):
     r"""GLAD: each expert has an ability, each item a difficulty; fitted by EM.
 
     The model of Whitehill et al. (2009), "Whose vote should count more", in
@@ -346,10 +351,6 @@ class GLAD(IdResults, BaseEstimator):
     (True, (1000, 3))
     """
 
-    _param_names = ("n_classes", "alpha_prior", "beta_prior", "fit_class_prior", "n_init",
-                    "max_iter", "tol", "m_step_max_iter", "random_state", "callback",
-                    "progress")
-
     def __init__(self, *, n_classes: int | None = None, alpha_prior=(1.0, 1.0),
                  beta_prior=(1.0, 1.0), fit_class_prior: bool = True, n_init: int = 1,
                  max_iter: int = 200, tol: float = 1e-8, m_step_max_iter: int = 10,
@@ -371,17 +372,22 @@ class GLAD(IdResults, BaseEstimator):
     def _check_params(self):
         if self.n_classes is not None:
             check_scalar(self.n_classes, "n_classes", kind=numbers.Integral, low=2)
-        self._alpha_prior = self._check_prior(self.alpha_prior, "alpha_prior")
-        self._b_prior = self._check_prior(self.beta_prior, "beta_prior")
+        self._priors()
         if not isinstance(self.fit_class_prior, (bool, np.bool_)):
             raise ValueError(f"fit_class_prior must be True or False, got "
                              f"{self.fit_class_prior!r}")
         check_em_params(self)
         check_scalar(self.m_step_max_iter, "m_step_max_iter", kind=numbers.Integral, low=1)
 
+    def _priors(self):
+        """``(alpha_prior, beta_prior)`` checked, as ``(mean, sd)`` float pairs or None."""
+        return (self._check_prior(self.alpha_prior, "alpha_prior"),
+                self._check_prior(self.beta_prior, "beta_prior"))
+
     def _start_values(self, n_items: int, n_experts: int):
-        a0 = 1.0 if self._alpha_prior is None else self._alpha_prior[0]
-        b0 = 0.0 if self._b_prior is None else self._b_prior[0]
+        alpha_prior, b_prior = self._priors()
+        a0 = 1.0 if alpha_prior is None else alpha_prior[0]
+        b0 = 0.0 if b_prior is None else b_prior[0]
         a0 = float(np.clip(a0, -_ALPHA_BOUND, _ALPHA_BOUND))
         b0 = float(np.clip(b0, -_B_BOUND, _B_BOUND))
         return np.full(n_experts, a0), np.full(n_items, b0)
@@ -414,15 +420,16 @@ class GLAD(IdResults, BaseEstimator):
         return out
 
     def _log_prior(self, params: GLADParams) -> float:
-        return (_gauss_log_prior(params.alpha, self._alpha_prior)[0]
-                + _gauss_log_prior(params.b, self._b_prior)[0])
+        alpha_prior, b_prior = self._priors()
+        return (_gauss_log_prior(params.alpha, alpha_prior)[0]
+                + _gauss_log_prior(params.b, b_prior)[0])
 
-    def _e_step(self, crowd: CrowdLabels, params: GLADParams):
-        q, log_evidence = _softmax_rows_inplace(self._log_joint(crowd, params))
+    def _e_step(self, data: _GLADData, params: GLADParams):
+        q, log_evidence = _softmax_rows_inplace(self._log_joint(data.crowd, params))
         return q, float(log_evidence.sum()) + self._log_prior(params)
 
-    def _m_step(self, crowd: CrowdLabels, labelled: np.ndarray, q: np.ndarray,
-                params: GLADParams) -> GLADParams:
+    def _m_step(self, data: _GLADData, q: np.ndarray, params: GLADParams) -> GLADParams:
+        crowd, labelled = data.crowd, data.labelled
         n, J, K = crowd.n_items, crowd.n_experts, q.shape[1]
         if self.fit_class_prior:
             class_prior = q[labelled].mean(axis=0)
@@ -431,7 +438,7 @@ class GLAD(IdResults, BaseEstimator):
         item, expert = crowd.item, crowd.expert
         correct = q[item, crowd.label]
         log_km1 = math.log(K - 1)
-        a_prior, b_prior = self._alpha_prior, self._b_prior
+        a_prior, b_prior = self._priors()
         low = np.concatenate([np.full(J, -_ALPHA_BOUND), np.full(n, -_B_BOUND)])
         high = -low
 
@@ -482,13 +489,49 @@ class GLAD(IdResults, BaseEstimator):
 
     def _align_with_vote(self, crowd: CrowdLabels, params: GLADParams, q: np.ndarray):
         """K = 2 and a sign-symmetric ability prior: pick the sign agreeing with the votes."""
-        if q.shape[1] != 2 or not (self._alpha_prior is None or self._alpha_prior[0] == 0):
+        alpha_prior = self._priors()[0]
+        if q.shape[1] != 2 or not (alpha_prior is None or alpha_prior[0] == 0):
             return params, q
         agree = q[crowd.item, crowd.label].sum()
         if agree >= crowd.n_labels - agree:
             return params, q
         return (GLADParams(params.class_prior[::-1].copy(), -params.alpha, params.b),
                 q[:, ::-1].copy())
+
+    # -- the engine's hooks (crowdlearn._base.EMEstimator) ----------------------------------
+    _warm_start = True  # the M-step's optimiser starts at the current parameters
+
+    def _make_data(self, labels) -> _GLADData:
+        if labels is None:
+            raise ValueError("labels is None: pass a CrowdLabels, an (item, expert, label) "
+                             "tuple, a DataFrame or an (n_items, n_experts) matrix with -1 "
+                             "for missing")
+        crowd = as_crowd_labels(labels, n_classes=self.n_classes)
+        if crowd.n_labels == 0:
+            raise ValueError("labels holds no label at all")
+        return _GLADData(crowd, crowd.labels_per_item() > 0)
+
+    def _init_params(self, data: _GLADData, restart: int, rng) -> GLADParams:
+        crowd = data.crowd
+        n, K = crowd.n_items, crowd.n_classes
+        alpha0, b0 = self._start_values(n, crowd.n_experts)
+        start = GLADParams(np.full(K, 1.0 / K), alpha0, b0)
+        q = self._soft_vote(crowd) if restart == 0 else rng.dirichlet(np.ones(K), size=n)
+        return self._m_step(data, q, start)
+
+    def _set_fitted(self, data: _GLADData, result) -> None:
+        crowd = data.crowd
+        params, posterior = self._align_with_vote(crowd, result.params, result.posterior)
+        self._params = params
+        self.class_prior_ = params.class_prior
+        self.ability_ = params.alpha
+        self.log_beta_ = params.b
+        self.beta_ = np.exp(params.b)
+        self.difficulty_ = np.exp(-params.b)
+        self._keep_em_result(result, posterior, log_prior=self._log_prior(params))
+        self.n_items_, self.n_experts_, self.n_classes_ = (crowd.n_items, crowd.n_experts,
+                                                           crowd.n_classes)
+        self._remember_ids(crowd)
 
     # -- public API ----------------------------------------------------------------------
     def fit(self, labels):
@@ -504,48 +547,12 @@ class GLAD(IdResults, BaseEstimator):
         -------
         self
         """
-        self._check_params()
-        if labels is None:
-            raise ValueError("labels is None: pass a CrowdLabels, an (item, expert, label) "
-                             "tuple, a DataFrame or an (n_items, n_experts) matrix with -1 "
-                             "for missing")
-        crowd = as_crowd_labels(labels, n_classes=self.n_classes)
-        if crowd.n_labels == 0:
-            raise ValueError("labels holds no label at all")
-        n, J, K = crowd.n_items, crowd.n_experts, crowd.n_classes
-        labelled = crowd.labels_per_item() > 0
-        rng = check_random_state(self.random_state)
-        alpha0, b0 = self._start_values(n, J)
-        start = GLADParams(np.full(K, 1.0 / K), alpha0, b0)
-
-        def init(restart):
-            if restart == 0:
-                q = self._soft_vote(crowd)
-            else:
-                q = rng.dirichlet(np.ones(K), size=n)
-            return self._m_step(crowd, labelled, q, start)
-
-        result = fit_em(init, lambda p: self._e_step(crowd, p),
-                        lambda q, p: self._m_step(crowd, labelled, q, p),
-                        n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
-                        callback=self.callback, estimator_name=type(self).__name__,
-                        progress=self.progress, warm_start=True)
-        params, posterior = self._align_with_vote(crowd, result.params, result.posterior)
-        self._params = params
-        self.class_prior_ = params.class_prior
-        self.ability_ = params.alpha
-        self.log_beta_ = params.b
-        self.beta_ = np.exp(params.b)
-        self.difficulty_ = np.exp(-params.b)
-        self._keep_em_result(result, posterior, log_prior=self._log_prior(params))
-        self.n_items_, self.n_experts_, self.n_classes_ = n, J, K
-        self._remember_ids(crowd)
-        return self
+        return self._fit(labels)
 
     def _skills(self) -> np.ndarray:
         return self.ability_
 
-    def predict_proba(self, labels=None) -> np.ndarray:
+    def predict_proba(self, labels=None, X=None) -> np.ndarray:
         r"""Posterior class probabilities, shape ``(n_items, n_classes)``.
 
         Parameters
@@ -563,21 +570,14 @@ class GLAD(IdResults, BaseEstimator):
             With no argument, a copy of ``posterior_``; otherwise the posterior
             of the new items (the class prior for an item with no label).
         """
-        self._check_fitted()
-        if labels is None:
-            return self.posterior_.copy()
+        return super().predict_proba(labels, X)
+
+    def _proba_new(self, labels, X=None) -> np.ndarray:
+        if X is not None:
+            raise ValueError("GLAD has no features: predict_proba takes labels only")
         J = self.n_experts_
         crowd = _new_crowd(labels, self.expert_ids_, self.class_ids_, J, self.n_classes_)
         _, b0 = self._start_values(crowd.n_items, J)
         params = GLADParams(self.class_prior_, self.ability_, b0)
         q, _ = _softmax_rows_inplace(self._log_joint(crowd, params))
         return q
-
-    def predict(self, labels=None) -> np.ndarray:
-        """Most probable class of each item (training items, or new ones as in
-        :meth:`predict_proba`)."""
-        return np.argmax(self.predict_proba(labels), axis=1)
-
-    def fit_predict(self, labels) -> np.ndarray:
-        """Fit, then return the most probable class of each training item."""
-        return self.fit(labels).predict()

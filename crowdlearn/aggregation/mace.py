@@ -8,10 +8,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit
 
-from crowdlearn._base import BaseEstimator, posterior_or_refuse
-from crowdlearn._validation import check_em_params, check_random_state, check_scalar
+from crowdlearn._base import EMEstimator, posterior_or_refuse
+from crowdlearn._validation import check_em_params, check_scalar
 from crowdlearn.aggregation._common import _flat_indices, _softmax_rows_inplace
-from crowdlearn.em import fit_em
 from crowdlearn.frames import IdResults
 from crowdlearn.labels import CrowdLabels, as_crowd_labels
 from crowdlearn.aggregation._common import _new_crowd, _softmax_last
@@ -32,6 +31,7 @@ class _Data(NamedTuple):
     votes: object          # sparse (n_items, n_experts * K + 1), see dawid_skene._flat_indices
     pair: np.ndarray       # expert * K + label, one per label
     n_pair: np.ndarray     # (n_experts, K): how often expert r gave label p
+    hyper: tuple           # (a, b, c): theta_prior and strategy_prior, checked
 
 
 def mace_confusion(trust, strategy) -> np.ndarray:
@@ -65,7 +65,7 @@ def _check_prior_value(value, name: str) -> float:
     return float(value)
 
 
-class MACE(IdResults, BaseEstimator):
+class MACE(IdResults, EMEstimator):
     r"""MACE: Multi-Annotator Competence Estimation (Hovy et al. 2013), fitted by EM.
 
     Item :math:`i` has a hidden true class :math:`y^{(i)} \sim \phi` (uniform in
@@ -272,9 +272,6 @@ class MACE(IdResults, BaseEstimator):
     True
     """
 
-    _param_names = ("n_classes", "theta_prior", "strategy_prior", "fit_class_prior", "n_init",
-                    "max_iter", "tol", "accelerate", "random_state", "callback", "progress")
-
     def __init__(self, *, n_classes: int | None = None, theta_prior=(1.0, 1.0),
                  strategy_prior: float = 1.0, fit_class_prior: bool = False, n_init: int = 10,
                  max_iter: int = 1000, tol: float = 1e-8, accelerate: bool = False,
@@ -285,6 +282,14 @@ class MACE(IdResults, BaseEstimator):
     def _check_params(self):
         if self.n_classes is not None:
             check_scalar(self.n_classes, "n_classes", kind=numbers.Integral, low=2)
+        self._hyper()
+        if not isinstance(self.fit_class_prior, (bool, np.bool_)):
+            raise ValueError(f"fit_class_prior must be True or False, got "
+                             f"{self.fit_class_prior!r}")
+        check_em_params(self)
+
+    def _hyper(self):
+        """``(a, b, c)``: ``theta_prior`` and ``strategy_prior``, checked."""
         prior = self.theta_prior
         if isinstance(prior, (str, bytes)) or np.ndim(prior) != 1 or len(prior) != 2:
             raise ValueError(f"theta_prior must be a pair (a, b) of numbers >= 1 (a Beta "
@@ -292,18 +297,22 @@ class MACE(IdResults, BaseEstimator):
         a = _check_prior_value(prior[0], "theta_prior[0] (a)")
         b = _check_prior_value(prior[1], "theta_prior[1] (b)")
         c = _check_prior_value(self.strategy_prior, "strategy_prior")
-        if not isinstance(self.fit_class_prior, (bool, np.bool_)):
-            raise ValueError(f"fit_class_prior must be True or False, got "
-                             f"{self.fit_class_prior!r}")
-        check_em_params(self)
         return a, b, c
 
-    @staticmethod
-    def _data(crowd: CrowdLabels) -> _Data:
+    def _data(self, crowd: CrowdLabels) -> _Data:
         K, J = crowd.n_classes, crowd.n_experts
         pair = crowd.expert * K + crowd.label
         n_pair = np.bincount(pair, minlength=J * K).reshape(J, K).astype(float)
-        return _Data(crowd, _flat_indices(crowd, K)[0], pair, n_pair)
+        return _Data(crowd, _flat_indices(crowd, K)[0], pair, n_pair, self._hyper())
+
+    def _make_data(self, labels) -> _Data:
+        if labels is None:
+            raise ValueError("labels is None: pass a CrowdLabels, an (item, expert, label) "
+                             "tuple, a DataFrame or an (n_items, n_experts) matrix")
+        crowd = as_crowd_labels(labels, n_classes=self.n_classes)
+        if crowd.n_labels == 0:
+            raise ValueError("labels holds no label at all")
+        return self._data(crowd)
 
     # -- EM pieces -------------------------------------------------------------------------
     @staticmethod
@@ -317,8 +326,9 @@ class MACE(IdResults, BaseEstimator):
             np.log(params.class_prior, out=table[-1])
         return data.votes @ table
 
-    def _log_prior(self, params: MACEParams) -> float:
-        a, b, c = self._hyper
+    @staticmethod
+    def _log_prior(params: MACEParams, hyper) -> float:
+        a, b, c = hyper
         total = 0.0
         with np.errstate(divide="ignore"):
             if a > 1:
@@ -331,7 +341,7 @@ class MACE(IdResults, BaseEstimator):
 
     def _e_step(self, data: _Data, params: MACEParams):
         q, log_evidence = _softmax_rows_inplace(self._log_joint(data, params))
-        return q, float(log_evidence.sum()) + self._log_prior(params)
+        return q, float(log_evidence.sum()) + self._log_prior(params, data.hyper)
 
     def _expected_counts(self, data: _Data, q: np.ndarray, params: MACEParams):
         """``(known, spam)``, both ``(n_experts, N)``: expected known / spammed labels ``p``."""
@@ -348,7 +358,7 @@ class MACE(IdResults, BaseEstimator):
         return known, spam
 
     def _m_step(self, data: _Data, q: np.ndarray, params: MACEParams) -> MACEParams:
-        a, b, c = self._hyper
+        a, b, c = data.hyper
         K = q.shape[1]
         known, spam = self._expected_counts(data, q, params)
         n_j = data.n_pair.sum(axis=1)
@@ -368,6 +378,38 @@ class MACE(IdResults, BaseEstimator):
             class_prior = np.full(K, 1.0 / K)
         return MACEParams(class_prior, trust, strategy)
 
+    # -- the engine's hooks (crowdlearn._base.EMEstimator) ----------------------------------
+    _warm_start = True  # the M-step's expected counts use the current parameters
+
+    def _init_params(self, data: _Data, restart: int, rng) -> MACEParams:
+        crowd = data.crowd
+        K, J = crowd.n_classes, crowd.n_experts
+        uniform = np.full(K, 1.0 / K)
+        if restart == 0:
+            votes = crowd.vote_counts()
+            total = votes.sum(axis=1, keepdims=True)
+            q = np.where(total > 0, votes / np.where(total > 0, total, 1.0), 1.0 / K)
+            start = MACEParams(uniform, np.full(J, 0.5), np.full((J, K), 1.0 / K))
+            return self._m_step(data, q, start)
+        return MACEParams(uniform, rng.uniform(0.0, 1.0, J), rng.dirichlet(np.ones(K), J))
+
+    def _accelerator(self, data: _Data):
+        return _mace_flat(data.crowd.n_classes, data.crowd.n_experts) if self.accelerate \
+            else None
+
+    def _set_fitted(self, data: _Data, result) -> None:
+        crowd, params = data.crowd, result.params
+        self._params = params
+        self._remember_ids(crowd)
+        self.class_prior_ = params.class_prior
+        self.trust_ = params.trust
+        self.spamming_ = 1.0 - params.trust
+        self.strategy_ = params.strategy
+        self.confusion_ = mace_confusion(params.trust, params.strategy)
+        self._keep_em_result(result, log_prior=self._log_prior(params, data.hyper))
+        self.n_items_, self.n_experts_, self.n_classes_ = (crowd.n_items, crowd.n_experts,
+                                                           crowd.n_classes)
+
     # -- public API --------------------------------------------------------------------------
     def fit(self, labels):
         """Fit the annotators' trust and strategies (and optionally the class prior) by EM.
@@ -382,69 +424,26 @@ class MACE(IdResults, BaseEstimator):
         -------
         self
         """
-        self._hyper = self._check_params()
-        if labels is None:
-            raise ValueError("labels is None: pass a CrowdLabels, an (item, expert, label) "
-                             "tuple, a DataFrame or an (n_items, n_experts) matrix")
-        crowd = as_crowd_labels(labels, n_classes=self.n_classes)
-        if crowd.n_labels == 0:
-            raise ValueError("labels holds no label at all")
-        K, J, n = crowd.n_classes, crowd.n_experts, crowd.n_items
-        data = self._data(crowd)
-        rng = check_random_state(self.random_state)
-        uniform = np.full(K, 1.0 / K)
-
-        def init(restart):
-            if restart == 0:
-                votes = crowd.vote_counts()
-                total = votes.sum(axis=1, keepdims=True)
-                q = np.where(total > 0, votes / np.where(total > 0, total, 1.0), 1.0 / K)
-                start = MACEParams(uniform, np.full(J, 0.5), np.full((J, K), 1.0 / K))
-                return self._m_step(data, q, start)
-            return MACEParams(uniform, rng.uniform(0.0, 1.0, J), rng.dirichlet(np.ones(K), J))
-
-        result = fit_em(init, lambda p: self._e_step(data, p),
-                        lambda q, p: self._m_step(data, q, p), n_init=self.n_init, tol=self.tol,
-                        max_iter=self.max_iter, callback=self.callback,
-                        estimator_name=type(self).__name__, progress=self.progress,
-                        warm_start=True,
-                        accelerate=_mace_flat(K, J) if self.accelerate else None)
-        params = result.params
-        self._params = params
-        self._remember_ids(crowd)
-        self.class_prior_ = params.class_prior
-        self.trust_ = params.trust
-        self.spamming_ = 1.0 - params.trust
-        self.strategy_ = params.strategy
-        self.confusion_ = mace_confusion(params.trust, params.strategy)
-        self._keep_em_result(result, log_prior=self._log_prior(params))
-        self.n_items_, self.n_experts_, self.n_classes_ = n, J, K
-        return self
+        return self._fit(labels)
 
     def _skills(self) -> np.ndarray:
         return self.trust_.copy()
 
-    def predict_proba(self, labels=None) -> np.ndarray:
+    def predict_proba(self, labels=None, X=None) -> np.ndarray:
         """Posterior class probabilities, ``(n_items, n_classes)``.
 
         With no argument, the training posterior; otherwise the posterior of new
         ``labels`` (any form ``fit`` accepts; annotators and classes must be
         among those seen in ``fit``) under the fitted parameters.
         """
-        self._check_fitted()
-        if labels is None:
-            return self.posterior_.copy()
+        return super().predict_proba(labels, X)
+
+    def _proba_new(self, labels, X=None) -> np.ndarray:
+        if X is not None:
+            raise ValueError("MACE has no features: predict_proba takes labels only")
         crowd = _new_crowd(labels, self.expert_ids_, self.class_ids_, self.n_experts_,
                            self.n_classes_)
         return posterior_or_refuse(
             self._log_joint(self._data(crowd), self._params),
             "item(s) {rows} have probability 0 under every class (a label that had "
             "probability 0 under the fitted parameters); use theta_prior/strategy_prior > 1")
-
-    def predict(self, labels=None) -> np.ndarray:
-        """Most probable class of each item (class indices; the lowest on ties)."""
-        return np.argmax(self.predict_proba(labels), axis=1)
-
-    def fit_predict(self, labels) -> np.ndarray:
-        """Fit, then return the most probable class of each training item."""
-        return self.fit(labels).predict()

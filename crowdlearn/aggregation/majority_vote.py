@@ -62,8 +62,6 @@ class MajorityVote(IdResults, BaseEstimator):
     1
     """
 
-    _param_names = ("tie_break", "unlabelled", "random_state")
-
     def __init__(self, *, tie_break: str = "random", unlabelled: str = "error",
                  random_state=None):
         self._store_params(locals())

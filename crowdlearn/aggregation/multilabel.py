@@ -26,10 +26,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from crowdlearn._base import BaseEstimator, normalize_log
-from crowdlearn._validation import (check_int_array, check_random_state, check_em_params,
-                                    check_scalar)
-from crowdlearn.em import fit_em
+from crowdlearn._base import EMEstimator, normalize_log
+from crowdlearn._validation import check_int_array, check_em_params, check_scalar
 from crowdlearn._limits import check_crowd_size, get_size_limits
 from crowdlearn.labels import CrowdLabels, _own_index_arrays, _size_arg
 
@@ -280,7 +278,7 @@ def _make_data(crowd: MultiCrowdLabels) -> _Data:
     return _Data(crowd, K, valid, item_class, conf_index)
 
 
-class MultiLabelDawidSkene(BaseEstimator):
+class MultiLabelDawidSkene(EMEstimator):
     r"""Dawid--Skene for multi-label crowds: per-expert, per-target confusion matrices.
 
     Each item :math:`i` has :math:`D` hidden true labels :math:`y^{(i,d)}` (targets
@@ -410,9 +408,6 @@ class MultiLabelDawidSkene(BaseEstimator):
     [True, True]
     """
 
-    _param_names = ("n_classes", "alpha", "n_init", "max_iter", "tol", "random_state",
-                    "callback")
-
     def __init__(self, *, n_classes=None, alpha: float = 0.0, n_init: int = 1,
                  max_iter: int = 200, tol: float = 1e-8, random_state=None, callback=None):
         self._store_params(locals())
@@ -510,6 +505,29 @@ class MultiLabelDawidSkene(BaseEstimator):
             q[:, m, :Km] = q[:, m, inv]
         return MultiLabelParams(prior, conf), q
 
+    # -- the engine's hooks (crowdlearn._base.EMEstimator) ----------------------------------
+    def _make_data(self, labels) -> _Data:
+        crowd = as_multi_labels(labels, n_classes=self.n_classes)
+        if crowd.n_labels == 0:
+            raise ValueError("labels holds no label at all")
+        return _make_data(crowd)
+
+    def _init_params(self, data: _Data, restart: int, rng) -> MultiLabelParams:
+        q = self._majority_start(data) if restart == 0 else self._random_start(data, rng)
+        return self._m_step(data, q)
+
+    def _set_fitted(self, data: _Data, result) -> None:
+        crowd = data.crowd
+        params, posterior = self._align_with_vote(data, result.params, result.posterior)
+        self._params = params
+        self.class_prior_ = params.class_prior
+        self.confusion_ = params.confusion
+        self._keep_em_result(result, posterior, log_prior=self._log_prior_term(data, params))
+        self.n_items_ = crowd.n_items
+        self.n_experts_ = crowd.n_experts
+        self.n_targets_ = crowd.n_targets
+        self.n_classes_ = crowd.n_classes
+
     # -- public API -----------------------------------------------------------------------------
     def fit(self, labels):
         """Fit the class priors and confusion matrices of every target by EM.
@@ -523,41 +541,21 @@ class MultiLabelDawidSkene(BaseEstimator):
         -------
         self
         """
-        self._check_params()
-        crowd = as_multi_labels(labels, n_classes=self.n_classes)
-        if crowd.n_labels == 0:
-            raise ValueError("labels holds no label at all")
-        data = _make_data(crowd)
-        rng = check_random_state(self.random_state)
+        return self._fit(labels)
 
-        def init(restart):
-            q = self._majority_start(data) if restart == 0 else self._random_start(data, rng)
-            return self._m_step(data, q)
-
-        result = fit_em(init, lambda p: self._e_step(data, p), lambda q: self._m_step(data, q),
-                        n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
-                        callback=self.callback, estimator_name=type(self).__name__)
-        params, posterior = self._align_with_vote(data, result.params, result.posterior)
-        self._params = params
-        self.class_prior_ = params.class_prior
-        self.confusion_ = params.confusion
-        self._keep_em_result(result, posterior, log_prior=self._log_prior_term(data, params))
-        self.n_items_ = crowd.n_items
-        self.n_experts_ = crowd.n_experts
-        self.n_targets_ = crowd.n_targets
-        self.n_classes_ = crowd.n_classes
-        return self
-
-    def predict_proba(self, labels=None) -> np.ndarray:
+    def predict_proba(self, labels=None, X=None) -> np.ndarray:
         """Posterior of each target's class, shape ``(n_items, n_targets, K)``.
 
         With no argument, ``posterior_``; otherwise the posterior of NEW items
         given their labels (any form ``fit`` accepts, from experts and targets
         seen in ``fit``) under the fitted parameters.
         """
-        self._check_fitted()
-        if labels is None:
-            return self.posterior_.copy()
+        return super().predict_proba(labels, X)
+
+    def _proba_new(self, labels, X=None) -> np.ndarray:
+        if X is not None:
+            raise ValueError("MultiLabelDawidSkene has no features: predict_proba takes "
+                             "labels only")
         crowd = as_multi_labels(labels)
         if crowd.n_targets > self.n_targets_:
             raise ValueError(f"target {crowd.n_targets - 1} out of range: the model was fitted "
@@ -581,14 +579,10 @@ class MultiLabelDawidSkene(BaseEstimator):
         q, _ = normalize_log(log_joint)
         return q.reshape(n, M, K)
 
-    def predict(self, labels=None) -> np.ndarray:
+    def predict(self, labels=None, X=None) -> np.ndarray:
         """Most probable class of every target, shape ``(n_items, n_targets)``.
 
         Because the targets are independent given the labels, this is also the
         most probable joint labelling (the source's equation (11)).
         """
-        return np.argmax(self.predict_proba(labels), axis=2)
-
-    def fit_predict(self, labels) -> np.ndarray:
-        """Fit, then return the most probable classes of the training items."""
-        return self.fit(labels).predict()
+        return np.argmax(self.predict_proba(labels, X), axis=2)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from crowdlearn.aggregation._common import _Data
 from crowdlearn.aggregation.dawid_skene import DawidSkene, DawidSkeneParams
 from crowdlearn.aggregation._common import _one_coin_matrices, _softmax_last  # noqa: F401
+from crowdlearn.aggregation._ds_kernel import align_with_vote, one_coin_m_step, split_counts
 
 __all__ = ["OneCoinDawidSkene"]
 
@@ -184,12 +184,13 @@ class OneCoinDawidSkene(DawidSkene):
     """
 
     # -- EM pieces ---------------------------------------------------------------------------
-    def _log_prior_term(self, params: DawidSkeneParams) -> float:
+    def _log_prior_term(self, params: DawidSkeneParams, prior=None) -> float:
+        """The objective's prior term; ``prior`` is ``(right, wrong)`` pseudo-counts per
+        expert (a Beta(right + 1, wrong + 1) density on each accuracy, up to a constant)."""
         a = float(self.alpha)
         p = params.confusion[:, 0, 0]
         extra = 0.0
-        prior = getattr(self, "_prior_coin", None)
-        if prior is not None:  # Beta(right + 1, wrong + 1) on each accuracy, up to a constant
+        if prior is not None:
             right, wrong = prior
             K = params.confusion.shape[1]
             with np.errstate(divide="ignore"):
@@ -204,13 +205,15 @@ class OneCoinDawidSkene(DawidSkene):
         return a * float(total) + extra
 
     def _resolve_prior(self, crowd):
-        """A confusion prior under the one-coin constraint: its diagonal pseudo-counts
-        count as right answers, the rest as wrong ones (the Dirichlet density restricted
-        to one-coin matrices is a Beta density in the accuracy)."""
+        """A confusion prior under the one-coin constraint, as ``(right, wrong)``
+        pseudo-counts per expert: its diagonal counts as right answers, the rest as
+        wrong ones (the Dirichlet density restricted to one-coin matrices is a Beta
+        density in the accuracy)."""
         prior = super()._resolve_prior(crowd)
-        self._prior_coin = None if prior is None else (
-            np.einsum("jkk->j", prior), prior.sum(axis=(1, 2)) - np.einsum("jkk->j", prior))
-        return None  # the Dawid--Skene M-step must not add it to the full matrices
+        if prior is None:
+            return None
+        right = np.einsum("jkk->j", prior)
+        return right, prior.sum(axis=(1, 2)) - right
 
     def _skills(self):
         return self.accuracy_
@@ -233,42 +236,24 @@ class OneCoinDawidSkene(DawidSkene):
                                     _one_coin_matrices(expit(x[K:K + J]), K), phi)
         return unflatten
 
-    def _accuracy_step(self, data: _Data, q: np.ndarray):
-        """The M-step's accuracies and class prior (and the expected counts used)."""
-        K = q.shape[1]
-        a = float(self.alpha)
-        counts, class_count = self._expected_counts(data, q)  # (J, K true, K label), (K,)
-        correct = np.einsum("jkk->j", counts)                  # C_r
-        n_r = counts.sum(axis=(1, 2))                          # = L_r, as rows of q sum to 1
-        prior = getattr(self, "_prior_coin", None)
-        if prior is not None:
-            correct = correct + prior[0]
-            n_r = n_r + prior[0] + prior[1]
-        denom = n_r + 2 * a
-        empty = denom <= 0
-        accuracy = np.where(empty, 1.0 / K, (correct + a) / np.where(empty, 1.0, denom))
-        class_prior = (class_count + a) / (class_count.sum() + K * a)
-        return accuracy, class_prior, class_count
-
-    def _m_step(self, data: _Data, q: np.ndarray) -> DawidSkeneParams:
-        accuracy, class_prior, class_count = self._accuracy_step(data, q)
-        feature_prob = None
-        if data.X is not None:
-            a = float(self.alpha)
-            fcount = q.T @ data.X + a
-            fdenom = (class_count + 2 * a)[:, None]
-            fempty = fdenom <= 0
-            feature_prob = np.where(fempty, 0.5, fcount / np.where(fempty, 1.0, fdenom))
-        confusion = _one_coin_matrices(accuracy, q.shape[1])
-        return DawidSkeneParams(class_prior, confusion, feature_prob)
+    def _params_from_counts(self, table: np.ndarray, n_experts: int, prior=None):
+        """The one-coin M-step (accuracies and class prior) from a count table."""
+        counts, class_counts = split_counts(table, n_experts)
+        class_prior, accuracy = one_coin_m_step(counts, class_counts, self.alpha, prior)
+        K = class_counts.shape[0]
+        return DawidSkeneParams(class_prior, _one_coin_matrices(accuracy, K), None)
 
     @staticmethod
-    def _align_with_vote(data: _Data, params: DawidSkeneParams, q: np.ndarray):
+    def _align_params(agreement: np.ndarray, params: DawidSkeneParams, q=None):
         # N = 2: swapping the classes maps the accuracy 1 - eps_r to eps_r, still one-coin;
         # N > 2: no symmetry
-        if q.shape[1] == 2:
-            return DawidSkene._align_with_vote(data, params, q)
+        if agreement.shape[0] == 2:
+            return align_with_vote(agreement, params, q)
         return params, q
+
+    def _store_fit(self, result, params, posterior, **kwargs) -> None:
+        super()._store_fit(result, params, posterior, **kwargs)
+        self.accuracy_ = self.confusion_[:, 0, 0].copy()
 
     # -- public API --------------------------------------------------------------------------
     def fit(self, labels, X=None, *, gold=None):
@@ -288,6 +273,4 @@ class OneCoinDawidSkene(DawidSkene):
         -------
         self
         """
-        super().fit(labels, X, gold=gold)
-        self.accuracy_ = self.confusion_[:, 0, 0].copy()
-        return self
+        return super().fit(labels, X, gold=gold)

@@ -339,8 +339,6 @@ class WeightedMajorityVote(_VoteBase):
     [1, 0]
     """
 
-    _param_names = ("skills", "weights")
-
     def __init__(self, skills=None, *, weights: str = "log-odds"):
         self._store_params(locals())
 
@@ -402,8 +400,6 @@ class Wawa(_VoteBase):
     >>> w.labels_.tolist()
     [0, 1, 0, 1]
     """
-
-    _param_names = ("weights",)
 
     def __init__(self, *, weights: str = "linear"):
         self._store_params(locals())
@@ -477,9 +473,6 @@ class ZeroBasedSkill(_VoteBase):
     >>> z.skills_.tolist(), z.n_iter_, z.converged_
     ([1.0, 0.75, 0.5], 2, True)
     """
-
-    _param_names = ("max_iter", "lr_init", "lr_steps_to_reduce", "lr_reduce_factor", "tol",
-                    "weights")
 
     def __init__(self, *, max_iter: int = 100, lr_init: float = 1.0, lr_steps_to_reduce: int = 20,
                  lr_reduce_factor: float = 0.5, tol: float = 1e-5, weights: str = "linear"):

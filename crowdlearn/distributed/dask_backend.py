@@ -20,12 +20,18 @@ How it works
    small parameter tables to every partition, which computes its posteriors
    (kept on the cluster) and, in the same task, returns only its expected counts
    ``(n_workers * K + 1, K)`` and the sum of its log-evidences. The driver adds
-   them up; the M-step is the model's own ``_m_step`` applied to those sums, so
-   the formulas (``alpha``, empty rows -> uniform, the one-coin accuracy) are
-   exactly the in-memory ones. The "posterior" the engine passes around (and a
+   them up; the M-step is the model's own M-step from a count table
+   (``_params_from_counts``, the functions of
+   :mod:`crowdlearn.aggregation._ds_kernel`) applied to those sums, so the formulas
+   (``alpha``, empty rows -> uniform, the one-coin accuracy) are exactly the
+   in-memory ones, and the engine is run and the results stored by the estimator's
+   own ``_run_engine`` and ``_store_fit``. The "posterior" the engine passes around (and a
    callback sees as ``state.posterior``) is a :class:`DistributedPosterior` handle.
 4. The hidden classes are relabelled to agree with the vote as in memory
    (the agreement table is the sum of the partitions' expected counts).
+
+This module imports the kernel, never the estimators (``DawidSkene.fit`` imports it
+when given a dask DataFrame): no import cycle.
 
 Partitioning
 ------------
@@ -44,10 +50,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy import sparse
 
-from crowdlearn.aggregation.dawid_skene import DawidSkene
+from crowdlearn._base import warn_if_not_converged
 from crowdlearn.aggregation._common import _Data, _flat_indices, _softmax_rows_inplace
+from crowdlearn.aggregation._ds_kernel import (count_table, log_joint, majority_start,
+                                               split_counts)
 from crowdlearn.labels import _encode
 
 __all__ = ["fit_dask", "DistributedPosterior"]
@@ -109,21 +116,20 @@ def _encode_part(frame, names, worker_ids, class_ids) -> _Part:
 
 
 def _majority_part(part: _Part, K: int) -> np.ndarray:
-    q = DawidSkene._majority_start(part.data, K)
-    return part.data.votes_t @ q
+    data = part.data
+    return count_table(data.votes_t, majority_start(data.votes, data.crowd.n_experts, K))
 
 
 def _e_step_part(part: _Part, params):
     """The E-step on one partition; only the small sufficient statistics leave it (the
     posterior is not kept: the final one is recomputed once, under the final parameters)."""
-    log_joint = DawidSkene._log_joint(None, part.data, params)
-    q, log_evidence = _softmax_rows_inplace(log_joint)
-    return part.data.votes_t @ q, float(log_evidence.sum())
+    q, log_evidence = _softmax_rows_inplace(log_joint(part.data.votes, params))
+    return count_table(part.data.votes_t, q), float(log_evidence.sum())
 
 
 def _final_part(part: _Part, params):
     """The posterior of one partition's tasks under the final (relabelled) parameters."""
-    q, _ = _softmax_rows_inplace(DawidSkene._log_joint(None, part.data, params))
+    q, _ = _softmax_rows_inplace(log_joint(part.data.votes, params))
     return part.task_ids, q
 
 
@@ -204,26 +210,8 @@ def _get_client(client):
         return _LocalClient()
 
 
-class _FakeData(NamedTuple):
-    """Lets the model's own ``_m_step`` read summed counts: ``votes_t`` is the identity,
-    so ``_expected_counts(data, table)`` gives back ``table``."""
-
-    crowd: _Crowd
-    X: None
-    votes: sparse.csr_array
-    votes_t: sparse.csr_array
-
-
-def _fake_data(J: int, K: int) -> _FakeData:
-    eye = sparse.identity(J * K + 1, format="csr")
-    empty = np.zeros(0, dtype=np.intp)
-    return _FakeData(_Crowd(empty, empty, empty, 0, J, K), None, eye, eye)
-
-
 def _check_model(model):
-    from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
-
-    if type(model) not in (DawidSkene, OneCoinDawidSkene):
+    if not getattr(type(model), "_fits_dask_frames", False):
         raise ValueError(f"fit_dask fits DawidSkene or OneCoinDawidSkene, got "
                          f"{type(model).__name__}")
     model._check_params()
@@ -279,6 +267,67 @@ def _first_pass(model, ddf, names, split_tasks, client):
     return ddf[task]._meta, worker_ids, class_ids, frames
 
 
+def _encode_parts(client, frames, names, worker_ids, class_ids) -> list:
+    """Every partition encoded once (:func:`_encode_part`), kept on the cluster: read and
+    encoded in one task each, so a raw partition lives only while encoded."""
+    if isinstance(client, _LocalClient):
+        return client.map(_encode_part, frames, names=names, worker_ids=worker_ids,
+                          class_ids=class_ids, pure=False)
+    import dask
+
+    encode = dask.delayed(_encode_part, pure=False)
+    return client.compute([encode(f, names, worker_ids, class_ids) for f in frames])
+
+
+def _check_input(ddf, names, split_tasks) -> None:
+    """Refuse what is not a dask DataFrame of labels with the three named columns."""
+    if split_tasks not in ("raise", "shuffle"):
+        raise ValueError(f"split_tasks must be 'raise' or 'shuffle', got {split_tasks!r}")
+    if not hasattr(ddf, "npartitions") or not hasattr(ddf, "columns"):
+        raise ValueError(f"fit_dask needs a dask DataFrame, got {type(ddf).__name__}")
+    if len(set(names)) != 3:
+        raise ValueError(f"task, worker and label must be three different columns, got "
+                         f"{list(names)}")
+    missing = [c for c in names if c not in list(ddf.columns)]
+    if missing:
+        raise ValueError(f"a DataFrame of labels needs the columns {list(names)} (one row "
+                         f"per label: task id, worker id, label); missing {missing}, got "
+                         f"{list(map(str, ddf.columns))[:10]}")
+
+
+def _run_em(model, client, parts, J: int, K: int):
+    """EM through the estimator's own engine path, with an E-step run partition by
+    partition (only the count tables and log-evidences travel back) and the model's
+    M-step from the summed count table."""
+
+    def total(tables):
+        out = np.zeros((J * K + 1, K))
+        for t in tables:
+            out += t
+        return out
+
+    def init(restart):
+        counts = total(client.gather(client.map(_majority_part, parts, K=K, pure=False)))
+        return model._params_from_counts(counts, J)
+
+    def e_step(params):
+        # the tuple as one object, under a new key each time
+        shared = client.scatter([params], broadcast=True, hash=False)[0]
+        small = client.gather(client.map(_e_step_part, parts, params=shared, pure=False))
+        counts = total(c for c, _ in small)
+        log_evidence = 0.0
+        for _, s in small:
+            log_evidence += s
+        return DistributedPosterior([], counts), log_evidence + model._log_prior_term(params)
+
+    def m_step(posterior: DistributedPosterior):
+        return model._params_from_counts(posterior.counts, J)
+
+    result = model._run_engine(None, init=init, e_step=e_step, m_step=m_step, n_runs=1)
+    warn_if_not_converged(result, type(model).__name__, model.max_iter, model.tol)
+    return result
+
+
 def fit_dask(model, ddf, *, task: str = "task", worker: str = "worker", label: str = "label",
              client=None, collect: bool = True, split_tasks: str = "raise"):
     """Fit ``model`` (a DawidSkene or OneCoinDawidSkene) on a dask DataFrame of labels.
@@ -323,23 +372,9 @@ def fit_dask(model, ddf, *, task: str = "task", worker: str = "worker", label: s
         indexed by task), whose partitions follow ``ddf``'s (tasks sorted
         within each). ``item_ids_`` is then None.
     """
-    from crowdlearn.em import fit_em
-    from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
-
     _check_model(model)
-    if split_tasks not in ("raise", "shuffle"):
-        raise ValueError(f"split_tasks must be 'raise' or 'shuffle', got {split_tasks!r}")
-    if not hasattr(ddf, "npartitions") or not hasattr(ddf, "columns"):
-        raise ValueError(f"fit_dask needs a dask DataFrame, got {type(ddf).__name__}")
     names = (task, worker, label)
-    if len(set(names)) != 3:
-        raise ValueError(f"task, worker and label must be three different columns, got "
-                         f"{list(names)}")
-    missing = [c for c in names if c not in list(ddf.columns)]
-    if missing:
-        raise ValueError(f"a DataFrame of labels needs the columns {list(names)} (one row "
-                         f"per label: task id, worker id, label); missing {missing}, got "
-                         f"{list(map(str, ddf.columns))[:10]}")
+    _check_input(ddf, names, split_tasks)
     import dask
 
     client = _get_client(client)
@@ -351,55 +386,18 @@ def fit_dask(model, ddf, *, task: str = "task", worker: str = "worker", label: s
         task_meta, worker_ids, class_ids, frames = _first_pass(model, ddf, names, split_tasks,
                                                                client)
     J, K = worker_ids.size, class_ids.size
-    if isinstance(client, _LocalClient):
-        parts = client.map(_encode_part, frames, names=names, worker_ids=worker_ids,
-                           class_ids=class_ids, pure=False)
-    else:
-        encode = dask.delayed(_encode_part, pure=False)
-        parts = client.compute([encode(f, names, worker_ids, class_ids) for f in frames])
+    parts = _encode_parts(client, frames, names, worker_ids, class_ids)
     del frames
     if split_tasks == "raise":
         _check_no_split_task(client, parts, task)
 
-    fake = _fake_data(J, K)
-    model._prior = None
-    model._gold = None
-    if isinstance(model, OneCoinDawidSkene):
-        model._prior_coin = None
+    result = _run_em(model, client, parts, J, K)
 
-    def total(tables):
-        out = np.zeros((J * K + 1, K))
-        for t in tables:
-            out += t
-        return out
-
-    def init(restart):
-        counts = total(client.gather(client.map(_majority_part, parts, K=K, pure=False)))
-        return model._m_step(fake, counts)
-
-    def e_step(params):
-        # the tuple as one object, under a new key each time
-        shared = client.scatter([params], broadcast=True, hash=False)[0]
-        small = client.gather(client.map(_e_step_part, parts, params=shared, pure=False))
-        counts = total(c for c, _ in small)
-        log_evidence = 0.0
-        for _, s in small:
-            log_evidence += s
-        return (DistributedPosterior([], counts),
-                log_evidence + model._log_prior_term(params))
-
-    def m_step(posterior: DistributedPosterior):
-        return model._m_step(fake, posterior.counts)
-
-    result = fit_em(init, e_step, m_step, n_init=1, tol=model.tol, max_iter=model.max_iter,
-                    callback=model.callback, estimator_name=type(model).__name__,
-                    progress=model.progress)
-
-    # -- relabel as in memory (DawidSkene._align_with_vote on the summed counts) -----------
+    # -- relabel as in memory (the agreement table: the summed counts over the experts) ----
     params, handle = result.params, result.posterior
     # relabelling permutes the parameters; the posterior under the permuted parameters is
     # the permuted posterior, computed below in one more pass under the final parameters
-    params, _ = type(model)._align_with_vote(fake, params, handle.counts)
+    params, _ = model._align_params(split_counts(handle.counts, J)[0].sum(axis=0), params)
     shared = client.scatter([params], broadcast=True, hash=False)[0]
     finals = client.map(_final_part, parts, params=shared, pure=False)
     if not isinstance(client, _LocalClient):
@@ -407,29 +405,15 @@ def fit_dask(model, ddf, *, task: str = "task", worker: str = "worker", label: s
 
         wait(finals)  # the encoded partitions may go only once the posteriors exist
     del parts, handle, shared
+    _store(model, result, params, client, finals, collect, task_meta, worker_ids, class_ids)
+    return model
 
-    model._params = params
-    model.class_prior_ = params.class_prior
-    model.confusion_ = params.confusion
-    if hasattr(model, "feature_prob_"):
-        del model.feature_prob_
-    model.log_likelihood_history_ = result.history
-    model.objective_ = result.objective
-    model.log_likelihood_ = result.objective - model._log_prior_term(params)
-    model.n_iter_ = result.n_iter
-    model.converged_ = result.converged
-    model.n_experts_ = J
-    model.n_classes_ = K
-    model.n_features_in_ = 0
-    model.expert_ids_ = worker_ids
-    model.class_ids_ = class_ids
-    model._as_frame = True
-    model.gold_ = None
-    if isinstance(model, OneCoinDawidSkene):
-        model.accuracy_ = model.confusion_[:, 0, 0].copy()
-    for name in ("posterior_", "item_ids_", "probas_dask_", "labels_dask_"):
-        if name in vars(model):
-            delattr(model, name)
+
+def _store(model, result, params, client, finals, collect, task_meta, worker_ids, class_ids):
+    """The fitted attributes, through the estimator's own ``_store_fit``: with ``collect``
+    the posterior gathered in sorted task order, otherwise the lazy dask results."""
+    J, K = worker_ids.size, class_ids.size
+    lazy = None
     if collect:
         gathered = [(t, q) for t, q in client.gather(finals) if t.size]
         if gathered:
@@ -439,22 +423,22 @@ def fit_dask(model, ddf, *, task: str = "task", worker: str = "worker", label: s
             q = np.concatenate([q for _, q in gathered])[order]
         else:  # pragma: no cover - refused above (no rows)
             task_ids, q = np.zeros(0), np.zeros((0, K))
-        model.posterior_ = q
-        model.item_ids_ = task_ids
-        model.n_items_ = int(q.shape[0])
+        n_items = int(q.shape[0])
     else:
+        import dask
         import dask.dataframe as dd
         import pandas as pd
 
-        sizes = client.gather(client.map(_n_tasks, finals, pure=False))
-        model.n_items_ = int(sum(sizes))
+        q = task_ids = None
+        n_items = int(sum(client.gather(client.map(_n_tasks, finals, pure=False))))
         index = pd.Index(task_meta.iloc[:0], name="task")
         meta = pd.DataFrame(np.zeros((0, K)), index=index,
                             columns=pd.Index(class_ids, name="label"))
         frames = [dask.delayed(_probas_frame)(f, class_ids) for f in finals]
-        model.probas_dask_ = dd.from_delayed(frames, meta=meta, verify_meta=False)
-        model.labels_dask_ = model.probas_dask_.map_partitions(
+        probas = dd.from_delayed(frames, meta=meta, verify_meta=False)
+        labels = probas.map_partitions(
             _labels_series, class_ids, meta=pd.Series(class_ids[:0], index=index,
                                                       name="agg_label"))
-        model.item_ids_ = None
-    return model
+        lazy = (probas, labels)
+    model._store_fit(result, params, q, sizes=(n_items, J, K),
+                     ids=(task_ids, worker_ids, class_ids, True), lazy=lazy)

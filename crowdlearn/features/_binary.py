@@ -9,9 +9,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, log_expit
 
-from crowdlearn._base import BaseEstimator, normalize_log
+from crowdlearn._base import EMFitter, normalize_log, warn_if_not_converged
 from crowdlearn._validation import _describe_positions, as_float_array, check_finite_array
-from crowdlearn.em import fit_em
 from crowdlearn.frames import features_by_task
 from crowdlearn.labels import (CrowdLabels, _frame_onto, _is_dataframe, _reindex_onto,
                                as_crowd_labels)
@@ -173,10 +172,10 @@ def _classifier_proba(X: np.ndarray, coef: np.ndarray, intercept: float) -> np.n
     return np.column_stack([expit(-a), expit(a)])
 
 
-class _BinaryFeatureModel(BaseEstimator):
+class _BinaryFeatureModel(EMFitter):
     """The base of the binary-label feature models.
 
-    A subclass defines ``_param_names`` and ``__init__``, ``_check_params``,
+    A subclass defines ``__init__``, ``_check_params``,
     ``_make_data(crowd, X)`` (what its E- and M-steps read), ``_log_joint(data, params)``
     (shape ``(n_items, 2)``), ``_penalty(params)`` (what the objective subtracts from the
     log-likelihood), ``_m_step(data, q, start)`` and ``fit``; its parameters are a
@@ -246,14 +245,15 @@ class _BinaryFeatureModel(BaseEstimator):
         q, log_evidence = normalize_log(self._log_joint(data, params))
         return q, float(log_evidence.sum()) - self._penalty(params)
 
-    def _run_em(self, data, init, accelerate=None):
-        """EM (or SQUAREM, given ``accelerate``'s flatten/unflatten) from ``init(restart)``;
-        each M-step's solvers start at the current parameters (``warm_start``)."""
-        return fit_em(init, lambda params: self._e_step(data, params),
-                      lambda q, params: self._m_step(data, q, params),
-                      n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
-                      callback=self.callback, estimator_name=type(self).__name__,
-                      warm_start=True, accelerate=accelerate, stacklevel=4)
+    _warm_start = True  # each M-step's solvers start at the current parameters
+
+    def _run_em(self, data, init):
+        """The engine (through :class:`~crowdlearn._base.EMFitter`, SQUAREM if the model's
+        ``_accelerator`` says so) from ``init(restart)``; warns if the best run did not
+        converge."""
+        result = self._run_engine(data, init=init)
+        warn_if_not_converged(result, type(self).__name__, self.max_iter, self.tol)
+        return result
 
     def _keep_oriented(self, crowd: CrowdLabels, result):
         """Orient the best run by the vote (``flipped_``), keep its parameters and the

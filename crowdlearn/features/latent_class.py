@@ -3,20 +3,32 @@
 from __future__ import annotations
 
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
-from crowdlearn._base import BaseEstimator, normalize_log, posterior_or_refuse
+from crowdlearn._base import EMFitter, normalize_log, posterior_or_refuse
 from crowdlearn._validation import (check_em_params, check_int_array, check_probability_matrix,
-                                    check_random_state, check_scalar)
+                                    check_scalar)
 from crowdlearn._limits import get_size_limits
-from crowdlearn.em import fit_em
 
 __all__ = ["LatentClassModel"]
 
 
-class LatentClassModel(BaseEstimator):
+class _LCData(NamedTuple):
+    """What EM reads of ``X``: one-hot states, which children are observed, the child of
+    each flat state, the number of states per child, and the starting responsibilities
+    given as ``init`` (or None)."""
+
+    onehot: sp.csr_matrix
+    observed: sp.csr_matrix
+    owner: np.ndarray
+    n_states: np.ndarray
+    start: np.ndarray | None = None
+
+
+class LatentClassModel(EMFitter):
     """A hidden class with observed categorical children, fitted by EM.
 
     This is the Bayesian network of the book's EM chapter: the hidden class
@@ -93,16 +105,15 @@ class LatentClassModel(BaseEstimator):
     True
     """
 
-    _param_names = ("n_classes", "alpha", "init", "n_init", "max_iter", "tol",
-                    "random_state", "callback")
-
     def __init__(self, *, n_classes: int = 2, alpha: float = 0.0, init="random",
                  n_init: int = 1, max_iter: int = 200, tol: float = 1e-8,
                  random_state=None, callback=None):
         self._store_params(locals())
 
     # -- data ------------------------------------------------------------------------
-    def _encode(self, X, fitting: bool):
+    def _encode(self, X, fitting: bool) -> "_LCData":
+        """``X`` as the data EM reads; fitting, the numbers of states come from ``X``,
+        otherwise from the fitted ``n_states_``."""
         columns = getattr(X, "columns", None)
         if type(X).__module__.split(".")[0] == "pandas" and columns is not None \
                 and {"task", "worker", "label"} <= set(map(str, columns)):
@@ -133,32 +144,32 @@ class LatentClassModel(BaseEstimator):
                                      f"size limits (the {what} table would hold {cells:,} "
                                      f"numbers); raise them on purpose with "
                                      f"crowdlearn.size_limits(...)")
-            self.n_states_ = n_states
         else:
+            n_states = self.n_states_
             if X.shape[1] != len(self.n_states_):
                 raise ValueError(f"X has {X.shape[1]} columns but the model was fitted with "
                                  f"{len(self.n_states_)}")
             for c, S in enumerate(self.n_states_):
                 check_int_array(X[:, c], f"X[:, {c}]", high=int(S),
                                 high_name=f"child {c} has {int(S)} states")
-        offsets = np.concatenate([[0], np.cumsum(self.n_states_)[:-1]])
+        offsets = np.concatenate([[0], np.cumsum(n_states)[:-1]])
         rows, cols = np.nonzero(X >= 0)
         flat = offsets[cols] + X[rows, cols]
-        total = int(np.sum(self.n_states_))
+        total = int(np.sum(n_states))
         onehot = sp.csr_matrix((np.ones(rows.size), (rows, flat)), shape=(X.shape[0], total))
         # which child each flat state belongs to
-        owner = np.repeat(np.arange(X.shape[1]), self.n_states_)
+        owner = np.repeat(np.arange(X.shape[1]), n_states)
         observed = sp.csr_matrix((np.ones(rows.size), (rows, cols)),
                                  shape=(X.shape[0], X.shape[1]))
-        return onehot, observed, owner
+        return _LCData(onehot, observed, owner, n_states)
 
     # -- EM pieces ---------------------------------------------------------------------
     def _m_step(self, data, q):
-        onehot, observed, owner = data
+        onehot, observed, owner, n_states = data[:4]
         a = float(self.alpha)
         counts = np.asarray((onehot.T @ q).T)                      # (K, S_total)
         per_child = np.asarray((observed.T @ q).T)                # (K, C)
-        denom = per_child[:, owner] + a * self.n_states_[owner]
+        denom = per_child[:, owner] + a * n_states[owner]
         # With alpha = 0 a class can carry no weight for a child (its responsibilities
         # underflowed to 0 on every item observing that child). Any row maximises the
         # expected complete log-likelihood then, since it is multiplied by 0; take the
@@ -166,13 +177,13 @@ class LatentClassModel(BaseEstimator):
         empty = denom <= 0
         table = (counts + a) / np.where(empty, 1.0, denom)
         if empty.any():
-            table = np.where(empty, 1.0 / self.n_states_[owner], table)
+            table = np.where(empty, 1.0 / n_states[owner], table)
         prior = (q.sum(axis=0) + a) / (q.shape[0] + q.shape[1] * a)
         with np.errstate(divide="ignore"):
             return np.log(prior), np.log(table)
 
     def _log_joint(self, data, params):
-        onehot, _, _ = data
+        onehot = data.onehot
         log_prior, log_table = params
         # onehot @ log_table.T with exact zeros: -inf only where observed
         finite = np.where(np.isfinite(log_table), log_table, 0.0)
@@ -192,6 +203,47 @@ class LatentClassModel(BaseEstimator):
         q, log_ev = normalize_log(self._log_joint(data, params))
         return q, float(log_ev.sum()) + self._objective_prior(params)
 
+    # -- the engine's hooks (crowdlearn._base.EMFitter) ---------------------------------
+    def _check_params(self):
+        check_scalar(self.n_classes, "n_classes", kind=numbers.Integral, low=1)
+        check_scalar(self.alpha, "alpha", low=0.0)
+        check_em_params(self)
+
+    def _make_data(self, X) -> "_LCData":
+        data = self._encode(X, fitting=True)
+        n, K = data.onehot.shape[0], self.n_classes
+        never = np.flatnonzero(np.asarray(data.observed.sum(axis=0)).ravel() == 0)
+        if never.size:
+            raise ValueError(f"child(ren) {never.tolist()} are never observed (every entry is "
+                             f"-1); drop those columns")
+        unobserved = np.flatnonzero(np.asarray(data.observed.sum(axis=1)).ravel() == 0)
+        if unobserved.size:
+            raise ValueError(f"item(s) {unobserved[:5].tolist()} have no observed child; "
+                             f"drop them before fitting")
+        given = None
+        if not (isinstance(self.init, str) and self.init == "random"):
+            if isinstance(self.init, str):
+                raise ValueError(f"init must be 'random' or an array of responsibilities, "
+                                 f"got {self.init!r}")
+            given = check_probability_matrix(self.init, "init", n_rows=n, n_cols=K)
+        return data._replace(start=given)
+
+    def _init_params(self, data: "_LCData", restart: int, rng):
+        n, K = data.onehot.shape[0], self.n_classes
+        given = data.start
+        q = given if (restart == 0 and given is not None) else rng.dirichlet(np.ones(K), size=n)
+        return self._m_step(data, q)
+
+    def _set_fitted(self, data: "_LCData", result) -> None:
+        self.n_states_ = data.n_states
+        log_prior, log_table = result.params
+        self.class_prior_ = np.exp(log_prior)
+        table = np.exp(log_table)
+        bounds = np.cumsum(self.n_states_)[:-1]
+        self.cond_prob_ = np.split(table, bounds, axis=1)
+        self._params = result.params
+        self._keep_em_result(result)
+
     # -- public API --------------------------------------------------------------------
     def fit(self, X):
         """Fit by EM.
@@ -201,42 +253,7 @@ class LatentClassModel(BaseEstimator):
         X : array-like of int, shape (n_items, n_children)
             Observed states, ``-1`` where a child was not observed.
         """
-        check_scalar(self.n_classes, "n_classes", kind=numbers.Integral, low=1)
-        check_scalar(self.alpha, "alpha", low=0.0)
-        check_em_params(self)
-        data = self._encode(X, fitting=True)
-        n, K = data[0].shape[0], self.n_classes
-        never = np.flatnonzero(np.asarray(data[1].sum(axis=0)).ravel() == 0)
-        if never.size:
-            raise ValueError(f"child(ren) {never.tolist()} are never observed (every entry is "
-                             f"-1); drop those columns")
-        unobserved = np.flatnonzero(np.asarray(data[1].sum(axis=1)).ravel() == 0)
-        if unobserved.size:
-            raise ValueError(f"item(s) {unobserved[:5].tolist()} have no observed child; "
-                             f"drop them before fitting")
-        rng = check_random_state(self.random_state)
-        given = None
-        if not (isinstance(self.init, str) and self.init == "random"):
-            if isinstance(self.init, str):
-                raise ValueError(f"init must be 'random' or an array of responsibilities, "
-                                 f"got {self.init!r}")
-            given = check_probability_matrix(self.init, "init", n_rows=n, n_cols=K)
-
-        def init(r):
-            q = given if (r == 0 and given is not None) else rng.dirichlet(np.ones(K), size=n)
-            return self._m_step(data, q)
-
-        res = fit_em(init, lambda p: self._e_step(data, p), lambda q: self._m_step(data, q),
-                     n_init=self.n_init, tol=self.tol, max_iter=self.max_iter,
-                     callback=self.callback, estimator_name=type(self).__name__)
-        log_prior, log_table = res.params
-        self.class_prior_ = np.exp(log_prior)
-        table = np.exp(log_table)
-        bounds = np.cumsum(self.n_states_)[:-1]
-        self.cond_prob_ = np.split(table, bounds, axis=1)
-        self._params = res.params
-        self._keep_em_result(res)
-        return self
+        return self._fit(X)
 
     def predict_proba(self, X) -> np.ndarray:
         """Posterior ``P(y = n | observed children)`` for each row of ``X``."""
@@ -308,7 +325,7 @@ class LatentClassModel(BaseEstimator):
         """
         self._check_fitted()
         data = self._encode(X, fitting=False)
-        q = check_probability_matrix(resp, "resp", n_rows=data[0].shape[0],
+        q = check_probability_matrix(resp, "resp", n_rows=data.onehot.shape[0],
                                      n_cols=len(self.class_prior_))
         log_joint = self._log_joint(data, self._params)
         with np.errstate(divide="ignore", invalid="ignore"):

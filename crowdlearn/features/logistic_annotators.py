@@ -313,8 +313,6 @@ class LogisticAnnotators(_BinaryFeatureModel):
     True
     """
 
-    _param_names = ("l2", "init", "n_init", "max_iter", "tol", "random_state", "callback")
-
     def __init__(self, *, l2: float = 1.0, init="vote", n_init: int = 1, max_iter: int = 200,
                  tol: float = 1e-8, random_state=None, callback=None):
         self._store_params(locals())

@@ -86,8 +86,6 @@ class BernoulliNaiveBayes(BaseEstimator):
     [0, 1]
     """
 
-    _param_names = ("alpha", "n_classes")
-
     def __init__(self, *, alpha: float = 1.0, n_classes: int | None = None):
         self._store_params(locals())
 

@@ -331,10 +331,6 @@ class SparseExpertsEM(_BinaryFeatureModel):
     (2, 2)
     """
 
-    _param_names = ("lam", "lam_reliability", "expert_prior", "init", "n_init", "init_scale",
-                    "max_iter", "tol", "m_step_tol", "m_step_max_iter", "accelerate",
-                    "random_state", "callback")
-
     def __init__(self, *, lam: float = 1.0, lam_reliability: float | None = None,
                  expert_prior: float = 0.0, init="vote", n_init: int = 1,
                  init_scale: float = 1.0, max_iter: int = 200, tol: float = 1e-7,
@@ -439,7 +435,7 @@ class SparseExpertsEM(_BinaryFeatureModel):
                                        base.intercept + s * float(rng.normal()),
                                        s * rng.normal(size=K), s * rng.normal(size=d))
 
-        result = self._run_em(data, init, _flat_params(d, K) if self.accelerate else None)
+        result = self._run_em(data, init)
         params = self._keep_oriented(crowd, result)
         self.expert_intercept_ = params.expert_intercept
         self.reliability_coef_ = params.reliability_coef
@@ -460,6 +456,9 @@ class SparseExpertsEM(_BinaryFeatureModel):
         self.all_objectives_ = result.all_objectives
         self.n_items_, self.n_experts_, self.n_features_in_ = n, K, d
         return self
+
+    def _accelerator(self, data):
+        return _flat_params(data.X.shape[1], data.crowd.n_experts) if self.accelerate else None
 
     @property
     def params_(self) -> SparseExpertsParams:
@@ -706,8 +705,6 @@ class MajorityVoteLogistic(BaseEstimator):
     >>> m.predict(X).tolist()
     [0, 0, 1, 1]
     """
-
-    _param_names = ("lam", "soft", "random_state")
 
     def __init__(self, *, lam: float = 1.0, soft: bool = False, random_state=None):
         self._store_params(locals())

@@ -15,6 +15,7 @@ TESTS = Path(__file__).parent
 READS_BUILD = re.compile(r"\bHTML\b|_build|jupyter_execute|book_pages\(")
 # test files that mention the build without reading it
 NOT_READERS = {"conftest.py", "test_run_py.py", "test_jupyterlab.py", "test_sources_clean.py",
+               "test_widget_bundles.py",  # "the_build_of" its bundle, not the book
                "test_package_layout.py", "test_student_kit.py"}
 
 

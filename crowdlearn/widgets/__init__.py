@@ -609,7 +609,7 @@ class VoteExplorer(_LiveExplorer):
         by their expectation: an item whose ``t`` best classes tie counts ``1/t`` if its
         true class is among them (the vote's tied counts; the Bayes rule's posteriors
         within 1e-9 of the best)."""
-        from crowdlearn import MajorityVote
+        from crowdlearn.aggregation.majority_vote import MajorityVote
         from crowdlearn.experiments import oracle_posterior
         from crowdlearn.simulate import one_coin_confusion
 

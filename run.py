@@ -208,6 +208,11 @@ def _parallel() -> list[str]:
 DURATIONS = ["--durations=25", "--durations-min=5"]
 
 
+def _junit(phase: str) -> list[str]:
+    """Every test's time, for a reader who wants to know where a run's time went."""
+    return [f"--junitxml={ROOT / 'test-artifacts' / f'junit-{phase}.xml'}"]
+
+
 def run_tests(extra: list[str]) -> int:
     """Build the book and, at the same time, run the tests that do not read it (the two
     cores are both busy: the build mostly waits on one notebook kernel at a time); then run
@@ -223,7 +228,8 @@ def run_tests(extra: list[str]) -> int:
         try:
             print("[run.py] tests that do not read the built book, while it builds", flush=True)
             first = subprocess.run([sys.executable, "-m", "pytest", "-m", "not book",
-                                    *_parallel(), *DURATIONS, *extra],
+                                    *_parallel(), *DURATIONS, *_junit("tests-while-building"),
+                                    *extra],
                                    cwd=ROOT, env={**ONE_BLAS_THREAD, **os.environ}).returncode
         except BaseException:
             build.kill()
@@ -241,7 +247,8 @@ def run_tests(extra: list[str]) -> int:
     pdf.start()
     print("[run.py] tests that read the built book (the PDF is printed meanwhile)", flush=True)
     second = subprocess.run([sys.executable, "-m", "pytest", "-m", "book", "--deselect",
-                             "tests/test_pdf.py", *_parallel(), *DURATIONS, *extra],
+                             "tests/test_pdf.py", *_parallel(), *DURATIONS,
+                             *_junit("tests-of-the-built-book"), *extra],
                             cwd=ROOT, env={**ONE_BLAS_THREAD, **os.environ}).returncode
     pdf.join()
     chosen = [a for a in extra if not a.startswith("-")]  # `run.py test tests/test_x.py`

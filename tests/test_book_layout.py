@@ -9,9 +9,8 @@ at 390 px, on every page of the built book (served on 127.0.0.1), after MathJax 
 * **figures**: at 1280 px none is shown below 80 % of its natural width; at 390 px none is
   shown below the scale at which its tick labels (drawn with ``book/matplotlibrc``) stay 9 CSS
   px high (a wider one scrolls in a focusable box); every figure has alt text;
-* **accessibility**: axe-core (bundled in ``tests/vendor/axe-core``) finds no serious or
-  critical violation, in light and in dark mode, at both widths; the report of every page
-  is written to ``test-artifacts/axe-report.json``;
+* **accessibility**: in ``tests/test_book_a11y.py`` (axe-core, same pages, its own tab, so
+  that the two pytest-xdist workers share the pages' checks);
 * **assignments**: no solution (nbgrader's solution markers, or the instructor's code) in an
   assignment page;
 * **tables** fit the column or scroll in their own box; no page (``genindex.html`` and
@@ -42,8 +41,6 @@ SKIP_DIRS = frozenset({"_static", "_sources", "_images", "reports", "_downloads"
                        "_modules"})
 WIDTHS = (1280, 390)
 GUARD_MS = 180_000  # the last guard on any wait for an event; never reached on a sound page
-AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
-AXE_REPORT = ARTIFACTS / "axe-report.json"
 MIN_TICK_PX = 9.0
 
 # Every wait in the page is for an event; ``within`` turns one that never comes into an error
@@ -196,36 +193,6 @@ MEASURE = r"""(tickPx) => {
              .map((c) => c.closest('a').textContent.trim()) };
 }"""
 
-# axe-core's checks for one view of a page. Each run of axe costs a walk over the whole page
-# (some 20,000 elements on a chapter: MathJax's and the code cells' markup) and colour contrast
-# is its slowest rule, while only colours change with the colour mode: so three runs per page,
-# the full rule set at 1280 px in light mode, colour contrast over the whole page in dark mode,
-# and at 390 px every rule, colour contrast limited to the page's frame (header, sidebars,
-# footer: what the width rearranges).
-AXE_VIEWS = {
-    (1280, "light"): {"rules": None, "frame_contrast": False},
-    (1280, "dark"): {"rules": ["color-contrast", "link-in-text-block"], "frame_contrast": False},
-    (390, "light"): {"rules": None, "frame_contrast": True},
-}
-FRAME = ["#pst-header", ".bd-header-article", "#pst-primary-sidebar", "#pst-secondary-sidebar",
-         ".bd-footer-article", ".prev-next-area", ".bd-footer"]
-
-AXE_RUN = r"""async ({ rules, frameContrast, frame, ms }) => {
-  %s
-  axe.reset();
-  if (frameContrast) {
-    axe.configure({ rules: [{ id: 'color-contrast',
-                              selector: frame.map((f) => f + ', ' + f + ' *').join(', ') }] });
-  }
-  const options = { resultTypes: ['violations'] };
-  if (rules) options.runOnly = { type: 'rule', values: rules };
-  const r = await within(axe.run(document, options), 'axe-core', ms);
-  axe.reset();
-  return r.violations.map((v) => ({
-    id: v.id, impact: v.impact, help: v.help,
-    nodes: v.nodes.map((n) => ({ target: n.target.join(' '), html: n.html.slice(0, 300),
-                                 summary: (n.failureSummary || '').slice(0, 400) })) }));
-}""" % WITHIN
 
 
 def pages() -> list[str]:
@@ -303,14 +270,6 @@ def book_page(request, tab):
     return request.param
 
 
-@pytest.fixture(scope="module")
-def axe_report():
-    report: dict = {}
-    yield report
-    ARTIFACTS.mkdir(exist_ok=True)
-    AXE_REPORT.write_text(json.dumps(report, indent=1, sort_keys=True), "utf-8")
-
-
 def measure(tab: Tab, page_path: str, width: int) -> dict:
     page = tab.show(page_path, width)
     result = page.evaluate(MEASURE, tick_px())
@@ -367,30 +326,6 @@ def test_page_layout(tab, book_page, width):
     r = measure(tab, book_page, width)
     found = problems(book_page, width, r)
     assert not found, f"{book_page} at {width} px:\n  " + "\n  ".join(found)
-
-
-def axe_violations(tab: Tab, page_path: str, width: int, mode: str) -> list[dict]:
-    page = tab.show(page_path, width, mode)
-    if not page.evaluate("() => !!window.axe"):
-        page.add_script_tag(content=AXE.read_text("utf-8"))
-    view = AXE_VIEWS[(width, mode)]
-    return page.evaluate(AXE_RUN, {"rules": view["rules"], "frame": FRAME, "ms": GUARD_MS,
-                                   "frameContrast": view["frame_contrast"]})
-
-
-@pytest.mark.browser
-@pytest.mark.parametrize("width,mode", list(AXE_VIEWS), ids=[f"{w}-{m}" for w, m in AXE_VIEWS])
-def test_page_accessible(tab, book_page, width, mode, axe_report):
-    """axe-core finds no serious or critical violation (moderate and minor ones are in the
-    report, test-artifacts/axe-report.json)."""
-    if not AXE.exists():
-        fail_or_skip(f"axe-core is missing: {AXE}")
-    violations = axe_violations(tab, book_page, width, mode)
-    axe_report[f"{book_page} {width} {mode}"] = violations
-    bad = [v for v in violations if v["impact"] in ("serious", "critical")]
-    assert not bad, f"{book_page} at {width} px, {mode} mode:\n  " + "\n  ".join(
-        f"{v['impact']} {v['id']} ({v['help']}) x{len(v['nodes'])}: "
-        + "; ".join(n["target"] for n in v["nodes"][:4]) for v in bad)
 
 
 @pytest.mark.browser
@@ -517,12 +452,8 @@ if __name__ == "__main__":  # a report for every page
         report = Tab(b.new_page(), base)
         total = 0
         for path in pages():
-            for width in WIDTHS:
+            for width in WIDTHS:  # (axe-core: python tests/test_book_a11y.py)
                 found = problems(path, width, measure(report, path, width))
-                for mode in ("light", "dark"):
-                    found += [f"axe {v['impact']} {v['id']} x{len(v['nodes'])} ({mode})"
-                              for v in axe_violations(report, path, width, mode)
-                              if v["impact"] in ("serious", "critical")]
                 total += len(found)
                 for f in found:
                     print(f"{path} @{width}: {f}")

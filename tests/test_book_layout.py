@@ -64,6 +64,9 @@ SETTLE = r"""async (ms) => {
   if (window.clScrollBoxes) clScrollBoxes.refresh();
 }""" % WITHIN
 
+NO_MOTION = """*, *::before, *::after { transition: none !important;
+  animation-duration: 0s !important; animation-iteration-count: 1 !important; }"""
+
 # Colour mode as pydata-sphinx-theme sets it; resolves when the colours' transitions are over.
 SET_MODE = r"""async ([mode, ms]) => {
   %s
@@ -231,6 +234,10 @@ class Tab:
             self.path = None
             page.set_viewport_size({"width": width, "height": 900})
             page.goto(f"{self.base}/{path}", wait_until="load")
+            # no CSS transitions or animations: a colour-mode switch is then final at the next
+            # frame (a transition that keeps restarting, as some did on a busy machine, can
+            # otherwise hold the wait for its end until the guard)
+            page.add_style_tag(content=NO_MOTION)
             page.evaluate(SETTLE, GUARD_MS)
             self.path = path
         elif page.viewport_size["width"] != width:

@@ -1,30 +1,50 @@
-"""A minimal progress bar: an ``ipywidgets.IntProgress`` in a notebook, one text line elsewhere.
+"""Progress bars by `tqdm <https://tqdm.github.io>`_: ``tqdm.auto`` shows a widget in
+Jupyter and one text line on stderr elsewhere.
 
 Used by long loops such as :func:`crowdlearn.features.sparse_experts.sparse_experts_path`, and
-by the EM estimators through :class:`EMProgress`, a callback of the EM engine. It is off
-unless asked for (``progress=True``); nothing is printed or displayed otherwise.
+by the EM estimators through :class:`EMProgress`, a callback of the EM engine (which knows
+nothing of it). A bar is off unless asked for (``progress=True``); nothing is printed or
+displayed otherwise. tqdm is optional (it comes with ``crowdlearn[widgets]``, ``[book]`` and
+``[all]``): without it, ``progress=True`` shows nothing and the results are the same.
 """
 
 from __future__ import annotations
 
-import sys
-import time
+PROGRESS_INTERVAL = 0.1
+"""Least seconds between two redraws of a bar (tqdm's ``mininterval``); the end of every EM
+run and the end of the loop are always drawn."""
 
 
-def _in_notebook() -> bool:
-    """True inside a Jupyter kernel (where widgets can be displayed)."""
-    ipython = sys.modules.get("IPython")
-    if ipython is None:
-        return False
+def check_progress(progress) -> bool:
+    """``bool(progress)``; ``ValueError`` unless ``progress`` is None, True or False."""
+    if progress not in (None, True, False):
+        raise ValueError(f"progress must be None, True or False, got {progress!r}")
+    return bool(progress)
+
+
+def _tqdm_class():
+    """``tqdm.auto.tqdm`` (its notebook bar inside a Jupyter kernel, its text bar elsewhere),
+    or None when tqdm is not installed."""
     try:
-        shell = ipython.get_ipython()
-    except Exception:  # pragma: no cover - exotic IPython set-ups
-        return False
-    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm
+
+
+def _new_bar(total: int, description: str):
+    """A tqdm bar of ``total`` steps, or None without tqdm."""
+    tqdm = _tqdm_class()
+    if tqdm is None:
+        return None
+    # dynamic_ncols: the terminal's width; in a notebook the widget takes the page's width
+    # and wraps on a phone
+    return tqdm(total=max(int(total), 0), desc=description, mininterval=PROGRESS_INTERVAL,
+                dynamic_ncols=True)
 
 
 class ProgressBar:
-    """Show the progress of ``total`` steps.
+    """Show the progress of ``total`` steps (a tqdm bar, or nothing).
 
     Parameters
     ----------
@@ -33,92 +53,50 @@ class ProgressBar:
     description : str
         Shown before the bar.
     enabled : bool or None
-        ``True`` shows the bar; ``None`` and ``False`` show nothing.
-    file : file-like, optional
-        Where the text bar goes (default ``sys.stderr``).
+        ``True`` shows the bar; ``None`` and ``False`` show nothing (``ValueError`` for
+        anything else).
+
+    Attributes
+    ----------
+    bar : tqdm.tqdm or None
+        The bar shown; None when disabled or tqdm is not installed.
 
     Examples
     --------
-    >>> import io
-    >>> out = io.StringIO()
-    >>> bar = ProgressBar(4, "fit", enabled=True, file=out)
+    >>> bar = ProgressBar(4, "fit", enabled=False)
     >>> for _ in range(4):
-    ...     bar.update()
+    ...     bar.update(info="step")
     >>> bar.close()
-    >>> out.getvalue().splitlines()[-1].split("\\r")[-1]
-    'fit [##############################] 4/4'
+    >>> bar.bar is None
+    True
     """
 
-    width = 30
+    def __init__(self, total: int, description: str = "", *, enabled=None):
+        self.bar = _new_bar(total, description) if check_progress(enabled) else None
 
-    def __init__(self, total: int, description: str = "", *, enabled=None, file=None):
-        if enabled not in (None, True, False):
-            raise ValueError(f"progress must be None, True or False, got {enabled!r}")
-        self.total = max(int(total), 0)
-        self.description = description
-        self.count = 0
-        self.enabled = bool(enabled)
-        self._widget = None
-        self._file = file
-        self._info = ""
-        if not self.enabled:
+    @property
+    def count(self) -> int:
+        """Steps done so far (0 when nothing is shown)."""
+        return 0 if self.bar is None else self.bar.n
+
+    def update(self, n: int = 1, info: str = "", *, refresh: bool = False):
+        """Advance by ``n`` steps; ``info`` is shown after the counts; ``refresh`` draws
+        now, whatever the time since the last redraw."""
+        if self.bar is None:
             return
-        if file is None and _in_notebook():
-            try:
-                import ipywidgets
-                from IPython.display import display
-            except ImportError:  # pragma: no cover - ipywidgets is a dependency
-                pass
-            else:
-                self._widget = ipywidgets.IntProgress(
-                    value=0, min=0, max=max(self.total, 1), description=description,
-                    style={"description_width": "initial"},  # the whole text, never cut
-                    layout={"max_width": "100%", "flex_flow": "row wrap"})  # wraps on a phone
-                display(self._widget)
-                return
-        if self._file is None:
-            self._file = sys.stderr
-        self._draw()
-
-    def _draw(self, info: str = ""):
-        filled = self.width * self.count // max(self.total, 1)
-        bar = "#" * filled + "." * (self.width - filled)
-        text = f"{self.description} [{bar}] {self.count}/{self.total}"
         if info:
-            text += f" {info}"
-        self._file.write("\r" + text)
-        self._file.flush()
-
-    def update(self, n: int = 1, info: str = ""):
-        """Advance by ``n`` steps; ``info`` is appended to the text line."""
-        self.count = min(self.count + n, self.total)
-        self._info = info or self._info
-        if not self.enabled:
-            return
-        if self._widget is not None:
-            self._widget.value = self.count
-            if info:
-                self._widget.description = f"{self.description} {info}"
-        else:
-            self._draw(info)
+            self.bar.set_postfix_str(info, refresh=False)
+        self.bar.update(n)
+        if refresh:
+            self.bar.refresh()
 
     def close(self):
-        """Finish the line (text), or mark the widget finished: its text says how many
-        steps ran ("replications: 32 of 32 done") and the bar turns green, so a saved or
-        rendered notebook never shows a bar that looks stuck."""
-        if self.enabled and self._widget is None:
-            self._file.write("\n")
-            self._file.flush()
-        elif self.enabled:
-            self._widget.value = self.count
-            self._widget.description = (f"{self.description}: {self.count} of {self.total} "
-                                        "done" + (f", {self._info}" if self._info else ""))
-            self._widget.bar_style = "success" if self.count == self.total else "warning"
-        self.enabled = False
-
-
-PROGRESS_INTERVAL = 0.1
-"""Seconds between two redraws of :class:`EMProgress`'s bar (besides the end of each run)."""
+        """Draw the final state and let the bar go. In a notebook, tqdm turns a full bar
+        green and one stopped short red, so a saved or rendered notebook never shows a bar
+        that looks stuck."""
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 class EMProgress:
@@ -147,9 +125,7 @@ class EMProgress:
     """
 
     def __init__(self, progress, n_init: int, max_iter: int, name: str, callback=None):
-        if progress not in (None, True, False):
-            raise ValueError(f"progress must be None, True or False, got {progress!r}")
-        self.enabled = bool(progress)
+        self.enabled = check_progress(progress)
         self.n_init, self.per_run, self.name = n_init, max_iter + 1, name
         self.user_callback = callback
         self.bar = None
@@ -160,7 +136,6 @@ class EMProgress:
         if not self.enabled:
             return self.user_callback
         self.bar = ProgressBar(self.n_init * self.per_run, self.name, enabled=True)
-        self._last_draw = time.monotonic()
         return self._callback
 
     def _info(self, state) -> str:
@@ -168,18 +143,16 @@ class EMProgress:
         return f"{run}it {state.iteration} obj {state.objective:.6g}"
 
     def _run_ended(self, state) -> None:
-        self.bar.update((state.restart + 1) * self.per_run - self.bar.count, self._info(state))
+        end = (state.restart + 1) * self.per_run
+        self.bar.update(end - self.bar.count, self._info(state), refresh=True)
 
     def _callback(self, state):
         if self._last is not None and state.restart != self._last.restart:
             self._run_ended(self._last)
         self._last = state
         self._finals[state.restart] = state.objective
-        now = time.monotonic()
-        if now - self._last_draw >= PROGRESS_INTERVAL:
-            position = state.restart * self.per_run + state.iteration + 1
-            self.bar.update(position - self.bar.count, self._info(state))
-            self._last_draw = now
+        position = state.restart * self.per_run + state.iteration + 1
+        self.bar.update(position - self.bar.count, self._info(state))
         return self.user_callback(state) if self.user_callback is not None else None
 
     def __exit__(self, exc_type, exc, tb):

@@ -2,6 +2,7 @@
 crowdlearn.em.fit_em, which knows nothing of it) and the models that show it (DawidSkene,
 OneCoinDawidSkene: progress=...)."""
 
+import re
 
 import numpy as np
 import pytest
@@ -64,25 +65,38 @@ def test_off_by_default_prints_nothing(capsys, crowd):
     assert out.err == "" and out.out == ""
 
 
-# -- a text line on stderr in a terminal --------------------------------------------------------
+# -- a text line on stderr in a terminal (tqdm) --------------------------------------------------
+def _draws(err):
+    """The successive states of a text bar written to stderr."""
+    return [part for part in err.rstrip("\n").split("\r") if part]
+
+
+def _count(draw):
+    """The ``n`` of ``"name:  33%|###   | n/total [...]"``."""
+    return int(re.search(r"(\d+)/\d+ \[", draw).group(1))
+
+
 def test_text_bar_on_stderr_when_asked(capsys):
+    pytest.importorskip("tqdm")
     result = toy_fit(n_init=3, max_iter=20, progress=True, estimator_name="Toy")
     err = capsys.readouterr().err
-    assert err.startswith("\rToy [") and err.endswith("\n") and err.count("\n") == 1
-    last = err.rstrip("\n").split("\r")[-1]
+    assert err.startswith("\rToy: ") and err.endswith("\n") and err.count("\n") == 1
+    last = _draws(err)[-1]
     # the bar covers the whole budget, 3 runs x 21 E-steps; each run that converged early
     # jumps to the end of its share
-    assert last == "Toy [" + "#" * 30 + "] 63/63 best of 3 runs: obj 5"
+    assert last.startswith("Toy: 100%|") and "| 63/63 [" in last
+    assert last.endswith(", best of 3 runs: obj 5]")
     assert "run 3/3 it 6 obj 5" in err
     assert result.objective == 5.0
 
 
 @pytest.mark.parametrize("model", [DawidSkene, OneCoinDawidSkene])
 def test_models_pass_progress_through_and_results_do_not_change(capsys, crowd, model):
+    pytest.importorskip("tqdm")
     quiet = model(n_init=3, random_state=0).fit(crowd)
     loud = model(n_init=3, random_state=0, progress=True).fit(crowd)
     err = capsys.readouterr().err
-    assert err.startswith(f"\r{model.__name__} [") and err.endswith("\n")
+    assert err.startswith(f"\r{model.__name__}: ") and err.endswith("\n")
     assert f"{3 * 201}/{3 * 201}" in err and "run 3/3" in err
     np.testing.assert_allclose(quiet.posterior_, loud.posterior_, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(quiet.log_likelihood_history_, loud.log_likelihood_history_,
@@ -90,20 +104,21 @@ def test_models_pass_progress_through_and_results_do_not_change(capsys, crowd, m
 
 
 def test_redraws_are_throttled_but_every_run_end_is_drawn(capsys, monkeypatch):
+    pytest.importorskip("tqdm")
     monkeypatch.setattr(progress_module, "PROGRESS_INTERVAL", 1e9)   # no redraw inside a run
     toy_fit(n_init=2, max_iter=10, progress=True)
-    err = capsys.readouterr().err
-    assert err.count("\r") == 4   # the empty bar, the end of each of the 2 runs, the best run
+    counts = [_count(d) for d in _draws(capsys.readouterr().err)]
+    # the empty bar, the end of each of the 2 runs, the closed bar: nothing else
+    assert set(counts) == {0, 11, 22} and len(counts) <= 5 and counts[-1] == 22
     monkeypatch.setattr(progress_module, "PROGRESS_INTERVAL", 0.0)
     toy_fit(n_init=2, max_iter=10, progress=True)
-    err = capsys.readouterr().err
-    # every E-step too: 2 runs of 7 E-steps (5 rises, then one flat step that converges)
-    assert err.count("\r") == 1 + 2 * 7 + 2 + 1
-    counts = [int(part.split("] ")[1].split("/")[0]) for part in err.strip().split("\r")]
-    assert counts == sorted(counts) and counts[-1] == 22
+    counts = [_count(d) for d in _draws(capsys.readouterr().err)]
+    # 2 runs of 7 E-steps (5 rises, then one flat step that converges): drawn as they come
+    assert counts == sorted(counts) and counts[-1] == 22 and len(set(counts)) > 5
 
 
 def test_user_callback_still_called_and_can_stop(capsys):
+    pytest.importorskip("tqdm")
     seen = []
 
     def stop_at_two(state):
@@ -112,10 +127,12 @@ def test_user_callback_still_called_and_can_stop(capsys):
 
     result = toy_fit(n_init=1, max_iter=10, progress=True, callback=stop_at_two)
     assert seen == [0, 1, 2] and result.stopped and result.n_iter == 2
-    assert capsys.readouterr().err.rstrip("\n").split("\r")[-1].split("] ")[1].startswith("11/11")
+    assert _count(_draws(capsys.readouterr().err)[-1]) == 11
 
 
 def test_bar_is_closed_when_the_fit_fails(capsys):
+    pytest.importorskip("tqdm")
+
     def e_step(t):
         raise RuntimeError("boom")
 
@@ -125,6 +142,8 @@ def test_bar_is_closed_when_the_fit_fails(capsys):
 
 
 def test_convergence_warning_still_issued_with_progress(capsys):
+    pytest.importorskip("tqdm")
+
     def e_step(t):
         return np.array([[t]]), float(t)
 
@@ -132,7 +151,8 @@ def test_convergence_warning_still_issued_with_progress(capsys):
         result = progress_fit(lambda r: 0, e_step, lambda q: q[0, 0] + 1, max_iter=3,
                               progress=True)
     assert result.n_iter == 3 and not result.converged
-    assert capsys.readouterr().err.rstrip("\n").split("\r")[-1].startswith("EM [" + "#" * 30)
+    last = _draws(capsys.readouterr().err)[-1]
+    assert last.startswith("EM: 100%|") and _count(last) == 4
 
 
 def test_bad_progress_value():
@@ -140,45 +160,71 @@ def test_bad_progress_value():
         toy_fit(progress="yes")
     with pytest.raises(ValueError, match="progress must be None, True or False"):
         DawidSkene(progress=2).fit([[0, 1], [1, 1]])
+    with pytest.raises(ValueError, match="progress must be None, True or False"):
+        progress_module.ProgressBar(3, "x", enabled="on")
 
 
-# -- a widget, not stderr, in a Jupyter kernel ---------------------------------------------------
-def test_widget_in_a_kernel_writes_nothing_to_stderr(capsys, monkeypatch, crowd):
-    ipywidgets = pytest.importorskip("ipywidgets")
-    display_mod = pytest.importorskip("IPython.display")
+def test_without_tqdm_nothing_is_shown_and_results_are_the_same(capsys, monkeypatch, crowd):
+    """tqdm is optional (the lean core needs NumPy and SciPy only): without it a bar asked
+    for is silently off."""
+    monkeypatch.setattr(progress_module, "_tqdm_class", lambda: None)
+    quiet = DawidSkene(n_init=2, random_state=0).fit(crowd)
+    asked = DawidSkene(n_init=2, random_state=0, progress=True).fit(crowd)
+    bar = progress_module.ProgressBar(2, "loop", enabled=True)
+    bar.update(info="x")
+    bar.close()
+    out = capsys.readouterr()
+    assert out.err == "" and out.out == "" and bar.bar is None
+    np.testing.assert_array_equal(quiet.posterior_, asked.posterior_)
+
+
+# -- a widget, not stderr, in a Jupyter kernel (tqdm.notebook, as tqdm.auto picks there) -------
+@pytest.fixture
+def in_a_kernel(monkeypatch):
+    """Bars made as tqdm.auto makes them in a Jupyter kernel; the widgets displayed."""
+    pytest.importorskip("ipywidgets")
+    notebook = pytest.importorskip("tqdm.notebook")
     shown = []
-    monkeypatch.setattr(progress_module, "_in_notebook", lambda: True)
-    monkeypatch.setattr(display_mod, "display", lambda *objs, **kw: shown.extend(objs))
+    monkeypatch.setattr(progress_module, "_tqdm_class", lambda: notebook.tqdm)
+    monkeypatch.setattr(notebook, "display", lambda *objs, **kw: shown.extend(objs))
+    return shown
+
+
+def _parts(container):
+    """(left text, the bar, right text) of a tqdm notebook widget (its figure spaces read
+    as spaces)."""
+    left, bar, right = container.children
+    return left.value.replace("\u2007", " "), bar, right.value.replace("\u2007", " ")
+
+
+def test_widget_in_a_kernel_writes_nothing_to_stderr(capsys, crowd, in_a_kernel):
     OneCoinDawidSkene(n_init=2, random_state=0, progress=True).fit(crowd)
     out = capsys.readouterr()
     assert out.err == "" and out.out == ""
-    assert len(shown) == 1 and isinstance(shown[0], ipywidgets.IntProgress)
-    assert shown[0].value == shown[0].max == 2 * 201
-    assert shown[0].description.startswith("OneCoinDawidSkene: 402 of 402 done, best of 2 runs")
+    (container,) = in_a_kernel
+    left, bar, right = _parts(container)
+    assert bar.value == bar.max == 2 * 201 and bar.bar_style == "success"
+    assert left.startswith("OneCoinDawidSkene: 100%")
+    assert "402/402" in right and "best of 2 runs" in right
+    assert container.layout.width == "100%" and container.layout.flex_flow == "row wrap"
 
 
 # -- a widget in a notebook: finished bars say so ---------------------------------------------
-def test_widget_bar_reads_finished_when_closed(monkeypatch):
-    """In a kernel the bar is an ipywidgets.IntProgress; once closed it must not look stuck
-    in a saved or rendered notebook: full, green, and its whole text says it is done."""
-    shown = []
-    monkeypatch.setattr(progress_module, "_in_notebook", lambda: True)
-    import IPython.display
-
-    monkeypatch.setattr(IPython.display, "display", lambda w: shown.append(w))
+def test_widget_bar_reads_finished_when_closed(in_a_kernel):
+    """In a kernel the bar is a widget; once closed it must not look stuck in a saved or
+    rendered notebook: full and green, its text says all steps ran; one stopped short is red."""
     bar = progress_module.ProgressBar(4, "replications", enabled=True)
     for k in range(4):
         bar.update(info=f"seed {k}")
     bar.close()
-    (widget,) = shown
-    assert widget.value == widget.max == 4
-    assert widget.description == "replications: 4 of 4 done, seed 3"
-    assert widget.bar_style == "success"
-    assert widget.style.description_width == "initial"  # never cut to "replicatio..."
+    left, widget, right = _parts(in_a_kernel[-1])
+    assert widget.value == widget.max == 4 and widget.bar_style == "success"
+    assert left.startswith("replications: 100%") and "4/4" in right and "seed 3" in right
     stopped = progress_module.ProgressBar(4, "fits", enabled=True)
     stopped.update()
-    stopped.close()  # no info given: none shown
-    assert shown[-1].description == "fits: 1 of 4 done" and shown[-1].bar_style == "warning"
+    stopped.close()
+    left, widget, right = _parts(in_a_kernel[-1])
+    assert widget.value == 1 and widget.bar_style == "danger" and "1/4" in right
 
 
 # -- the engine knows nothing of the user interface -----------------------------------------

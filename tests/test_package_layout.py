@@ -155,7 +155,7 @@ def test_constructors_store_exactly_their_parameters(cls):
 
 
 OPTIONAL = ("sympy", "matplotlib", "ipywidgets", "anywidget", "pandas", "dask", "nbformat",
-            "nbgrader", "nbclient", "jupytext", "scipy")
+            "nbgrader", "nbclient", "jupytext", "tqdm", "scipy")
 
 
 def test_import_crowdlearn_loads_no_optional_package():
@@ -204,6 +204,9 @@ def test_the_core_needs_numpy_and_scipy_only():
     assert {"widgets", "pandas", "dask", "book", "classroom", "all"} <= set(extras)
     classroom = {re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0].lower() for d in extras["classroom"]}
     assert {"nbgrader", "nbclient", "nbformat", "jupytext"} <= classroom
+    # progress bars are tqdm's (crowdlearn._progress), shown in the chapters' notebooks
+    widgets = {re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0].lower() for d in extras["widgets"]}
+    assert "tqdm" in widgets
     others = sorted(name for name in extras if name != "all")
     assert extras["all"] == [f"crowdlearn[{','.join(others)}]"] or \
         extras["all"] == ["crowdlearn[widgets,pandas,dask,book,classroom]"]

@@ -288,6 +288,7 @@ def test_progress_bar_off_by_default_and_text_when_asked(capsys):
     sim = sparse_crowd(200, seed=11)
     sparse_experts_path(sim.labels, sim.X, [5.0, 1.0])
     assert capsys.readouterr().err == ""
+    pytest.importorskip("tqdm")   # the bar is tqdm's (optional; without it nothing is shown)
     sparse_experts_path(sim.labels, sim.X, [5.0, 1.0], progress=True)
     err = capsys.readouterr().err
     assert "lambda path" in err and "2/2" in err and err.endswith("\n")

@@ -83,6 +83,20 @@ def check_int_array(values, name: str, *, ndim: int = 1, allow_empty: bool = Fal
     high_name : str, optional
         What ``high`` stands for, used in the message (e.g. ``"n_classes=3"``).
     """
+    arr = _read_numbers(values, name, ndim)
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    if arr.size == 0 and not allow_empty:
+        raise ValueError(f"{name} is empty: at least one entry is needed")
+    _check_whole_and_small(arr, name, ndim)
+    arr = arr.astype(np.intp, copy=False)
+    _check_bounds(arr, name, low, high, high_name)
+    return arr
+
+
+def _read_numbers(values, name: str, ndim: int) -> np.ndarray:
+    """``values`` as a new numeric array (booleans as integers); ``ValueError`` for strings,
+    ``None``, ragged rows and other non-numbers."""
     if isinstance(values, (str, bytes, dict, set, frozenset)) or values is None:
         raise ValueError(f"{name} must be an array of integers, got "
                          f"{type(values).__name__} {values!r:.60}")
@@ -104,10 +118,12 @@ def check_int_array(values, name: str, *, ndim: int = 1, allow_empty: bool = Fal
                          + _ID_HINT)
     if arr.dtype.kind not in "iuf":
         raise ValueError(f"{name} must hold integers, got values of type {arr.dtype.name}")
-    if arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
-    if arr.size == 0 and not allow_empty:
-        raise ValueError(f"{name} is empty: at least one entry is needed")
+    return arr
+
+
+def _check_whole_and_small(arr: np.ndarray, name: str, ndim: int) -> None:
+    """``ValueError`` unless every value is a whole, finite number small enough to be an
+    index (never wrapped round by a cast)."""
     if arr.dtype.kind == "f":
         bad = np.isnan(arr)
         if bad.any():
@@ -127,7 +143,10 @@ def check_int_array(values, name: str, *, ndim: int = 1, allow_empty: bool = Fal
             value = int(value) if arr.dtype.kind in "iu" else float(value)
             raise ValueError(f"{name} has a value too large to be an index: {value} at "
                              f"{_describe_positions(big)}")
-    arr = arr.astype(np.intp, copy=False)
+
+
+def _check_bounds(arr: np.ndarray, name: str, low, high, high_name) -> None:
+    """``ValueError`` for a value below ``low`` or not below ``high`` (either may be None)."""
     if low is not None and arr.size:
         bad = arr < low
         if bad.any():
@@ -139,7 +158,6 @@ def check_int_array(values, name: str, *, ndim: int = 1, allow_empty: bool = Fal
             what = f" ({high_name})" if high_name else ""
             raise ValueError(f"{name} has values out of range: {int(arr[bad].max())} "
                              f"at {_describe_positions(bad)}, but must be < {high}{what}")
-    return arr
 
 
 def as_float_array(X, name: str) -> np.ndarray:

@@ -684,43 +684,7 @@ def as_crowd_labels(data, *, n_items=None, n_experts=None, n_classes=None) -> Cr
     result.
     """
     if isinstance(data, CrowdLabels):
-        # checked again: a hand-made or tampered object is copied and validated here
-        crowd = CrowdLabels(data.item, data.expert, data.label, data.n_items, data.n_experts,
-                            data.n_classes, data.item_ids, data.expert_ids, data.class_ids)
-        if all(getattr(crowd, a) is getattr(data, a) for a in ("item", "expert", "label")) \
-                and all(getattr(data, a) is None or not getattr(data, a).flags.writeable
-                        for a in ("item_ids", "expert_ids", "class_ids")):
-            crowd = data  # it was valid and cannot have changed
-        elif getattr(data, "_from_frame", False) is True:
-            object.__setattr__(crowd, "_from_frame", True)
-        for name, given in (("n_items", n_items), ("n_experts", n_experts),
-                            ("n_classes", n_classes)):
-            have = getattr(crowd, name)
-            if given is not None and given != have:
-                if name == "n_experts" and have > given:
-                    raise ValueError(f"unknown expert: the labels come from {have} experts but "
-                                     f"the model knows {given}")
-                if name == "n_classes" and have > given:
-                    raise ValueError(f"label out of range: the labels have {have} classes but "
-                                     f"the model has {given}")
-                if have > given:
-                    raise ValueError(f"{name} mismatch: labels have {have}, expected {given}")
-                ids_attr = {"n_items": "item_ids", "n_experts": "expert_ids",
-                            "n_classes": "class_ids"}[name]
-                if getattr(crowd, ids_attr) is not None:
-                    raise ValueError(f"{name}={given} was asked for but the labels come from a "
-                                     f"table with {have} {ids_attr.replace('_', ' ')} "
-                                     f"{getattr(crowd, ids_attr)[:5].tolist()}; give every "
-                                     f"identifier to from_table (e.g. classes=[...])")
-                frame = getattr(crowd, "_from_frame", False) is True
-                crowd = CrowdLabels(crowd.item, crowd.expert, crowd.label,
-                                    **{**{k: getattr(crowd, k) for k in
-                                          ("n_items", "n_experts", "n_classes")}, name: given},
-                                    item_ids=crowd.item_ids, expert_ids=crowd.expert_ids,
-                                    class_ids=crowd.class_ids)
-                if frame:
-                    object.__setattr__(crowd, "_from_frame", True)
-        return crowd
+        return _recheck(data, n_items=n_items, n_experts=n_experts, n_classes=n_classes)
     if data is None:
         raise ValueError("labels is None")
     if _is_dataframe(data):
@@ -737,17 +701,7 @@ def as_crowd_labels(data, *, n_items=None, n_experts=None, n_classes=None) -> Cr
                          f"DataFrame or a 2-D (n_items, n_experts) array, got "
                          f"{type(data).__name__}")
     if isinstance(data, list):
-        try:
-            shape = np.shape(data)
-        except ValueError:
-            raise ValueError("labels is a ragged list: a dense matrix needs one entry per "
-                             "expert in every row (-1 where missing)") from None
-        if len(shape) == 2 and 3 in shape and _could_be_indices(data):
-            raise ValueError(f"a Python list of shape {shape} is ambiguous: it could be a "
-                             f"dense (n_items, n_experts) matrix or (item, expert, label) "
-                             f"triples. Pass np.array(rows) or from_dense(rows) for a dense "
-                             f"matrix, a tuple (item, expert, label) or from_triples(...) for "
-                             f"triples")
+        _refuse_ragged_or_ambiguous(data)
     try:
         shape = np.shape(data)
     except ValueError:
@@ -764,3 +718,60 @@ def as_crowd_labels(data, *, n_items=None, n_experts=None, n_classes=None) -> Cr
     if n_experts is not None and crowd.n_experts != n_experts:
         raise ValueError(f"labels has {crowd.n_experts} columns (experts), expected {n_experts}")
     return crowd
+
+
+def _recheck(data: CrowdLabels, *, n_items, n_experts, n_classes) -> CrowdLabels:
+    """A :class:`CrowdLabels` checked again (a hand-made or tampered object is copied and
+    validated), with the sizes asked for checked against (or imposed on) it."""
+    crowd = CrowdLabels(data.item, data.expert, data.label, data.n_items, data.n_experts,
+                        data.n_classes, data.item_ids, data.expert_ids, data.class_ids)
+    if all(getattr(crowd, a) is getattr(data, a) for a in ("item", "expert", "label")) \
+            and all(getattr(data, a) is None or not getattr(data, a).flags.writeable
+                    for a in ("item_ids", "expert_ids", "class_ids")):
+        crowd = data  # it was valid and cannot have changed
+    elif getattr(data, "_from_frame", False) is True:
+        object.__setattr__(crowd, "_from_frame", True)
+    for name, given in (("n_items", n_items), ("n_experts", n_experts),
+                        ("n_classes", n_classes)):
+        have = getattr(crowd, name)
+        if given is not None and given != have:
+            if name == "n_experts" and have > given:
+                raise ValueError(f"unknown expert: the labels come from {have} experts but "
+                                 f"the model knows {given}")
+            if name == "n_classes" and have > given:
+                raise ValueError(f"label out of range: the labels have {have} classes but "
+                                 f"the model has {given}")
+            if have > given:
+                raise ValueError(f"{name} mismatch: labels have {have}, expected {given}")
+            ids_attr = {"n_items": "item_ids", "n_experts": "expert_ids",
+                        "n_classes": "class_ids"}[name]
+            if getattr(crowd, ids_attr) is not None:
+                raise ValueError(f"{name}={given} was asked for but the labels come from a "
+                                 f"table with {have} {ids_attr.replace('_', ' ')} "
+                                 f"{getattr(crowd, ids_attr)[:5].tolist()}; give every "
+                                 f"identifier to from_table (e.g. classes=[...])")
+            frame = getattr(crowd, "_from_frame", False) is True
+            crowd = CrowdLabels(crowd.item, crowd.expert, crowd.label,
+                                **{**{k: getattr(crowd, k) for k in
+                                      ("n_items", "n_experts", "n_classes")}, name: given},
+                                item_ids=crowd.item_ids, expert_ids=crowd.expert_ids,
+                                class_ids=crowd.class_ids)
+            if frame:
+                object.__setattr__(crowd, "_from_frame", True)
+    return crowd
+
+
+def _refuse_ragged_or_ambiguous(rows: list) -> None:
+    """``ValueError`` for a ragged list, or one that reads as well as triples as a dense
+    matrix (see :func:`as_crowd_labels`)."""
+    try:
+        shape = np.shape(rows)
+    except ValueError:
+        raise ValueError("labels is a ragged list: a dense matrix needs one entry per "
+                         "expert in every row (-1 where missing)") from None
+    if len(shape) == 2 and 3 in shape and _could_be_indices(rows):
+        raise ValueError(f"a Python list of shape {shape} is ambiguous: it could be a "
+                         f"dense (n_items, n_experts) matrix or (item, expert, label) "
+                         f"triples. Pass np.array(rows) or from_dense(rows) for a dense "
+                         f"matrix, a tuple (item, expert, label) or from_triples(...) for "
+                         f"triples")

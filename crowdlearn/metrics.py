@@ -11,6 +11,77 @@ r"""Agreement and uncertainty: how much the crowd agrees, how sure a fitted mode
   or Beta/Dirichlet intervals from the expected counts.
 
 Everything is vectorised: no Python loop over items or labels.
+
+The methods of :func:`worker_quality_intervals`, and what each ignores:
+
+**Bootstrap.** Items are resampled with replacement (an item drawn twice
+brings all its labels twice) and the model is refitted on each resample by
+EM with the model's own E- and M-steps and ``alpha``, *warm-started from
+the fitted parameters*, so that every replicate ends near the fitted
+optimum rather than at a relabelled copy of it. All replicates run at once
+as one block-diagonal problem (one sparse product per EM step). The hidden
+classes of each replicate are then matched to the fitted ones (Dawid--Skene,
+and one-coin with two classes, where swapping the classes is a symmetry):
+the permutation maximising :math:`\sum_u \sum_k q^{*}_u(k)\, q_{i_u}(\sigma(k))`,
+the agreement of the replicate's posterior with the original posterior of
+the same items. Intervals are the percentiles
+:math:`(1 \mp \text{level})/2` of the replicates. Workers with few labels
+are often absent from a resample and then get an uninformative estimate in
+that replicate, which widens their interval, as it should.
+
+**Fisher (one-coin).** The parameters are the logits
+:math:`\eta_r = \log\frac{p_r}{1 - p_r}` and the class-prior logits
+:math:`\gamma_a = \log(\phi_a/\phi_K)`, :math:`a < K`. By Louis' identity
+the observed information of the incomplete-data log-likelihood
+:math:`\ell` is the expected complete-data information minus the
+information lost by not seeing the classes:
+
+.. math::
+
+    -\nabla^2 \ell(\theta) = \mathbb{E}\big[-\nabla^2 \ell_c \mid \text{labels}\big]
+    - \sum_i \operatorname{Cov}_{k \sim q_i}\big[s_i(k)\big],
+
+where :math:`s_i(k)` is the gradient of item :math:`i`'s complete-data
+log-likelihood when its class is :math:`k` (its expectation over
+:math:`q_i` is the score :math:`\nabla\ell`, Fisher's identity). For the
+one-coin model, with :math:`c_{irk}` the number of labels ``k`` worker
+:math:`r` gave item :math:`i` and :math:`m_{ir}` all of its labels there,
+
+.. math::
+
+    \frac{\partial \ell_c}{\partial \eta_r} = c_{ir y_i} - m_{ir} p_r, \qquad
+    \frac{\partial \ell_c}{\partial \gamma_a} = 1\{y_i = a\} - \phi_a,
+
+since :math:`\partial_\eta \log p = 1 - p` and
+:math:`\partial_\eta \log\frac{1 - p}{K - 1} = -p`. The complete-data
+Hessian does not depend on the classes:
+:math:`-\partial^2 \ell_c/\partial\eta_r^2 = n_r p_r (1 - p_r)` and
+:math:`-\partial^2 \ell_c/\partial\gamma\,\partial\gamma^\top =
+n\,(\operatorname{diag}\phi - \phi\phi^\top)`, no cross terms. The centred
+scores are :math:`s_{i}(k)_r - \bar s_{ir} = \sum_{t \in (i, r)}
+\big(1\{l_t = k\} - q_i(l_t)\big)` and :math:`1\{k = a\} - q_i(a)`, so the
+lost information is :math:`S^\top \operatorname{diag}(q) S` for a sparse
+matrix :math:`S` with one row per (item, class): exact, analytic, one
+sparse product. With ``alpha > 0`` the curvature of the log prior,
+:math:`2\alpha p_r(1 - p_r)` and :math:`\alpha K (\operatorname{diag}\phi -
+\phi\phi^\top)`, is added (the information of the log-posterior, a Laplace
+approximation). The interval is :math:`\hat\eta_r \pm z\,
+\sqrt{[I^{-1}]_{rr}}` mapped back by the logistic function, so it stays in
+:math:`(0, 1)`; the inverse takes the uncertainty of the class prior and of
+the other workers into account. Workers with an estimate on the boundary
+(0 or 1, where the logit is infinite) fall back to the ``"counts"``
+interval; workers without labels get :math:`(0, 1)`.
+
+**Counts.** Each confusion row is given the Dirichlet distribution of the
+expected counts plus the model's pseudo-counts plus one,
+:math:`\text{Dir}(N_{jk\cdot} + \alpha + 1)`, (one-coin:
+:math:`\text{Beta}(C_r + \alpha + 1, n_r - C_r + \alpha + 1)`), whose mode
+is the fitted value, and the intervals are its marginal quantiles; the
+Dawid--Skene accuracy gets the Beta matching the mean and variance of
+:math:`\sum_k \phi_k \pi_{kk}` with :math:`\phi` held fixed. This treats the
+expected counts as if they were observed: it ignores the uncertainty of the
+posterior (and of :math:`\phi`), so the intervals are too narrow when the
+classes are uncertain. Fast, deterministic.
 """
 
 from __future__ import annotations
@@ -321,7 +392,7 @@ def worker_quality_intervals(model, labels, *, method: str = "bootstrap", n_boot
         no parameter moves by more than ``tol``.
     match_classes : bool, default True
         Match each bootstrap replicate's hidden classes to the fitted ones
-        before taking percentiles (see Notes). ``False`` skips the matching, to
+        before taking percentiles (see the module's notes). ``False`` skips the matching, to
         show what it does: a replicate that came back with its classes
         permuted then reports the accuracies of the permuted classes.
 
@@ -337,75 +408,36 @@ def worker_quality_intervals(model, labels, *, method: str = "bootstrap", n_boot
     the probability that its label is right on a random item (for the one-coin
     model :math:`a_j = p_j`, ``accuracy_``).
 
-    **Bootstrap.** Items are resampled with replacement (an item drawn twice
-    brings all its labels twice) and the model is refitted on each resample by
-    EM with the model's own E- and M-steps and ``alpha``, *warm-started from
-    the fitted parameters*, so that every replicate ends near the fitted
-    optimum rather than at a relabelled copy of it. All replicates run at once
-    as one block-diagonal problem (one sparse product per EM step). The hidden
-    classes of each replicate are then matched to the fitted ones (Dawid--Skene,
-    and one-coin with two classes, where swapping the classes is a symmetry):
-    the permutation maximising :math:`\sum_u \sum_k q^{*}_u(k)\, q_{i_u}(\sigma(k))`,
-    the agreement of the replicate's posterior with the original posterior of
-    the same items. Intervals are the percentiles
-    :math:`(1 \mp \text{level})/2` of the replicates. Workers with few labels
-    are often absent from a resample and then get an uninformative estimate in
-    that replicate, which widens their interval, as it should.
-
-    **Fisher (one-coin).** The parameters are the logits
-    :math:`\eta_r = \log\frac{p_r}{1 - p_r}` and the class-prior logits
-    :math:`\gamma_a = \log(\phi_a/\phi_K)`, :math:`a < K`. By Louis' identity
-    the observed information of the incomplete-data log-likelihood
-    :math:`\ell` is the expected complete-data information minus the
-    information lost by not seeing the classes:
-
-    .. math::
-
-        -\nabla^2 \ell(\theta) = \mathbb{E}\big[-\nabla^2 \ell_c \mid \text{labels}\big]
-        - \sum_i \operatorname{Cov}_{k \sim q_i}\big[s_i(k)\big],
-
-    where :math:`s_i(k)` is the gradient of item :math:`i`'s complete-data
-    log-likelihood when its class is :math:`k` (its expectation over
-    :math:`q_i` is the score :math:`\nabla\ell`, Fisher's identity). For the
-    one-coin model, with :math:`c_{irk}` the number of labels ``k`` worker
-    :math:`r` gave item :math:`i` and :math:`m_{ir}` all of its labels there,
-
-    .. math::
-
-        \frac{\partial \ell_c}{\partial \eta_r} = c_{ir y_i} - m_{ir} p_r, \qquad
-        \frac{\partial \ell_c}{\partial \gamma_a} = 1\{y_i = a\} - \phi_a,
-
-    since :math:`\partial_\eta \log p = 1 - p` and
-    :math:`\partial_\eta \log\frac{1 - p}{K - 1} = -p`. The complete-data
-    Hessian does not depend on the classes:
-    :math:`-\partial^2 \ell_c/\partial\eta_r^2 = n_r p_r (1 - p_r)` and
-    :math:`-\partial^2 \ell_c/\partial\gamma\,\partial\gamma^\top =
-    n\,(\operatorname{diag}\phi - \phi\phi^\top)`, no cross terms. The centred
-    scores are :math:`s_{i}(k)_r - \bar s_{ir} = \sum_{t \in (i, r)}
-    \big(1\{l_t = k\} - q_i(l_t)\big)` and :math:`1\{k = a\} - q_i(a)`, so the
-    lost information is :math:`S^\top \operatorname{diag}(q) S` for a sparse
-    matrix :math:`S` with one row per (item, class): exact, analytic, one
-    sparse product. With ``alpha > 0`` the curvature of the log prior,
-    :math:`2\alpha p_r(1 - p_r)` and :math:`\alpha K (\operatorname{diag}\phi -
-    \phi\phi^\top)`, is added (the information of the log-posterior, a Laplace
-    approximation). The interval is :math:`\hat\eta_r \pm z\,
-    \sqrt{[I^{-1}]_{rr}}` mapped back by the logistic function, so it stays in
-    :math:`(0, 1)`; the inverse takes the uncertainty of the class prior and of
-    the other workers into account. Workers with an estimate on the boundary
-    (0 or 1, where the logit is infinite) fall back to the ``"counts"``
-    interval; workers without labels get :math:`(0, 1)`.
-
-    **Counts.** Each confusion row is given the Dirichlet distribution of the
-    expected counts plus the model's pseudo-counts plus one,
-    :math:`\text{Dir}(N_{jk\cdot} + \alpha + 1)`, (one-coin:
-    :math:`\text{Beta}(C_r + \alpha + 1, n_r - C_r + \alpha + 1)`), whose mode
-    is the fitted value, and the intervals are its marginal quantiles; the
-    Dawid--Skene accuracy gets the Beta matching the mean and variance of
-    :math:`\sum_k \phi_k \pi_{kk}` with :math:`\phi` held fixed. This treats the
-    expected counts as if they were observed: it ignores the uncertainty of the
-    posterior (and of :math:`\phi`), so the intervals are too narrow when the
-    classes are uncertain. Fast, deterministic.
+    How each method works (bootstrap, Louis' observed information, Beta/Dirichlet
+    counts), and what each ignores, is told in the module's notes
+    (:mod:`crowdlearn.metrics`).
     """
+    n_jobs = _check_interval_args(method, level, n_boot, max_iter, tol, n_jobs, match_classes)
+    one_coin = isinstance(model, OneCoinDawidSkene)
+    crowd = _training_crowd(model, labels)
+    if method == "fisher" and not one_coin:
+        raise ValueError("method='fisher' is implemented for OneCoinDawidSkene accuracies; "
+                         "use method='bootstrap' or 'counts' for DawidSkene")
+    est_conf = np.array(model.confusion_, dtype=float)
+    est_acc = _accuracy(np.asarray(model.class_prior_, float), est_conf)
+    common = dict(accuracy=est_acc, confusion=est_conf, level=float(level), method=method,
+                  expert_ids=model.expert_ids_)
+    if method == "bootstrap":
+        return _bootstrap_intervals(model, crowd, n_boot, random_state, n_jobs, max_iter, tol,
+                                    bool(match_classes), level, common)
+    if method == "fisher":
+        a_lo, a_hi = _fisher_one_coin(model, crowd, level)
+    else:
+        a_lo, a_hi, c_lo, c_hi = _counts(model, crowd, level, one_coin)
+    if one_coin:
+        c_lo, c_hi = _one_coin_bounds(a_lo, a_hi, model.n_classes_)
+    return WorkerQualityIntervals(accuracy_lower=a_lo, accuracy_upper=a_hi,
+                                  confusion_lower=c_lo, confusion_upper=c_hi, **common)
+
+
+def _check_interval_args(method, level, n_boot, max_iter, tol, n_jobs, match_classes) -> int:
+    """``ValueError`` for an argument :func:`worker_quality_intervals` cannot take; the
+    number of threads (``n_jobs``: None is 1, -1 is every CPU)."""
     if method not in ("bootstrap", "fisher", "counts"):
         raise ValueError(f"method must be 'bootstrap', 'fisher' or 'counts', got {method!r}")
     _check_common(level, n_boot)
@@ -420,33 +452,21 @@ def worker_quality_intervals(model, labels, *, method: str = "bootstrap", n_boot
         raise ValueError(f"n_jobs must be a positive integer or -1, got {n_jobs!r}")
     if match_classes not in (True, False):
         raise ValueError(f"match_classes must be True or False, got {match_classes!r}")
-    one_coin = isinstance(model, OneCoinDawidSkene)
-    crowd = _training_crowd(model, labels)
-    if method == "fisher" and not one_coin:
-        raise ValueError("method='fisher' is implemented for OneCoinDawidSkene accuracies; "
-                         "use method='bootstrap' or 'counts' for DawidSkene")
-    est_conf = np.array(model.confusion_, dtype=float)
-    est_acc = _accuracy(np.asarray(model.class_prior_, float), est_conf)
-    common = dict(accuracy=est_acc, confusion=est_conf, level=float(level), method=method,
-                  expert_ids=model.expert_ids_)
-    if method == "bootstrap":
-        acc, conf, n_relabelled = _bootstrap(model, crowd, n_boot, random_state, n_jobs,
-                                             max_iter, tol, bool(match_classes))
-        tail = (1.0 - level) / 2
-        a_lo, a_hi = np.quantile(acc, [tail, 1 - tail], axis=0)
-        c_lo, c_hi = np.quantile(conf, [tail, 1 - tail], axis=0)
-        return WorkerQualityIntervals(accuracy_lower=a_lo, accuracy_upper=a_hi,
-                                      confusion_lower=c_lo, confusion_upper=c_hi,
-                                      n_boot=int(n_boot), boot_accuracy=acc,
-                                      n_relabelled=n_relabelled, **common)
-    if method == "fisher":
-        a_lo, a_hi = _fisher_one_coin(model, crowd, level)
-    else:
-        a_lo, a_hi, c_lo, c_hi = _counts(model, crowd, level, one_coin)
-    if one_coin:
-        c_lo, c_hi = _one_coin_bounds(a_lo, a_hi, model.n_classes_)
+    return n_jobs
+
+
+def _bootstrap_intervals(model, crowd, n_boot, random_state, n_jobs, max_iter, tol,
+                         match_classes, level, common) -> WorkerQualityIntervals:
+    """The percentile intervals of ``n_boot`` bootstrap refits (see :func:`_bootstrap`)."""
+    acc, conf, n_relabelled = _bootstrap(model, crowd, n_boot, random_state, n_jobs,
+                                         max_iter, tol, match_classes)
+    tail = (1.0 - level) / 2
+    a_lo, a_hi = np.quantile(acc, [tail, 1 - tail], axis=0)
+    c_lo, c_hi = np.quantile(conf, [tail, 1 - tail], axis=0)
     return WorkerQualityIntervals(accuracy_lower=a_lo, accuracy_upper=a_hi,
-                                  confusion_lower=c_lo, confusion_upper=c_hi, **common)
+                                  confusion_lower=c_lo, confusion_upper=c_hi,
+                                  n_boot=int(n_boot), boot_accuracy=acc,
+                                  n_relabelled=n_relabelled, **common)
 
 
 def _one_coin_bounds(lo, hi, K):

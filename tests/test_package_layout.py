@@ -234,3 +234,38 @@ def test_em_label_models_share_one_fit_and_one_predict():
         params = list(inspect.signature(cls.predict_proba).parameters)
         assert params[1:3] == ["labels", "X"], (cls, params)
     assert issubclass(LatentClassModel, EMFitter)
+
+
+# functions allowed over MAX_FUNCTION_LINES (issue 26: "no function in crowdlearn/ longer than
+# 80 lines except numerical solvers"): everything in crowdlearn/_solvers/, and, for now, the
+# named functions below, each with the reason it is still long
+MAX_FUNCTION_LINES = 80
+LONG_FUNCTIONS_ALLOWED = {
+    # the Izbicki-Stern replication driver; being reworked on another branch (issue 26)
+    "simulate/izbicki_stern.py::replicate",
+}
+
+
+def _long_functions(limit: int) -> dict[str, int]:
+    """``{"path::name": lines}`` of every function or method in crowdlearn/ (outside
+    _solvers/) longer than ``limit`` lines, counted from ``def`` to its last line with the
+    docstring."""
+    long = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.startswith("_solvers/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > limit:
+                    long[f"{rel}::{node.name}"] = lines
+    return long
+
+
+def test_no_function_longer_than_80_lines_except_the_solvers():
+    long = _long_functions(MAX_FUNCTION_LINES)
+    assert set(long) <= LONG_FUNCTIONS_ALLOWED, {
+        k: v for k, v in long.items() if k not in LONG_FUNCTIONS_ALLOWED}
+    # an exemption that is no longer needed is removed from the list
+    assert set(long) == LONG_FUNCTIONS_ALLOWED, LONG_FUNCTIONS_ALLOWED - set(long)

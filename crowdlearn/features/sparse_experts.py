@@ -625,28 +625,8 @@ def sparse_experts_path(labels, X, lambdas=None, *, n_lambdas: int = 20,
             raise ValueError(f"{bad} is set by the path; do not pass it in model_params")
     start = time.perf_counter()
     crowd, X = _read_input(labels, X)
-    if lambdas is None:
-        check_scalar(n_lambdas, "n_lambdas", kind=numbers.Integral, low=1)
-        check_scalar(lambda_min_ratio, "lambda_min_ratio", low=0.0, high=1.0,
-                     low_inclusive=False)
-        g_beta, g_gamma, first_init = _lambda_max_fit(crowd, X, model_params)
-        # the vote start can lead to another branch of fixed points: make sure the grid
-        # also starts where the first M-step from the vote is all zero
-        v = _soft_vote(crowd)
-        lam_a = l1_logistic_lambda_max(X, v)
-        lam_b = l1_logistic_lambda_max(X, _right_targets(crowd, v), rows=crowd.item,
-                                       intercept_groups=crowd.expert,
-                                       n_intercepts=crowd.n_experts)
-        lmax = max(g_beta, g_gamma, lam_a, lam_b)
-        lambdas = lmax * np.geomspace(1.0, lambda_min_ratio, n_lambdas)
-    else:
-        lambdas = as_float_array(lambdas, "lambdas")
-        if lambdas.ndim != 1 or lambdas.size == 0:
-            raise ValueError(f"lambdas must be a non-empty 1-D array, got shape {lambdas.shape}")
-        if not np.isfinite(lambdas).all() or (lambdas < 0).any():
-            raise ValueError("lambdas must be finite and non-negative")
-        lambdas = np.sort(lambdas)[::-1]
-        first_init = "vote"
+    lambdas, first_init = _path_lambdas(crowd, X, lambdas, n_lambdas, lambda_min_ratio,
+                                        model_params)
     bar = ProgressBar(len(lambdas), "lambda path", enabled=progress)
     models = []
     init = first_init
@@ -672,6 +652,35 @@ def sparse_experts_path(labels, X, lambdas=None, *, n_lambdas: int = 20,
         n_iter=np.array([m.n_iter_ for m in models]),
         converged=np.array([m.converged_ for m in models]),
         models=models, seconds=seconds)
+
+
+def _path_lambdas(crowd, X, lambdas, n_lambdas, lambda_min_ratio, model_params):
+    """``(lambdas, first_init)`` of :func:`sparse_experts_path`: the given penalties in
+    decreasing order (the first fit starts from the vote), or the default log-spaced grid
+    from lambda_max (the first fit starts from the all-zero fixed point)."""
+    if lambdas is None:
+        check_scalar(n_lambdas, "n_lambdas", kind=numbers.Integral, low=1)
+        check_scalar(lambda_min_ratio, "lambda_min_ratio", low=0.0, high=1.0,
+                     low_inclusive=False)
+        g_beta, g_gamma, first_init = _lambda_max_fit(crowd, X, model_params)
+        # the vote start can lead to another branch of fixed points: make sure the grid
+        # also starts where the first M-step from the vote is all zero
+        v = _soft_vote(crowd)
+        lam_a = l1_logistic_lambda_max(X, v)
+        lam_b = l1_logistic_lambda_max(X, _right_targets(crowd, v), rows=crowd.item,
+                                       intercept_groups=crowd.expert,
+                                       n_intercepts=crowd.n_experts)
+        lmax = max(g_beta, g_gamma, lam_a, lam_b)
+        lambdas = lmax * np.geomspace(1.0, lambda_min_ratio, n_lambdas)
+    else:
+        lambdas = as_float_array(lambdas, "lambdas")
+        if lambdas.ndim != 1 or lambdas.size == 0:
+            raise ValueError(f"lambdas must be a non-empty 1-D array, got shape {lambdas.shape}")
+        if not np.isfinite(lambdas).all() or (lambdas < 0).any():
+            raise ValueError("lambdas must be finite and non-negative")
+        lambdas = np.sort(lambdas)[::-1]
+        first_init = "vote"
+    return lambdas, first_init
 
 
 # -- the majority-vote competitor ----------------------------------------------------------------

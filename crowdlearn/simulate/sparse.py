@@ -197,23 +197,42 @@ def simulate_izbicki_stern(n: int = 2500, scenario: str = "i", *, missing: float
     [0.5, 0.15, 0.47]
     """
     rng = check_random_state(random_state)
+    _check_izbicki_stern_args(n, scenario, missing, squares)
+    P = IZBICKI_STERN
+    n_noise = P["n_noise"]
+    X5 = rng.multivariate_normal(P["mean"], P["cov"], size=n)
+    X = np.hstack([X5, rng.standard_normal((n, n_noise))])
+    coef = np.concatenate([P["coef"], np.zeros(n_noise)])
+    proba = expit(P["intercept"] + X5 @ P["coef"])
+    truth = (rng.random(n) < proba).astype(np.intp)
+    error_prob, alpha, gamma = _izbicki_stern_experts(X5, scenario, squares)
+    labels = _draw_labels(rng, truth, error_prob, missing)
+    return SimulatedSparseExperts(X, labels, truth, proba, error_prob, coef,
+                                  float(P["intercept"]), np.asarray(alpha, dtype=float),
+                                  gamma, scenario)
+
+
+def _check_izbicki_stern_args(n, scenario, missing, squares) -> None:
+    """``ValueError`` for an argument :func:`simulate_izbicki_stern` cannot take."""
     check_scalar(n, "n", kind=numbers.Integral, low=1)
     check_scalar(missing, "missing", low=0.0, high=1.0, high_inclusive=False)
     if scenario not in ("i", "ii", "iii"):
         raise ValueError(f"scenario must be 'i', 'ii' or 'iii', got {scenario!r}")
     if squares not in ("raw", "centered"):
         raise ValueError(f"squares must be 'raw' or 'centered', got {squares!r}")
+
+
+def _izbicki_stern_experts(X5, scenario, squares):
+    """``(error_prob, alpha, gamma)`` of the experts of a scenario of
+    :func:`simulate_izbicki_stern` on the items' five informative covariates ``X5``:
+    each expert's probability of a wrong label, shape ``(n, n_experts)``, and the
+    model's ``alpha`` and ``gamma`` (zero on the noise covariates)."""
     P = IZBICKI_STERN
     n_noise = P["n_noise"]
-    X5 = rng.multivariate_normal(P["mean"], P["cov"], size=n)
-    X = np.hstack([X5, rng.standard_normal((n, n_noise))])
-    d = X.shape[1]
-    coef = np.concatenate([P["coef"], np.zeros(n_noise)])
-    proba = expit(P["intercept"] + X5 @ P["coef"])
-    truth = (rng.random(n) < proba).astype(np.intp)
+    d = X5.shape[1] + n_noise
     if scenario == "i":
         eps = P["i"]["error"]
-        error_prob = np.tile(eps, (n, 1))
+        error_prob = np.tile(eps, (X5.shape[0], 1))
         alpha = np.log1p(-eps) - np.log(eps)   # P(right) = sigma(alpha)
         gamma = np.zeros(d)
     else:
@@ -225,7 +244,4 @@ def simulate_izbicki_stern(n: int = 2500, scenario: str = "i", *, missing: float
             feats = (X5 - P["mean"]) ** 2 if squares == "centered" else X5 ** 2
         eta = alpha[None, :] + (feats @ P[scenario]["gamma"])[:, None]
         error_prob = expit(-eta)             # 1 / (1 + exp(b_ir)), b_ir = alpha_r + w'x
-    labels = _draw_labels(rng, truth, error_prob, missing)
-    return SimulatedSparseExperts(X, labels, truth, proba, error_prob, coef,
-                                  float(P["intercept"]), np.asarray(alpha, dtype=float),
-                                  gamma, scenario)
+    return error_prob, alpha, gamma

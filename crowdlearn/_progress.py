@@ -10,6 +10,10 @@ displayed otherwise. tqdm is optional (it comes with ``crowdlearn[widgets]``, ``
 
 from __future__ import annotations
 
+BAR_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt}{postfix}"
+"""What a bar shows: no elapsed time or rate, so that a page built with a finished bar (the
+book's chapter 11) is the same at every build."""
+
 PROGRESS_INTERVAL = 0.1
 """Least seconds between two redraws of a bar (tqdm's ``mininterval``); the end of every EM
 run and the end of the loop are always drawn."""
@@ -40,7 +44,7 @@ def _new_bar(total: int, description: str):
     # dynamic_ncols: the terminal's width; in a notebook the widget takes the page's width
     # and wraps on a phone
     return tqdm(total=max(int(total), 0), desc=description, mininterval=PROGRESS_INTERVAL,
-                dynamic_ncols=True)
+                dynamic_ncols=True, bar_format=BAR_FORMAT)
 
 
 class ProgressBar:

@@ -216,7 +216,7 @@ def _junit(phase: str) -> list[str]:
 def run_tests(extra: list[str]) -> int:
     """Build the book and, at the same time, run the tests that do not read it (the two
     cores are both busy: the build mostly waits on one notebook kernel at a time); then run
-    the tests that read the built book (marked ``book``, see tests/conftest.py)."""
+    the tests that read the built book (marked ``book``, see tests/support.py: BOOK_READERS)."""
     start = time.perf_counter()
     shutil.rmtree(ROOT / "_build", ignore_errors=True)
     log = ROOT / "test-artifacts" / "book-build.log"
@@ -240,20 +240,20 @@ def run_tests(extra: list[str]) -> int:
     if built != 0:
         return built
     # the PDF is printed from the built pages while the tests that read them run; its own
-    # test (tests/test_pdf.py) runs after it
+    # test (tests/book/test_pdf.py) runs after it
     import threading
 
     pdf = threading.Thread(target=build_pdf, name="pdf", daemon=True)
     pdf.start()
     print("[run.py] tests that read the built book (the PDF is printed meanwhile)", flush=True)
     second = subprocess.run([sys.executable, "-m", "pytest", "-m", "book", "--deselect",
-                             "tests/test_pdf.py", *_parallel(), *DURATIONS,
+                             "tests/book/test_pdf.py", *_parallel(), *DURATIONS,
                              *_junit("tests-of-the-built-book"), *extra],
                             cwd=ROOT, env={**ONE_BLAS_THREAD, **os.environ}).returncode
     pdf.join()
     chosen = [a for a in extra if not a.startswith("-")]  # `run.py test tests/test_x.py`
     if not chosen or any("test_pdf" in a for a in chosen):
-        selection = extra if chosen else ["tests/test_pdf.py", *extra]
+        selection = extra if chosen else ["tests/book/test_pdf.py", *extra]
         pdf_tests = subprocess.run([sys.executable, "-m", "pytest", "-m", "book", *selection],
                                    cwd=ROOT, env={**ONE_BLAS_THREAD, **os.environ}).returncode
         if pdf_tests not in (0, 5):

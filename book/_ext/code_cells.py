@@ -5,7 +5,7 @@
 
 Only the code of ```` ```{code-cell} ```` blocks is touched: its option lines (``:tags:``,
 ``:nbgrader:``, a ``---`` YAML block) and the prose around it are left byte for byte.
-Cells with IPython magics or shell escapes are left alone. ``tests/test_code_cells.py``
+Cells with IPython magics or shell escapes are left alone. ``tests/book/test_code_cells.py``
 runs the check, and also asserts that no line of code is longer than 88 characters (black
 does not split long strings or comments).
 """

@@ -17,7 +17,7 @@
   explorers' outputs carry an anywidget (for Jupyter) and a ``text/html`` twin
   that the page shows instead (``nb_mime_priority_overrides``); the widget
   manager would otherwise try to fetch the ``anywidget`` front-end from a CDN.
-* Pages that pass axe-core (``tests/test_book_layout.py``): once the pages are written, a few
+* Pages that pass axe-core (``tests/book/test_book_layout.py``): once the pages are written, a few
   theme and extension defaults are fixed in their markup (:func:`accessible_markup`); the
   scripts and styles in ``book/_static`` do the rest (scroll boxes, contrast, sticky title,
   search snippets without raw TeX).
@@ -163,7 +163,7 @@ def _student_sources(app, exception):
         nbformat.write(nb, path)
 
 
-# -- accessibility fixes in the written pages (axe-core, tests/test_book_layout.py) -----------
+# -- accessibility fixes in the written pages (axe-core, tests/book/test_book_layout.py) -----------
 _MARKUP_FIXES = [
     # myst-nb's folded cells: the summary's name is its visible text ("Show code cell source"),
     # not a different label (label-content-name-mismatch)

@@ -23,7 +23,7 @@ build executed and rendered (nothing is executed again, no second Sphinx build):
 
 ``build`` writes ``_build/pdf/crowdlearn.pdf`` and ``_build/pdf/report.json`` (pages, the
 chapters and the page each starts on, equations that had to be scaled, explorers that did
-not draw); ``tests/test_pdf.py`` checks both.
+not draw); ``tests/book/test_pdf.py`` checks both.
 """
 
 from __future__ import annotations

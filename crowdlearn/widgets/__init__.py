@@ -548,7 +548,7 @@ def live_explorer_html(**settings) -> str:
     The block holds a ``<style>`` (``static/explorers.css``), a ``<div>`` and one inline
     ES module, ``static/bundle_dawid_skene.js``: the simulation and EM of
     ``static/crowd_em.js`` (the package's Dawid--Skene, step for step;
-    ``tests/test_js_engine.py`` checks it agrees with :class:`~crowdlearn.DawidSkene` to
+    ``tests/js/test_js_engine.py`` checks it agrees with :class:`~crowdlearn.DawidSkene` to
     1e-9) and the SVG view of ``static/explorer_view.js``. Nothing is loaded from the
     network. Keyword arguments: ``n_experts``, ``error_rates``, ``missing``, ``alpha``,
     ``seed``, ``n_items``, ``n_classes``, ``max_iter``, ``tol``; nothing is computed in
@@ -566,7 +566,7 @@ def live_explorer_widget(**settings) -> DawidSkeneExplorer:
     the crowd the front-end simulated (``item``, ``expert``, ``label``, ``truth``), its EM
     posterior, class prior and confusion matrices, objective history, iteration count, the
     experts' true and estimated error rates and the three accuracies, so the package can
-    check them (``tests/test_jupyterlab.py`` does); the explorer turns them into its
+    check them (``tests/book/test_jupyterlab.py`` does); the explorer turns them into its
     ``last_result``. Keyword arguments as for :class:`DawidSkeneExplorer`.
     """
     return DawidSkeneExplorer(**settings)

@@ -497,7 +497,7 @@ def live_annotators_html(**settings) -> str:
     One ``<style>``, a ``<div>`` and one inline ES module, ``static/bundle_annotators.js``:
     the simulation, majority vote, Dawid--Skene and the logistic-annotator EM of
     ``static/crowd_em.js`` and ``static/annotators_em.js`` (the package's algorithms step
-    for step; ``tests/test_js_annotators.py`` checks agreement with
+    for step; ``tests/js/test_js_annotators.py`` checks agreement with
     :class:`~crowdlearn.LogisticAnnotators` and :class:`~crowdlearn.DawidSkene` to 1e-9) and
     the SVG view of ``static/annotators_view.js``. Nothing is loaded from the network and
     nothing is computed in the kernel. Keyword arguments: ``n_annotators`` (2 to 6, a

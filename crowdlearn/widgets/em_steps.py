@@ -18,8 +18,8 @@ E, M, E, M, ... with :math:`\ell` and :math:`F` after each half-step), :func:`fi
 rendered book, its text/html twin, the same ES module inline (``static/bundle_em_steps.js``:
 ``static/em_steps_engine.js``, this module's EM line for line, and the SVG view
 ``static/em_steps_view.js``), with no kernel.
-``tests/test_js_em_steps.py`` checks the JavaScript against these functions to 1e-9, and
-``tests/test_em_steps_explorer.py`` checks these functions against
+``tests/js/test_js_em_steps.py`` checks the JavaScript against these functions to 1e-9, and
+``tests/js/test_em_steps_explorer.py`` checks these functions against
 :class:`~crowdlearn.LatentClassModel` and brute-force enumeration.
 """
 

@@ -1,0 +1,319 @@
+"""Hostile input at every public entry point: no crash, only documented errors, no NaN.
+
+The reported cases come first, each as a plain test; then hypothesis sweeps:
+the validators and label constructors in this process, every model's ``fit`` and
+``predict_proba`` in a child process under a memory limit (``fuzz_cases.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import crowdlearn as cl
+from crowdlearn import CrowdLabels, DegenerateFitWarning
+from crowdlearn._validation import check_int_array
+
+import fuzz_cases as fc  # noqa: E402
+
+ON_CI = os.environ.get("CI", "").lower() == "true"
+
+
+# -- 1. nothing reaches the sparse products unchecked ---------------------------------------
+def test_hand_made_crowd_out_of_range_is_refused():
+    with pytest.raises(ValueError, match=r"label has values out of range: 10000000.*n_classes=2"):
+        CrowdLabels(np.array([0, 1]), np.array([0, 1]), np.array([0, 10 ** 7]), 2, 2, 2)
+    with pytest.raises(ValueError, match="expert has negative values"):
+        CrowdLabels(np.array([0, 1]), np.array([0, -1]), np.array([0, 1]), 2, 2, 2)
+    with pytest.raises(ValueError, match="same length"):
+        CrowdLabels(np.array([0, 1]), np.array([0]), np.array([0, 1]), 2, 2, 2)
+    with pytest.raises(ValueError, match="n_classes must be"):
+        CrowdLabels(np.array([0]), np.array([0]), np.array([0]), 1, 1, 1)
+
+
+def test_crowd_keeps_its_own_read_only_copies():
+    item, expert, label = np.array([0, 1, 1]), np.array([0, 0, 1]), np.array([1, 0, 1])
+    crowd = cl.from_triples(item, expert, label)
+    item[:] = 10 ** 7  # the caller's arrays change ...
+    label[:] = -1
+    assert crowd.item.tolist() == [0, 1, 1] and crowd.label.tolist() == [1, 0, 1]  # ... not ours
+    with pytest.raises(ValueError):
+        crowd.item[0] = 5
+    with pytest.raises(ValueError):
+        crowd.item.flags.writeable = True
+    direct = CrowdLabels(item * 0, expert, label * 0, 2, 2, 2)
+    assert not direct.item.flags.writeable
+
+
+def test_tampered_crowd_is_checked_again_by_every_model():
+    crowd = cl.from_triples([0, 0, 1, 1], [0, 1, 0, 1], [0, 1, 1, 1])
+    object.__setattr__(crowd, "label", np.array([0, 10 ** 7, 0, 0]))
+    for model in (cl.MajorityVote(), cl.DawidSkene(), cl.OneCoinDawidSkene()):
+        with pytest.raises(ValueError, match="out of range"):
+            model.fit(crowd)
+
+
+def test_predict_proba_hands_out_copies():
+    crowd = cl.from_dense(np.array([[0, 0, 1], [1, 1, 1], [0, 0, -1]]))
+    for model in (cl.DawidSkene(alpha=1.0), cl.MajorityVote(), cl.OneCoinDawidSkene()):
+        model.fit(crowd)
+        before = model.posterior_.copy()
+        model.predict_proba()[:] = np.nan
+        np.testing.assert_array_equal(model.posterior_, before)
+
+
+# -- 2. sizes are bounded and explained ---------------------------------------------------
+def test_triples_passed_as_a_dense_matrix():
+    rng = np.random.default_rng(0)
+    triples = np.column_stack([np.arange(100_000) + 1, rng.integers(0, 5, 100_000),
+                               rng.integers(0, 2, 100_000)])
+    with pytest.raises(ValueError, match=r"100,001 classes .* triples as a dense matrix"):
+        cl.DawidSkene().fit(triples)
+
+
+def test_one_stray_label_or_id():
+    with pytest.raises(ValueError, match=r"10,000,001 classes.*size_limits"):
+        cl.from_triples([0, 1], [0, 0], [1, 10 ** 7])
+    with pytest.raises(ValueError, match=r"10,000,001 items.*only 2 labels.*from_table"):
+        cl.from_triples([0, 10 ** 7], [0, 0], [1, 0])
+    with pytest.raises(ValueError, match=r"1.*GiB|numbers"):
+        cl.from_triples([0, 1], [0, 10 ** 7], [1, 999], n_experts=10 ** 7 + 1)
+
+
+def test_the_limits_can_be_raised_on_purpose():
+    with pytest.raises(ValueError, match="2,001 classes"):
+        cl.from_triples([0, 1], [0, 0], [0, 2000])
+    with cl.size_limits(max_classes=5000):
+        assert cl.from_triples([0, 1], [0, 0], [0, 2000]).n_classes == 2001
+    assert cl.get_size_limits().max_classes == 1000  # restored
+    old = cl.set_size_limits(min_inferred=10)
+    try:
+        with pytest.raises(ValueError, match="items"):
+            cl.from_triples([0, 500], [0, 0], [0, 1])
+    finally:
+        cl.set_size_limits(**old._asdict())
+    with pytest.raises(ValueError, match="positive integer"):
+        cl.set_size_limits(max_classes=0)
+    with pytest.raises(ValueError, match="unknown size limit"):
+        cl.set_size_limits(max_clases=10)
+
+
+# -- 3. no silent misreads -----------------------------------------------------------------
+def test_two_tuple_is_not_a_dense_matrix():
+    with pytest.raises(ValueError, match="tuple of 2"):
+        cl.DawidSkene().fit(([0, 1, 2], [0, 1, 1]))
+
+
+def test_python_list_of_triples_is_ambiguous():
+    rows = [[0, 0, 1], [0, 1, 1], [1, 0, 0], [1, 1, 0]]
+    with pytest.raises(ValueError, match="ambiguous"):
+        cl.DawidSkene().fit(rows)
+    # with a missing marker a list of rows can only be a dense matrix
+    assert cl.as_crowd_labels([[0, 1, -1], [1, 1, 1]]).n_labels == 5
+    # and a numpy array is the documented dense form; a tuple is triples
+    assert cl.as_crowd_labels(np.array(rows)).n_experts == 3
+    assert cl.as_crowd_labels(tuple(np.array(rows).T)).n_labels == 4
+
+
+def test_uint64_max_is_not_the_missing_marker():
+    with pytest.raises(ValueError, match="too large to be an index: 18446744073709551615"):
+        cl.from_dense(np.array([[0, 2 ** 64 - 1], [1, 1]], dtype=np.uint64))
+    with pytest.raises(ValueError, match="too large"):
+        cl.from_triples(np.array([0], dtype=np.uint64), [0], np.array([2 ** 64 - 1],
+                                                                      dtype=np.uint64))
+    with pytest.raises(ValueError, match="too large"):
+        check_int_array([2 ** 70], "x")
+
+
+def test_from_table_never_merges_ids_of_different_types():
+    with pytest.raises(ValueError, match="mix types"):
+        cl.from_table(["a", "b", "c"], ["1", 1, True], [0, 1, 1])
+    with pytest.raises(ValueError, match="mix types"):
+        cl.from_table([1, True, 2], ["w", "w", "w"], [0, 1, 1])
+    crowd = cl.from_table(["a", "b"], ["1", "2"], ["x", "y"])
+    assert crowd.expert_ids.tolist() == ["1", "2"]
+    with pytest.raises(ValueError, match="unknown worker"):
+        cl.from_table(["a"], [1], ["x"], expert_ids=crowd.expert_ids, classes=["x", "y"])
+
+
+def test_unknown_worker_id_on_a_model_fitted_without_ids():
+    ds = cl.DawidSkene(alpha=1.0).fit(np.array([[0, 0, 1], [1, 1, 1], [0, 0, 0], [1, 0, 1]]))
+    new = cl.from_table(["t1", "t1"], ["w99", "w7"], [0, 1])
+    with pytest.raises(ValueError, match="without identifiers"):
+        ds.predict_proba(new)
+    # integer worker ids are read as the model's expert indices, and checked
+    with pytest.raises(ValueError, match="unknown expert 9"):
+        ds.predict_proba(cl.from_table(["t1", "t1"], [9, 2], [0, 1]))
+    ok = ds.predict_proba(cl.from_table(["t1", "t1"], [0, 2], [0, 1]))
+    np.testing.assert_allclose(ok, ds.predict_proba(([0, 0], [0, 2], [0, 1])))
+
+
+def test_dataframe_is_read_as_a_table_not_a_matrix():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"task": [10, 10, 11, 11], "worker": [5, 6, 5, 6],
+                       "label": [1, 1, 0, 1]})
+    crowd = cl.as_crowd_labels(df)
+    assert (crowd.n_items, crowd.n_experts, crowd.n_labels) == (2, 2, 4)
+    with pytest.raises(ValueError, match="columns"):
+        cl.as_crowd_labels(pd.DataFrame({"a": [1], "b": [2], "c": [0]}))
+
+
+def test_only_value_and_type_errors_in_our_words():
+    cases = [lambda: cl.from_dense([[0, 1], [1]]),
+             lambda: cl.from_dense([["a", "b"]]),
+             lambda: cl.from_dense(np.array([[0, 1 + 2j]])),
+             lambda: cl.from_triples({1, 2}, [0], [0]),
+             lambda: cl.from_triples([None], [0], [0]),
+             lambda: cl.DawidSkene().fit("labels"),
+             lambda: cl.DawidSkene().fit(np.array([[0, 1]]), X=[["a", "b"]]),
+             lambda: cl.LogisticAnnotators().fit(np.array([[0, 1], [1, 1]]),
+                                                 np.array([[1j], [2]]))]
+    for case in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert fc.check_call("case", case) is None
+
+
+# -- 4. degenerate fits say so -------------------------------------------------------------
+def test_one_label_experts_with_alpha_zero_warn():
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 2, 300)
+    item = np.repeat(np.arange(300), 3)
+    crowd = cl.from_triples(item, np.arange(900), truth[item])
+    with pytest.warns(DegenerateFitWarning, match=r"900 experts gave a single label.*alpha") \
+            as caught:
+        cl.DawidSkene(alpha=0).fit(crowd)
+    # it points at the line that called fit, however deep in the package it is issued
+    assert [w.filename for w in caught if w.category is DegenerateFitWarning] == [__file__]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateFitWarning)
+        assert (cl.OneCoinDawidSkene().fit(crowd).predict() == truth).mean() == 1.0
+
+
+def test_healthy_fit_does_not_warn():
+    sim = cl.simulate.simulate_crowd(400, cl.simulate.random_confusion(5, 3, random_state=0),
+                                     random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateFitWarning)
+        cl.DawidSkene().fit(sim.labels)
+
+
+def test_huge_features_are_refused_not_returned_unmoved():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2)) * 1e300
+    labels = rng.integers(0, 2, size=(40, 3))
+    for model in (cl.LogisticAnnotators(), cl.SparseExpertsEM(), cl.MajorityVoteLogistic()):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(ValueError, match="Standardise"):
+                model.fit(labels, X)
+
+
+# -- 7. sweeps -------------------------------------------------------------------------------
+SWEEP = settings(max_examples=200, deadline=None, database=None,
+                 derandomize=ON_CI)
+
+
+@SWEEP
+@given(st.one_of(fc.int_array(ndim=1), fc.int_array(ndim=2), fc.garbage, fc.any_scalar))
+def test_fuzz_check_int_array(values):
+    out = fc.check_call("check_int_array", check_int_array, values, "x", allow_empty=True)
+    if out is not None:
+        assert out.dtype == np.intp and out.ndim == 1
+        if isinstance(values, np.ndarray):  # a copy, never a view of the caller's array
+            assert not np.shares_memory(out, values)
+
+
+@SWEEP
+@given(fc.label_data())
+def test_fuzz_as_crowd_labels(data):
+    fc.check_crowd(fc.check_call("as_crowd_labels", cl.as_crowd_labels, data),
+                   "as_crowd_labels")
+
+
+@SWEEP
+@given(fc.int_array(ndim=2), st.one_of(st.none(), st.integers(-1, 5), st.just(2.5)))
+def test_fuzz_from_dense(matrix, n_classes):
+    fc.check_crowd(fc.check_call("from_dense", cl.from_dense, matrix, n_classes=n_classes),
+                   "from_dense")
+
+
+@SWEEP
+@given(st.tuples(fc.int_array(), fc.int_array(), fc.int_array()),
+       st.lists(st.one_of(st.none(), st.integers(-1, 6), st.sampled_from([10 ** 9, 2 ** 63])),
+                min_size=3, max_size=3))
+def test_fuzz_from_triples(triples, sizes):
+    out = fc.check_call("from_triples", cl.from_triples, *triples, n_items=sizes[0],
+                        n_experts=sizes[1], n_classes=sizes[2])
+    fc.check_crowd(out, "from_triples")
+
+
+ids = st.one_of(st.integers(-3, 3), st.sampled_from(["1", "a", "", "b"]), st.booleans(),
+                st.sampled_from([1.0, 2.5, float("nan"), None, b"x"]))
+
+
+@SWEEP
+@given(st.integers(0, 6).flatmap(lambda n: st.tuples(*(st.lists(ids, min_size=n, max_size=n)
+                                                       for _ in range(3)))))
+def test_fuzz_from_table(table):
+    crowd = fc.check_call("from_table", cl.from_table, *table)
+    fc.check_crowd(crowd, "from_table")
+    if crowd is not None:  # a table read back gives the same identifiers, never merged ones
+        for got, want in zip(crowd.to_table(), table):
+            assert [type(g) for g in got.tolist()] == [type(w) for w in
+                                                       np.asarray(got).tolist()]
+            assert len(set(map(type, want))) == 1
+            assert got.tolist() == list(want)
+
+
+def test_fuzz_every_model_in_a_child_process():
+    """fit / predict_proba of every label model on hostile input, in a child process
+    limited to 4 GiB of address space: a crash or a runaway allocation fails here."""
+    def limit():  # pragma: no cover - runs in the child
+        resource.setrlimit(resource.RLIMIT_AS, (4 * 2 ** 30, 4 * 2 ** 30))
+
+    args = [sys.executable, str(Path(__file__).with_name("fuzz_cases.py"))]
+    if ON_CI:
+        args.append("--derandomize")
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=600,
+                          preexec_fn=limit, cwd=Path(__file__).resolve().parents[2])
+    assert proc.returncode in (0, 1), (f"the fuzz child died with code {proc.returncode} "
+                                       f"(a crash?)\n{proc.stderr[-3000:]}")
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    failed = {k: v for k, v in results.items() if v != "ok"}
+    assert not failed, "\n\n".join(f"{k}:\n{v}" for k, v in failed.items())
+    assert len(results) == 6
+
+
+def test_binary_feature_models_map_table_ids_at_predict_time():
+    rng = np.random.default_rng(0)
+    n = 60
+    X = rng.normal(size=(n, 2))
+    truth = (X[:, 0] > 0).astype(int)
+    items = np.repeat([f"t{i}" for i in range(n)], 3)
+    workers = np.tile(["a", "b", "c"], n)
+    labels = np.where(rng.random(3 * n) < 0.8, np.repeat(truth, 3), 1 - np.repeat(truth, 3))
+    crowd = cl.from_table(items, workers, labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cl.ConvergenceWarning)
+        for model in (cl.LogisticAnnotators(max_iter=20), cl.SparseExpertsEM(max_iter=20)):
+            model.fit(crowd, X)
+            # only workers b and c: their own codes in this table are 0 and 1
+            new = cl.from_table(["x", "x"], ["b", "c"], [1, 1], classes=model.class_ids_)
+            np.testing.assert_allclose(model.predict_proba(X[:1], new),
+                                       model.predict_proba(X[:1], ([0, 0], [1, 2], [1, 1])))
+            with pytest.raises(ValueError, match=r"unknown expert\(s\) \['zz'\]"):
+                model.predict_proba(X[:1], cl.from_table(["x", "x"], ["zz", "b"], [1, 0]))
+            index_coded = type(model)(max_iter=20).fit(crowd.to_dense(), X)
+            with pytest.raises(ValueError, match="without identifiers"):
+                index_coded.predict_proba(X[:1], cl.from_table(["x", "x"], ["c", "b"], [1, 0]))

@@ -89,14 +89,19 @@ _NAMES = {
     "_is_check": "crowdlearn.classroom.submissions",
     **dict.fromkeys(["SandboxUnavailable", "check_sandbox", "sandbox_command"],
                     "crowdlearn.classroom.sandbox"),
-    **dict.fromkeys(["CheckResult", "GradeResults", "HAND_GRADED", "apply_marks",
-                     "_hidden_lines"], "crowdlearn.classroom.scoring"),
-    "grade": "crowdlearn.classroom.grading",
-    **dict.fromkeys(["write_feedback", "write_report", "write_totals"],
+    **dict.fromkeys(["CheckResult", "GradeResults", "HAND_GRADED", "UNMARKED", "apply_marks",
+                     "awaiting_mark", "read_marks", "_hidden_lines"],
+                    "crowdlearn.classroom.scoring"),
+    **dict.fromkeys(["grade", "remark"], "crowdlearn.classroom.grading"),
+    **dict.fromkeys(["write_feedback", "write_report", "write_totals", "read_results"],
                     "crowdlearn.classroom.reports"),
+    **dict.fromkeys(["RosterEntry", "read_roster", "read_assignment_map", "write_canvas",
+                     "write_moodle", "write_gradescope", "gradescope_results"],
+                    "crowdlearn.classroom.exports"),
     "main": "crowdlearn.classroom.cli",
     **{name: f"crowdlearn.classroom.{name}" for name in (
-        "assignments", "cli", "grading", "kit", "policy", "releasing", "reports", "sandbox",
+        "assignments", "cli", "exports", "grading", "kit", "policy", "releasing", "reports",
+        "sandbox",
         "scoring", "submissions")},
 }
 """Name -> the module it is imported from on first use: ``import crowdlearn.classroom.X``
@@ -106,5 +111,7 @@ __getattr__, __dir__ = attach(__name__, _NAMES)
 
 __all__ = ["CheckResult", "find_assignments", "read_assignment", "grade_cells", "release",
            "grade", "replace_solution", "solution_regions", "student_source", "write_report",
-           "write_totals", "write_feedback", "apply_marks", "GradeResults",
+           "write_totals", "write_feedback", "apply_marks", "GradeResults", "remark",
+           "read_results", "read_marks", "read_roster", "read_assignment_map", "write_canvas",
+           "write_moodle", "write_gradescope", "RosterEntry",
            "SandboxUnavailable", "check_sandbox", "sandbox_command", "main"]

@@ -89,8 +89,7 @@ class RosterEntry(NamedTuple):
     idnumber: str = ""
 
 
-_ALIASES = {"student": "name", "email_address": "email", "id_number": "idnumber",
-            "canvas_id": "id"}
+_ALIASES = {"student": "name", "email_address": "email", "id_number": "idnumber"}
 _UNIQUE = ("id", "sis_user_id", "sis_login_id", "email", "idnumber")
 
 
@@ -333,13 +332,16 @@ def write_moodle(results, roster, path, *, identifier: str = "email", assignment
     return warnings
 
 
-def _hidden_checks(source) -> tuple:
-    """``({(assignment, check) with hidden tests}, {assignment: hidden source lines}``."""
+def _hidden_checks(source, names) -> tuple:
+    """``({(assignment, check) with hidden tests}, {assignment: hidden source lines})`` of
+    the assignments ``names`` in ``source``."""
     from crowdlearn.classroom.assignments import find_assignments, grade_cells, read_assignment
     from crowdlearn.classroom.scoring import _hidden_lines
 
     checks, lines = set(), {}
     for name, p in find_assignments(source).items():
+        if name not in names:
+            continue
         nb = read_assignment(p)
         checks |= {(name, cid) for cid, _, hidden in grade_cells(nb) if hidden}
         lines[name] = _hidden_lines(nb)
@@ -385,7 +387,7 @@ def write_gradescope(results, folder, *, source=None, hidden_checks=None,
     results = _results(results)
     lines = {}
     if hidden_checks is None:
-        hidden_checks, lines = _hidden_checks(source)
+        hidden_checks, lines = _hidden_checks(source, {r.assignment for r in results})
     by = {}
     for r in results:
         by.setdefault((r.submission, r.assignment), []).append(r)

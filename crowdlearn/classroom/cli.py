@@ -71,7 +71,8 @@ def _grade_arguments(sub) -> None:
     gra.add_argument("--report", default="grades.csv",
                      help="per-check CSV report (a .json one is written next to it); "
                           "default grades.csv")
-    gra.add_argument("--totals", help="per-student totals CSV for an LMS: one row per "
+    gra.add_argument("--totals", help="per-student totals CSV for a spreadsheet (for an "
+                                      "LMS, see export): one row per "
                                       "student, one column per assignment, and total "
                                       "(default: <report stem>-totals.csv next to the report)")
     gra.add_argument("--feedback", help="folder for <student>/<assignment>.txt and .html "

@@ -314,7 +314,7 @@ def test_scores_show_pending_hand_marks_as_pending_not_lost(capsys):
 
     _print_scores(results())
     lines = {tuple(line.split()[:2]): line for line in capsys.readouterr().out.splitlines()}
-    assert lines["'ann'", A1].endswith("2 / 4 autograded, 2 points to be marked by hand")
+    assert lines["'ann'", A1].endswith("2 / 4 so far, 2 points to be marked by hand")
     assert lines["'bob'", A1].endswith("5.5 / 6")
 
 

@@ -39,11 +39,11 @@ def _totals(results, pending: bool = False) -> list:
 
 
 def _score_line(points: float, max_points: float, to_be_marked: float) -> str:
-    """``"8 / 10"``, or ``"8 / 10 autograded, 4 points to be marked by hand"``: points
+    """``"8 / 14"``, or ``"8 / 10 so far, 4 points to be marked by hand"``: points
     awaiting the instructor's mark are not shown as lost."""
     if not to_be_marked:
         return f"{points:g} / {max_points:g}"
-    return (f"{points:g} / {max_points - to_be_marked:g} autograded, "
+    return (f"{points:g} / {max_points - to_be_marked:g} so far, "
             f"{to_be_marked:g} points to be marked by hand")
 
 

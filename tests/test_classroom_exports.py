@@ -337,3 +337,24 @@ def test_parallel_course_runs_move_their_notebooks_into_the_course(tmp_path):
     _move_notebooks(parts + [tmp_path / "missing"], keep)
     assert sorted(p.name for p in (keep / "ann").iterdir()) == ["a0.ipynb", "a1.ipynb"]
     assert (keep / "ann" / "a0.ipynb").read_text() == "{}"
+
+
+def test_course_dir_takes_jobs(tmp_path, monkeypatch):
+    from crowdlearn.classroom import grading
+
+    seen = {}
+
+    def parallel(*args, keep=None):
+        seen["keep"] = keep
+        return results()
+
+    monkeypatch.setattr(grading, "_sandbox_or_warning", lambda sandbox: None)
+    monkeypatch.setattr(grading, "_submissions_to_grade",
+                        lambda *a: {("ann", A1): None, ("ann", A2): None})
+    monkeypatch.setattr(grading, "_grade_in_parallel", parallel)
+    course = tmp_path / "course"
+    out = classroom.grade(tmp_path, SOURCE, course_dir=course, jobs=2,
+                          report=tmp_path / "grades.csv")
+    assert seen["keep"] == course.resolve() / "autograded"
+    assert len(out) == len(results())
+    assert json.loads((course / "crowdlearn-course.json").read_text())["results"]

@@ -12,8 +12,8 @@ from crowdlearn.classroom.assignments import find_assignments, grade_cells, read
 from crowdlearn.classroom.grading import grade, remark
 from crowdlearn.classroom.releasing import release
 from crowdlearn.classroom.reports import _score_line, _totals
-from crowdlearn.classroom.submissions import _is_check
 from crowdlearn.classroom.sandbox import SandboxUnavailable
+from crowdlearn.classroom.submissions import _is_check
 
 __all__ = ["main"]
 

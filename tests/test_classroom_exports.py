@@ -358,3 +358,12 @@ def test_course_dir_takes_jobs(tmp_path, monkeypatch):
     assert seen["keep"] == course.resolve() / "autograded"
     assert len(out) == len(results())
     assert json.loads((course / "crowdlearn-course.json").read_text())["results"]
+
+
+def test_a_folder_name_never_becomes_a_spreadsheet_formula(tmp_path):
+    rows = GradeResults([CheckResult("=cmd|calc", A1, "check_prior", 1.0, 2.0, "half")])
+    roster = [RosterEntry("=cmd|calc")]
+    write_canvas(rows, roster, tmp_path / "canvas.csv")
+    write_moodle(rows, roster, tmp_path / "moodle.csv")
+    assert _rows(tmp_path / "canvas.csv")[2][0] == "'=cmd|calc"
+    assert _rows(tmp_path / "moodle-unmatched.csv")[1][0] == "'=cmd|calc"

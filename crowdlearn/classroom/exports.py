@@ -21,7 +21,9 @@ naming the rows. When exporting, a student who was graded but is not in the rost
 ``ValueError`` (the export would lose the grade). A roster entry without a submission of an
 assignment gets an empty cell (the LMS keeps what it has; ``missing="zero"`` writes 0
 instead); each such entry is named in a warning, as are submissions the grader failed on
-(also left empty) and hand-graded cells not marked yet (counted as 0).
+(also left empty) and hand-graded cells not marked yet (counted as 0). Where a folder name
+is written (a student without a name; the unmatched list), one that starts like a formula
+(``=``, ``+``, ``-``, ``@``) gets a leading apostrophe, so a spreadsheet never runs it.
 
 Formats, as published:
 
@@ -188,6 +190,12 @@ def read_assignment_map(mapping) -> dict:
     return out
 
 
+def _text(value: str) -> str:
+    """A folder name as a spreadsheet cell: one that starts like a formula (``=``, ``+``,
+    ``-``, ``@``) gets a leading apostrophe, so opening the CSV never runs it."""
+    return f"'{value}" if value[:1] in ("=", "+", "-", "@") else value
+
+
 def _num(x: float) -> str:
     return f"{x:.4f}".rstrip("0").rstrip(".")
 
@@ -286,7 +294,7 @@ def write_canvas(results, roster, path, *, assignment_map=None,
         writer.writerow(["Points Possible", "", "", "", "",
                          *(_num(book.maxima[a]) for a in book.columns)])
         for e in roster.values():
-            writer.writerow([e.name or e.folder, e.id, e.sis_user_id, e.sis_login_id,
+            writer.writerow([e.name or _text(e.folder), e.id, e.sis_user_id, e.sis_login_id,
                              e.section, *(book.cells[e.folder][a] for a in book.columns)])
     return warnings
 
@@ -323,7 +331,7 @@ def write_moodle(results, roster, path, *, identifier: str = "email", assignment
         writer = csv.writer(fh)
         writer.writerow(["folder", "name", "section", *headers])
         for e in unmatched:
-            writer.writerow([e.folder, e.name, e.section,
+            writer.writerow([_text(e.folder), e.name, e.section,
                              *(book.cells[e.folder][a] for a in book.columns)])
     warnings = list(book.warnings)
     if unmatched:

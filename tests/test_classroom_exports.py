@@ -101,6 +101,23 @@ def test_a_graded_student_missing_from_the_roster_is_an_error(tmp_path):
 
 
 # -- Canvas --------------------------------------------------------------------------------
+def _canvas_reads(path: Path) -> dict:
+    """What Canvas's GradebookImporter takes from the CSV, by its own rules: the header's
+    first columns match Student, ID, SIS User ID, SIS Login ID and end with Section; a row
+    whose first cell matches "Points Possible" gives the maxima; an assignment header
+    "Title (123)" names assignment 123; every other row is a student, found by ID."""
+    import re
+
+    header, *rows = _rows(path)
+    assert re.search("Student", header[0]) and re.search("ID", header[1])
+    assert re.search(r"SIS\s+User\s+ID", header[2]) and re.search(r"SIS\s+Login\s+ID", header[3])
+    assert re.search("Section", header[4])
+    assignments = [re.fullmatch(r"(.*?)(?: \((\d+)\))?", h).groups() for h in header[5:]]
+    maxima = next(r[5:] for r in rows if re.search("Points Possible", r[0]))
+    students = {r[1]: r[5:] for r in rows if not re.search("Points Possible", r[0])}
+    return {"assignments": assignments, "maxima": maxima, "students": students}
+
+
 def test_canvas_csv_has_the_import_columns_points_possible_and_no_total(tmp_path, roster):
     out = tmp_path / "canvas.csv"
     warnings = write_canvas(results(), roster, out)
@@ -129,6 +146,11 @@ def test_canvas_headers_carry_the_canvas_assignment_id(tmp_path, roster):
     write_canvas(results(), roster, out, assignment_map=mapping, missing="zero")
     rows = _rows(out)
     assert rows[0][5:] == ["a1 Naive Bayes (12345)", "a2 Dawid-Skene"]
+    canvas = _canvas_reads(out)
+    assert canvas["assignments"] == [("a1 Naive Bayes", "12345"), ("a2 Dawid-Skene", None)]
+    assert canvas["maxima"] == ["6", "2"]
+    assert canvas["students"] == {"101": ["2", "1.5"], "102": ["5.5", "0"], "103": ["0", "0"],
+                                  "104": ["0", ""]}
     assert rows[4][5:] == ["0", "0"]  # carol, with missing="zero"
     with pytest.raises(ValueError, match="must be a number"):
         write_canvas(results(), roster, out, assignment_map={A1: "12a"})

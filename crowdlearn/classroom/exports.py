@@ -35,7 +35,12 @@ Formats, as published:
   "How do I import grades in the Gradebook?", community.canvaslms.com; the OSU summary
   https://teaching.resources.osu.edu/toolsets/carmencanvas/guides/calculating-final-grades/import-csv-file-carmen-grades
   lists Student / ID / SIS User ID, SIS Login ID, Section and the assignment columns, and
-  warns that new assignment columns create new assignments.)
+  warns that new assignment columns create new assignments. Canvas's own importer,
+  ``GradebookImporter`` in canvas-lms, takes a header whose first columns match ``Student``,
+  ``ID``, ``SIS User ID``, ``SIS Login ID`` and ends them with ``Section``; skips a row whose
+  first cell matches ``Points Possible`` and reads the maxima from it; splits ``Name (id)``
+  with ``Assignment.title_and_id``; and finds the student by ``ID``, then by SIS User ID,
+  then SIS Login ID, then by name.)
 * **Moodle** (:func:`write_moodle`): *Grades > Import > CSV file* maps one column to users
   ("Map from" ``Email address`` to ``useremail``, or ``ID number`` to ``useridnumber``; e-mail
   addresses match case-sensitively) and each other column to a grade item

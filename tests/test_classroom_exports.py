@@ -71,6 +71,17 @@ def test_the_roster_reads_canvas_and_moodle_headers(tmp_path):
     assert entry == RosterEntry("ann", "Lee Ann", "101", "S1", "alee", "Sec 1", "a@u.edu", "N1")
 
 
+def test_a_canvas_export_with_a_folder_column_is_a_roster(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("Student,ID,SIS User ID,SIS Login ID,Section,a1 (5),folder\n"
+                    "    Points Possible,,,,,14,\n"
+                    "\"Lee, Ann\",101,S1,alee,Sec 1,,ann\n"
+                    "\"Ray, Bob\",102,S2,bray,Sec 2,, bob \n", encoding="utf-8")
+    roster = read_roster(path)
+    assert list(roster) == ["ann", " bob "]  # folder names verbatim, spaces and all
+    assert roster[" bob "].name == "Ray, Bob"
+
+
 @pytest.mark.parametrize("text, match", [
     ("folder,name,id\nann,A,1\nbob,B,1\n", r"id '1' of 'bob' is also the id of 'ann'"),
     ("folder,sis_user_id\nann,S1\nbob,S1\n", "duplicate ids"),

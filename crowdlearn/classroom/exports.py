@@ -136,17 +136,22 @@ def read_roster(roster) -> dict:
             raise ValueError(f"roster {str(roster)!r} has no 'folder' column (the student's "
                              f"submission folder); its columns are {header}")
         where = [f"roster line {n}" for n in range(2, len(rows) + 2)]
-        entries = [{k: (row[i].strip() if i < len(row) else "")
+        entries = [{k: (row[i] if i < len(row) else "")
                     for i, k in enumerate(header) if k in RosterEntry._fields}
                    for row in rows]
+        skip = [re.match(r"\s*Points Possible", e.get("name", "")) is not None
+                for e in entries]  # the maxima row of a Canvas export
+        where = [w for w, maxima in zip(where, skip) if not maxima]
+        entries = [e for e, maxima in zip(entries, skip) if not maxima]
     else:
         entries = [r._asdict() if isinstance(r, RosterEntry) else dict(r) for r in roster]
         where = [f"roster entry {n}" for n in range(1, len(entries) + 1)]
     out, seen = {}, {}
     for place, fields in zip(where, entries):
-        entry = RosterEntry(**{k: str(fields.get(k) or "").strip()
+        entry = RosterEntry(**{k: str(fields.get(k) or "") if k == "folder"  # verbatim
+                               else str(fields.get(k) or "").strip()
                                for k in RosterEntry._fields})
-        if not entry.folder:
+        if not entry.folder.strip():
             raise ValueError(f"{place}: no folder (the student's submission folder)")
         if entry.folder in out:
             raise ValueError(f"{place}: folder {entry.folder!r} is listed twice")

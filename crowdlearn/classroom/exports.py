@@ -4,10 +4,11 @@ r"""Exports an LMS takes: a Canvas gradebook CSV, a Moodle grade-import CSV and 
 The **roster** (:func:`read_roster`) is a CSV file, one row per student, that ties a
 submission folder to the student's identity in the LMS. Its header names the columns (case,
 spaces and underscores do not matter; other columns are ignored, so a gradebook exported from
-the LMS with a ``folder`` column added works):
+the LMS with a ``folder`` column added works; its ``Points Possible`` row is skipped):
 
 ``folder`` (required)
-    the student's folder in the submissions (``SUBMISSIONS/<folder>/<assignment>.ipynb``);
+    the student's folder in the submissions (``SUBMISSIONS/<folder>/<assignment>.ipynb``),
+    taken verbatim (spaces included);
 ``name`` (or ``Student``)
     the display name, e.g. ``Doe, Jane``;
 ``id`` (Canvas's ``ID``), ``sis_user_id``, ``sis_login_id``, ``section``

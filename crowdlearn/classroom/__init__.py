@@ -43,7 +43,10 @@ Command line (run from the repository root, or pass ``--source``)::
     python3 -m crowdlearn.classroom release OUTDIR
     python3 -m crowdlearn.classroom grade SUBMISSIONS_DIR --report grades.csv \
         [--totals totals.csv] [--feedback DIR] [--course-dir DIR] [--timeout 300] \
-        [--assignment NAME] [--jobs N] [--no-sandbox]
+        [--assignment NAME] [--jobs N] [--marks marks.csv] [--no-sandbox]
+    python3 -m crowdlearn.classroom mark marks.csv --report grades.csv [--course-dir DIR]
+    python3 -m crowdlearn.classroom export grades.csv --roster roster.csv \
+        [--canvas canvas.csv] [--moodle moodle.csv] [--gradescope DIR]
 
 Submissions are laid out one folder per student, ``SUBMISSIONS_DIR/<student>/<assignment>.ipynb``
 (or nbgrader's own ``<student>/<assignment>/<assignment>.ipynb``; a jupytext ``.md`` works
@@ -54,13 +57,17 @@ scores 0 with the reason, other files are ignored with a warning. ``grade`` writ
 * the report, one row per submission and check (``submission, assignment, check, points,
   max_points, feedback``) as CSV, and as JSON next to it (with totals);
 * ``<report stem>-totals.csv`` (or ``--totals``): one row per student, one column per
-  assignment and ``total``, for an LMS gradebook;
+  assignment and ``total``, for a spreadsheet (an LMS takes what ``export`` writes);
 * ``feedback/<student>/<assignment>.txt`` and ``.html`` next to the report (or in
   ``--course-dir``, or ``--feedback``): each check's points and message, never a test's
   source;
 * with ``--course-dir``: the results are kept there across runs (a submission graded again
   replaces its earlier result; the reports cover the whole class), and the executed
   notebooks in ``autograded/<student>/``.
+
+``mark`` puts the instructor's marks for the hand-graded cells into the stored results
+(:func:`remark`; nothing is graded again); ``export`` writes the Canvas, Moodle and
+Gradescope imports (:mod:`~crowdlearn.classroom.exports`).
 
 Exit status 0; 1 if the grader itself failed on a submission (each is listed on stderr, and
 has 0 points with "not graded (grader error)" as feedback); 2 for a usage error or a missing
@@ -72,7 +79,8 @@ of a cell), :mod:`~crowdlearn.classroom.releasing`, :mod:`~crowdlearn.classroom.
 (finding, reading and merging them with the instructor's cells),
 :mod:`~crowdlearn.classroom.sandbox` (bubblewrap and the kernel),
 :mod:`~crowdlearn.classroom.scoring`, :mod:`~crowdlearn.classroom.grading` (the whole
-class), :mod:`~crowdlearn.classroom.reports` and :mod:`~crowdlearn.classroom.cli`; the policy
+class), :mod:`~crowdlearn.classroom.reports`, :mod:`~crowdlearn.classroom.exports` (LMS
+imports) and :mod:`~crowdlearn.classroom.cli`; the policy
 audit and the student kit are :mod:`~crowdlearn.classroom.policy` and
 :mod:`~crowdlearn.classroom.kit`. Their dependencies (nbgrader, nbclient, nbformat, jupytext)
 are the ``crowdlearn[classroom]`` extra, imported only where used.
@@ -89,14 +97,19 @@ _NAMES = {
     "_is_check": "crowdlearn.classroom.submissions",
     **dict.fromkeys(["SandboxUnavailable", "check_sandbox", "sandbox_command"],
                     "crowdlearn.classroom.sandbox"),
-    **dict.fromkeys(["CheckResult", "GradeResults", "HAND_GRADED", "apply_marks",
-                     "_hidden_lines"], "crowdlearn.classroom.scoring"),
-    "grade": "crowdlearn.classroom.grading",
-    **dict.fromkeys(["write_feedback", "write_report", "write_totals"],
+    **dict.fromkeys(["CheckResult", "GradeResults", "HAND_GRADED", "UNMARKED", "apply_marks",
+                     "awaiting_mark", "read_marks", "_hidden_lines"],
+                    "crowdlearn.classroom.scoring"),
+    **dict.fromkeys(["grade", "remark"], "crowdlearn.classroom.grading"),
+    **dict.fromkeys(["write_feedback", "write_report", "write_totals", "read_results"],
                     "crowdlearn.classroom.reports"),
+    **dict.fromkeys(["RosterEntry", "read_roster", "read_assignment_map", "write_canvas",
+                     "write_moodle", "write_gradescope", "gradescope_results"],
+                    "crowdlearn.classroom.exports"),
     "main": "crowdlearn.classroom.cli",
     **{name: f"crowdlearn.classroom.{name}" for name in (
-        "assignments", "cli", "grading", "kit", "policy", "releasing", "reports", "sandbox",
+        "assignments", "cli", "exports", "grading", "kit", "policy", "releasing", "reports",
+        "sandbox",
         "scoring", "submissions")},
 }
 """Name -> the module it is imported from on first use: ``import crowdlearn.classroom.X``
@@ -106,5 +119,7 @@ __getattr__, __dir__ = attach(__name__, _NAMES)
 
 __all__ = ["CheckResult", "find_assignments", "read_assignment", "grade_cells", "release",
            "grade", "replace_solution", "solution_regions", "student_source", "write_report",
-           "write_totals", "write_feedback", "apply_marks", "GradeResults",
+           "write_totals", "write_feedback", "apply_marks", "GradeResults", "remark",
+           "read_results", "read_marks", "read_roster", "read_assignment_map", "write_canvas",
+           "write_moodle", "write_gradescope", "RosterEntry",
            "SandboxUnavailable", "check_sandbox", "sandbox_command", "main"]

@@ -1,4 +1,5 @@
-"""``python3 -m crowdlearn.classroom``: the instructor's command line (list, release, grade)."""
+"""``python3 -m crowdlearn.classroom``: the instructor's command line (list, release, grade,
+mark, export)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import sys
 from pathlib import Path
 
 from crowdlearn.classroom.assignments import find_assignments, grade_cells, read_assignment
-from crowdlearn.classroom.grading import grade
+from crowdlearn.classroom.grading import grade, remark
 from crowdlearn.classroom.releasing import release
-from crowdlearn.classroom.reports import _totals
+from crowdlearn.classroom.reports import _score_line, _totals
 from crowdlearn.classroom.sandbox import SandboxUnavailable
+from crowdlearn.classroom.submissions import _is_check
 
 __all__ = ["main"]
 
@@ -22,7 +24,8 @@ def main(argv=None) -> int:
     missing sandbox."""
     args = _parser().parse_args(argv)
     logging.basicConfig(format="%(levelname)s: %(message)s", level=logging.WARNING)
-    commands = {"list": _list, "release": _release, "grade": _grade}
+    commands = {"list": _list, "release": _release, "grade": _grade, "mark": _mark,
+                "export": _export}
     try:
         return commands[args.command](args)
     except (ValueError, SandboxUnavailable) as err:
@@ -50,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="do not add the student kit (the crowdlearn wheel, "
                           "requirements-student.txt, INSTALL.md) to OUTDIR")
     _grade_arguments(sub)
+    _mark_arguments(sub)
+    _export_arguments(sub)
     return parser
 
 
@@ -66,14 +71,17 @@ def _grade_arguments(sub) -> None:
     gra.add_argument("--report", default="grades.csv",
                      help="per-check CSV report (a .json one is written next to it); "
                           "default grades.csv")
-    gra.add_argument("--totals", help="per-student totals CSV for an LMS: one row per "
+    gra.add_argument("--totals", help="per-student totals CSV for a spreadsheet (for an "
+                                      "LMS, see export): one row per "
                                       "student, one column per assignment, and total "
                                       "(default: <report stem>-totals.csv next to the report)")
     gra.add_argument("--feedback", help="folder for <student>/<assignment>.txt and .html "
                                         "feedback (default: feedback/ next to the report, "
                                         "or in --course-dir)")
     gra.add_argument("--marks", help="CSV of marks for the hand-graded derivations: "
-                                     "student,assignment,check,points[,comment]")
+                                     "student,assignment,check,points[,comment] (checked "
+                                     "before grading; to apply marks later without "
+                                     "grading again, use the mark command)")
     gra.add_argument("--course-dir", help="a course directory kept across runs: earlier "
                                           "results are kept and merged into the reports, "
                                           "executed notebooks are kept in autograded/")
@@ -82,19 +90,74 @@ def _grade_arguments(sub) -> None:
                           "(default 300)")
     gra.add_argument("--assignment", action="append", help="grade only this one (repeatable)")
     gra.add_argument("-j", "--jobs", type=int, default=1,
-                     help="grade this many assignments at once, in parallel processes")
+                     help="grade this many assignments at once, in parallel processes "
+                          "(also with --course-dir)")
     gra.add_argument("--no-sandbox", action="store_true",
                      help="run the students' code WITHOUT bubblewrap, with your rights "
                           "(prints a warning)")
 
 
+def _mark_arguments(sub) -> None:
+    mar = sub.add_parser(
+        "mark", help="apply hand marks to graded results, without grading again",
+        description="Put the marks for the hand-graded derivations into results graded "
+                    "earlier (the report's .json, or --course-dir) and write the report, "
+                    "totals and feedback anew. No submission runs again. The marks file is "
+                    "the complete set: it replaces marks applied before.")
+    mar.add_argument("marks", help="CSV: student,assignment,check,points[,comment]")
+    mar.add_argument("--report", default="grades.csv",
+                     help="the report grade wrote (its .json is read), written anew; "
+                          "default grades.csv")
+    mar.add_argument("--course-dir", help="read the whole class's results from this course "
+                                          "directory instead of the report")
+    mar.add_argument("--totals", help="totals CSV (default: <report stem>-totals.csv)")
+    mar.add_argument("--feedback", help="feedback folder (default: feedback/ next to the "
+                                        "report, or in --course-dir)")
+
+
+def _export_arguments(sub) -> None:
+    exp = sub.add_parser(
+        "export", help="gradebook files for Canvas, Moodle and Gradescope",
+        description="Write LMS imports from graded results (the report's .json): a Canvas "
+                    "gradebook CSV, a Moodle grade-import CSV, and per-submission Gradescope "
+                    "results.json files. The roster CSV (columns folder, name, id, "
+                    "sis_user_id, sis_login_id, section, email, idnumber) ties each "
+                    "submission folder to the student's LMS identity.")
+    exp.add_argument("report", nargs="?", default="grades.csv",
+                     help="the report grade wrote (default grades.csv; its .json is read)")
+    exp.add_argument("--roster", help="roster CSV (needed for --canvas and --moodle)")
+    exp.add_argument("--canvas", help="write the Canvas gradebook import CSV here")
+    exp.add_argument("--moodle", help="write the Moodle grade import CSV here (and the "
+                                      "students without an identifier to <stem>-unmatched.csv)")
+    exp.add_argument("--moodle-id", choices=["email", "idnumber"], default="email",
+                     help="the roster column Moodle matches users by (default email)")
+    exp.add_argument("--gradescope", help="folder for <student>/<assignment>/results.json")
+    exp.add_argument("--hidden-visibility", default="after_published",
+                     choices=["hidden", "after_due_date", "after_published"],
+                     help="Gradescope visibility of checks with hidden tests "
+                          "(default after_published)")
+    exp.add_argument("--assignment-map", help="CSV assignment,name,canvas_id: the LMS's name "
+                                              "(and Canvas id) of each assignment")
+    exp.add_argument("--missing", choices=["blank", "zero"], default="blank",
+                     help="what a roster student without a submission gets (default blank: "
+                          "the LMS keeps its grade)")
+
+
 def _list(args) -> int:
     for name, path in find_assignments(args.source).items():
-        checks = grade_cells(read_assignment(path))
+        nb = read_assignment(path)
+        checks = grade_cells(nb)
+        by_hand = {c.metadata["nbgrader"]["grade_id"] for c in nb.cells
+                   if c.get("metadata", {}).get("nbgrader", {}).get("grade")
+                   and not _is_check(c.metadata["nbgrader"])}
         total = sum(p for _, p, _ in checks)
-        print(f"{name}  ({total:g} points, {len(checks)} checks)  {path}")
+        hand = sum(p for cid, p, _ in checks if cid in by_hand)
+        print(f"{name}  ({total:g} points: {total - hand:g} autograded + {hand:g} by hand, "
+              f"{len(checks)} cells)  {path}")
         for cid, pts, hidden in checks:
-            print(f"    {cid:<28} {pts:>4g}{'  (has hidden tests)' if hidden else ''}")
+            note = ("  (graded by hand)" if cid in by_hand
+                    else "  (has hidden tests)" if hidden else "")
+            print(f"    {cid:<28} {pts:>4g}{note}")
     return 0
 
 
@@ -119,9 +182,7 @@ def _grade(args) -> int:
                     timeout=args.timeout, jobs=args.jobs, verbose=args.verbose,
                     sandbox=not args.no_sandbox, totals=args.totals,
                     feedback=args.feedback, marks=args.marks)
-    for t in _totals(results):
-        print(f"{t['submission']!r:<20} {t['assignment']:<28} "
-              f"{t['points']:g} / {t['max_points']:g}")
+    _print_scores(results)
     report = Path(args.report)
     print(f"per-check report: {report} and {report.with_suffix('.json')}; totals: "
           f"{args.totals or report.with_name(report.stem + '-totals.csv')}")
@@ -131,4 +192,54 @@ def _grade(args) -> int:
         print(f"error: {len(results.ungraded)} submission(s) could not be graded "
               f"(they have 0 points and 'not graded' feedback in {report})", file=sys.stderr)
         return 1
+    return 0
+
+
+def _print_scores(results) -> None:
+    """One line per submission; points awaiting a hand mark are shown as such, not lost."""
+    for t in _totals(results, pending=True):
+        print(f"{t['submission']!r:<20} {t['assignment']:<28} "
+              f"{_score_line(t['points'], t['max_points'], t['to_be_marked'])}")
+
+
+def _mark(args) -> int:
+    results = remark(args.marks, report=args.report, course_dir=args.course_dir,
+                     totals=args.totals, feedback=args.feedback)
+    _print_scores(results)
+    report = Path(args.report)
+    print(f"marks applied (nothing graded again); per-check report: {report} and "
+          f"{report.with_suffix('.json')}; totals: "
+          f"{args.totals or report.with_name(report.stem + '-totals.csv')}")
+    return 0
+
+
+def _export(args) -> int:
+    from crowdlearn.classroom import exports
+    from crowdlearn.classroom.reports import read_results
+
+    if not (args.canvas or args.moodle or args.gradescope):
+        raise ValueError("nothing to export: give --canvas, --moodle and/or --gradescope")
+    if (args.canvas or args.moodle) and not args.roster:
+        raise ValueError("--canvas and --moodle need --roster (folder,name,id,...)")
+    results = read_results(args.report)
+    warnings, written = [], []
+    if args.canvas:
+        warnings += exports.write_canvas(results, args.roster, args.canvas,
+                                         assignment_map=args.assignment_map,
+                                         missing=args.missing)
+        written.append(args.canvas)
+    if args.moodle:
+        warnings += exports.write_moodle(results, args.roster, args.moodle,
+                                         identifier=args.moodle_id,
+                                         assignment_map=args.assignment_map,
+                                         missing=args.missing)
+        written.append(args.moodle)
+    if args.gradescope:
+        paths = exports.write_gradescope(results, args.gradescope, source=args.source,
+                                         hidden_visibility=args.hidden_visibility)
+        written.append(f"{args.gradescope} ({len(paths)} results.json)")
+    for w in dict.fromkeys(warnings):
+        print(f"warning: {w}", file=sys.stderr)
+    for w in written:
+        print(w)
     return 0

@@ -13,14 +13,16 @@ from pathlib import Path
 from crowdlearn.classroom.assignments import (_default_source, _select, find_assignments,
                                              grade_cells, read_assignment)
 from crowdlearn.classroom.releasing import _write_ipynb
-from crowdlearn.classroom.reports import _slug, write_feedback, write_report, write_totals
+from crowdlearn.classroom.reports import (_slug, read_results, write_feedback, write_report,
+                                         write_totals)
 from crowdlearn.classroom.sandbox import _execute, check_sandbox
 from crowdlearn.classroom.scoring import (CheckResult, GradeResults, _apply_policy,
-                                          _hidden_lines, _score, apply_marks)
+                                          _hidden_lines, _score, _unmark, apply_marks,
+                                          read_marks)
 from crowdlearn.classroom.submissions import (_Refused, _find_submissions, _merge,
                                              _read_submission)
 
-__all__ = ["grade"]
+__all__ = ["grade", "remark"]
 
 _LOG = logging.getLogger("crowdlearn.classroom")
 
@@ -51,8 +53,8 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
     timeout : int, default 300
         Seconds a single cell may run; the kernel and everything it started are then killed.
     jobs : int, default 1
-        Grade up to this many assignments at once, in separate processes. Not with
-        ``course_dir``.
+        Grade up to this many assignments at once, in separate processes (with
+        ``course_dir`` too: their executed notebooks are moved into its ``autograded/``).
     sandbox : bool, default True
         Run each submission in a bubblewrap sandbox (:class:`SandboxUnavailable` if bwrap is
         missing). ``False`` runs the students' code with your rights, and warns.
@@ -63,7 +65,9 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
         the report, or in ``course_dir``).
     marks : path or list of dict, optional
         The instructor's marks for the hand-graded derivations (see :func:`apply_marks`),
-        counted in the reports and totals.
+        counted in the reports and totals. A missing or malformed file is a ``ValueError``
+        before any submission is graded. To apply marks to results already graded, without
+        running the submissions again, use :func:`remark`.
 
     Returns
     -------
@@ -74,8 +78,8 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
     """
     if not (isinstance(jobs, int) and jobs >= 1):
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
-    if jobs > 1 and course_dir is not None:
-        raise ValueError("course_dir keeps one course directory: use it with jobs=1")
+    if marks is not None:  # a missing or malformed marks file stops us before grading
+        marks = read_marks(marks)
     bwrap = _sandbox_or_warning(sandbox)
     known = find_assignments(source)
     subs = _submissions_to_grade(Path(submissions), known, assignments)
@@ -83,16 +87,63 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
     root = _open_course(Path(course_dir)) if course_dir is not None else None
     if jobs > 1 and len(names) > 1:
         results = _grade_in_parallel(Path(submissions), source, subs, names, timeout, jobs,
-                                     sandbox)
+                                     sandbox, keep=root / "autograded" if root else None)
     else:
         results = _grade(subs, names, timeout, bwrap,
                          keep=root / "autograded" if root is not None else None)
     if root is not None:
         results = _merge_course(root, results)
-    if marks is not None:
-        results = apply_marks(results, marks)
-    _write_outputs(results, known, report=report, totals=totals, feedback=feedback, root=root)
-    return results
+    try:
+        marked = apply_marks(results, marks) if marks is not None else results
+    except ValueError as err:  # keep the grading: write the reports without the marks
+        _write_outputs(results, known, report=report, totals=totals, feedback=feedback,
+                       root=root)
+        raise ValueError(f"{err}. The reports were written WITHOUT the marks; fix the marks "
+                         "file and apply it with `python3 -m crowdlearn.classroom mark` "
+                         "(no grading again)") from None
+    _write_outputs(marked, known, report=report, totals=totals, feedback=feedback, root=root)
+    return marked
+
+
+def remark(marks, *, report, course_dir=None, totals=None, feedback=None) -> GradeResults:
+    """Apply the instructor's ``marks`` to results graded earlier, without running any
+    submission again, and write the report, totals and feedback anew.
+
+    Parameters
+    ----------
+    marks : path or list of dict
+        The marks (see :func:`apply_marks`): the complete set, replacing earlier marks.
+    report : path
+        The per-check report :func:`grade` wrote (its ``.json`` holds the results), written
+        anew with the marks.
+    course_dir : path, optional
+        A course directory :func:`grade` kept: its results (the whole class, unmarked) are
+        used instead of the report's.
+    totals, feedback : path, optional
+        As in :func:`grade` (defaults next to the report, or in ``course_dir``).
+
+    Returns
+    -------
+    GradeResults
+        The results with the marks in them.
+    """
+    rows = read_marks(marks)
+    report = Path(report)
+    root = None
+    if course_dir is not None:
+        root = Path(course_dir).resolve()
+        stored = root / "crowdlearn-course.json"
+        if not stored.is_file():
+            raise ValueError(f"{root} is not a crowdlearn course directory (no {stored.name})")
+    else:
+        stored = report.with_suffix(".json")
+        if not stored.is_file():
+            raise ValueError(f"no graded results at {stored}: run `grade` with "
+                             f"--report {report} first")
+    results = _unmark(read_results(stored))
+    marked = apply_marks(results, rows)
+    _write_outputs(marked, None, report=report, totals=totals, feedback=feedback, root=root)
+    return marked
 
 
 def _sandbox_or_warning(sandbox: bool) -> str | None:
@@ -159,8 +210,10 @@ def _merge_course(root: Path, results) -> GradeResults:
 
 
 def _grade_in_parallel(submissions: Path, source, subs: dict, names: dict, timeout: int,
-                       jobs: int, sandbox: bool) -> GradeResults:
-    """Split the assignments into ``jobs`` groups of about equal work; one process each."""
+                       jobs: int, sandbox: bool, keep=None) -> GradeResults:
+    """Split the assignments into ``jobs`` groups of about equal work; one process each.
+    With ``keep`` (a course's ``autograded/``), each process keeps its executed notebooks
+    in a course directory of its own, moved into ``keep`` at the end."""
     import subprocess
 
     load = {a: sum(1 for _, b in subs if b == a) for a in names}
@@ -176,6 +229,8 @@ def _grade_in_parallel(submissions: Path, source, subs: dict, names: dict, timeo
             cmd = [sys.executable, "-m", "crowdlearn.classroom", "--source", str(source),
                    "grade", str(submissions), "--report", str(part), "--timeout", str(timeout),
                    "--feedback", str(Path(tmp) / f"feedback{i}")]
+            if keep is not None:
+                cmd += ["--course-dir", str(Path(tmp) / f"course{i}")]
             if not sandbox:
                 cmd.append("--no-sandbox")
             for a in group:
@@ -193,7 +248,21 @@ def _grade_in_parallel(submissions: Path, source, subs: dict, names: dict, timeo
             for r in data["checks"]:
                 rows.setdefault((r["submission"], r["assignment"]), []).append(CheckResult(**r))
             ungraded += [tuple(u) for u in data.get("ungraded", [])]
+        if keep is not None:
+            _move_notebooks([Path(tmp) / f"course{i}" / "autograded"
+                             for i in range(len(groups))], keep)
     return GradeResults([r for key in subs for r in rows.get(key, [])], ungraded)
+
+
+def _move_notebooks(parts, keep: Path) -> None:
+    """Move ``<part>/<student>/<assignment>.ipynb`` into ``keep``, replacing older ones."""
+    import shutil
+
+    for part in parts:
+        for nb in sorted(part.glob("*/*.ipynb")) if part.is_dir() else []:
+            target = keep / nb.parent.name / nb.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(nb), str(target))
 
 
 def _grade(subs: dict, names: dict, timeout: int, bwrap, keep=None) -> GradeResults:

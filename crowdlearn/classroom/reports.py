@@ -8,9 +8,9 @@ import json
 import re
 from pathlib import Path
 
-from crowdlearn.classroom.scoring import CheckResult
+from crowdlearn.classroom.scoring import CheckResult, GradeResults, awaiting_mark
 
-__all__ = ["write_report", "write_totals", "write_feedback"]
+__all__ = ["write_report", "write_totals", "write_feedback", "read_results"]
 
 
 def _slug(name: str) -> str:
@@ -24,14 +24,47 @@ def _slug(name: str) -> str:
     return safe
 
 
-def _totals(results) -> list:
+def _totals(results, pending: bool = False) -> list:
+    """Per submission: ``points`` and ``max_points``; with ``pending``, also the points of
+    hand-graded cells not marked yet (``to_be_marked``, part of ``max_points``)."""
     totals = {}
     for r in results:
-        t = totals.setdefault((r.submission, r.assignment), [0.0, 0.0])
+        t = totals.setdefault((r.submission, r.assignment), [0.0, 0.0, 0.0])
         t[0] += r.points
         t[1] += r.max_points
-    return [{"submission": s, "assignment": a, "points": p, "max_points": m}
-            for (s, a), (p, m) in totals.items()]
+        t[2] += r.max_points if awaiting_mark(r) else 0.0
+    return [{"submission": s, "assignment": a, "points": p, "max_points": m,
+             **({"to_be_marked": w} if pending else {})}
+            for (s, a), (p, m, w) in totals.items()]
+
+
+def _score_line(points: float, max_points: float, to_be_marked: float) -> str:
+    """``"8 / 14"``, or ``"8 / 10 so far, 4 points to be marked by hand"``: points
+    awaiting the instructor's mark are not shown as lost."""
+    if not to_be_marked:
+        return f"{points:g} / {max_points:g}"
+    return (f"{points:g} / {max_points - to_be_marked:g} so far, "
+            f"{to_be_marked:g} points to be marked by hand")
+
+
+def read_results(path) -> GradeResults:
+    """The results a report's JSON (``grades.json``) or a course directory's
+    ``crowdlearn-course.json`` holds, as :class:`GradeResults` (``ValueError`` if the file
+    is missing or is not such a file)."""
+    path = Path(path)
+    if path.suffix.lower() == ".csv":
+        path = path.with_suffix(".json")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows = data["checks"] if "checks" in data else data["results"]
+        results = [CheckResult(**r) for r in rows]
+    except FileNotFoundError:
+        raise ValueError(f"no graded results at {path} (run grade with --report first)") \
+            from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path} holds no grading results "
+                         f"({type(exc).__name__}: {exc})") from None
+    return GradeResults(results, [tuple(u) for u in data.get("ungraded", [])])
 
 
 def write_report(results, path) -> tuple:
@@ -85,7 +118,9 @@ def write_feedback(results, folder) -> list:
         out = folder / _slug(student)
         out.mkdir(parents=True, exist_ok=True)
         got, most = sum(r.points for r in rows), sum(r.max_points for r in rows)
-        lines = [f"{name}: {got:g} / {most:g} points", ""]
+        waiting = sum(r.max_points for r in rows if awaiting_mark(r))
+        lines = [f"{name}: {got:g} / {most:g} points" + (
+            f" ({waiting:g} of them to be marked by hand)" if waiting else ""), ""]
         lines += [f"{r.check}: {r.points:g} / {r.max_points:g} -- {r.feedback}" for r in rows]
         (out / f"{name}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
         table = "".join(f"<tr><td>{html.escape(r.check)}</td><td>{r.points:g} / "

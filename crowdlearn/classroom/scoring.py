@@ -11,7 +11,8 @@ from typing import NamedTuple
 from crowdlearn.classroom.assignments import _HIDDEN_REGION, _nbgrader_meta
 from crowdlearn.classroom.submissions import _is_check
 
-__all__ = ["CheckResult", "GradeResults", "HAND_GRADED", "apply_marks"]
+__all__ = ["CheckResult", "GradeResults", "HAND_GRADED", "UNMARKED", "apply_marks",
+           "awaiting_mark", "read_marks"]
 
 
 class CheckResult(NamedTuple):
@@ -98,7 +99,7 @@ def _score(executed, instructor, name: str, student: str, notes: dict, missing: 
         if not _is_check(meta):
             pending += notes.get(gid, [])
             if meta.get("grade"):   # graded by hand (an answer cell or a task)
-                text = "graded by hand: not scored automatically"
+                text = UNMARKED
                 results.append(CheckResult(student, name, gid, 0.0, float(meta["points"]),
                                            _with_notes(text, pending)))
                 pending = []
@@ -159,6 +160,46 @@ class GradeResults(list):
 
 
 HAND_GRADED = "graded by hand"
+UNMARKED = f"{HAND_GRADED}: not scored automatically"
+_MARK_COLUMNS = ("student", "assignment", "check", "points")
+
+
+def awaiting_mark(result) -> bool:
+    """True if ``result`` is a hand-graded cell the instructor has not marked yet (its 0
+    points are not a loss, only pending)."""
+    return result.feedback.startswith(UNMARKED)
+
+
+def read_marks(marks) -> list:
+    """The rows of a marks CSV file (a list of dicts), checked before any grading: a
+    ``ValueError`` if the file does not exist, cannot be read, or lacks one of the columns
+    ``student``, ``assignment``, ``check``, ``points``. A list of dicts is returned as is."""
+    if not isinstance(marks, (str, os.PathLike)):
+        return [dict(r) for r in marks]
+    if not os.path.isfile(marks):
+        raise ValueError(f"marks file {os.fspath(marks)!r} does not exist (expected a CSV "
+                         "with columns student,assignment,check,points[,comment])")
+    try:
+        with open(marks, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            rows = list(reader)
+            header = reader.fieldnames or []
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ValueError(f"cannot read the marks file {os.fspath(marks)!r}: {exc}") from None
+    lacking = [c for c in _MARK_COLUMNS if c not in header]
+    if lacking:
+        raise ValueError(f"marks file {os.fspath(marks)!r} lacks the column(s) {lacking}; "
+                         f"its header is {header}")
+    return rows
+
+
+def _unmark(results) -> GradeResults:
+    """``results`` with every earlier mark taken back (a marks file is the complete set of
+    marks: applied again, it replaces the old ones)."""
+    out = [r._replace(points=0.0, feedback=UNMARKED)
+           if r.feedback.startswith(f"{HAND_GRADED}: ") and not awaiting_mark(r) else r
+           for r in results]
+    return GradeResults(out, getattr(results, "ungraded", []))
 
 
 def apply_marks(results, marks) -> GradeResults:
@@ -171,11 +212,7 @@ def apply_marks(results, marks) -> GradeResults:
     anything else is a ``ValueError`` naming the row, so that a typo never silently
     leaves a mark out. Cells without a mark keep 0 points and say they await one.
     """
-    if isinstance(marks, (str, os.PathLike)):
-        with open(marks, newline="", encoding="utf-8") as fh:
-            rows = list(csv.DictReader(fh))
-    else:
-        rows = [dict(r) for r in marks]
+    rows = read_marks(marks)
     index = {(r.submission, r.assignment, r.check): i for i, r in enumerate(results)}
     out = list(results)
     seen = set()

@@ -505,6 +505,10 @@ def test_list_command(capsys):
     for name in classroom.find_assignments(SOURCE):
         assert name in out
     assert "(has hidden tests)" in out
+    hand = {line.split()[0] for line in out.splitlines() if line.endswith("(graded by hand)")}
+    assert hand == {cid for path in classroom.find_assignments(SOURCE).values()
+                    for cid in _manual(classroom.read_assignment(path))}
+    assert "autograded + " in out and " by hand, " in out
 
 
 def test_grade_refuses_a_folder_without_submissions(tmp_path):

@@ -19,7 +19,7 @@ from crowdlearn.classroom import (CheckResult, GradeResults, RosterEntry, read_r
                                   write_canvas, write_gradescope, write_moodle)
 from crowdlearn.classroom.exports import CANVAS_COLUMNS, gradescope_results
 
-SOURCE = Path(__file__).resolve().parent.parent / "book" / "assignments"
+SOURCE = Path(__file__).resolve().parents[2] / "book" / "assignments"
 A1, A2 = "a1_naive_bayes_mle", "a2_dawid_skene_by_hand"
 UNMARKED = classroom.UNMARKED
 

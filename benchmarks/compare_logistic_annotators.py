@@ -102,7 +102,7 @@ def run(name: str, W: np.ndarray, GAMMA: np.ndarray, missing: float):
             acc[m].append(right.mean())
             acc_pos[m].append(right[pos].mean())
             acc_neg[m].append(right[~pos].mean())
-        acc["classifier only (new items)"].append(np.mean(model.predict(test.X) == test.truth))
+        acc["classifier only (new items)"].append(np.mean(model.predict(X=test.X) == test.truth))
     eta = simulate_logistic_annotators(100_000, COEF, INTERCEPT, W, GAMMA, random_state=0).eta
     print(f"\n[{name}] {N_ITEMS} items, 2 features, 5 annotators, {100 * missing:.0f}% of labels "
           f"missing; mean (sd) over {len(SEEDS)} seeds")

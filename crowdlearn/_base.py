@@ -19,8 +19,9 @@ scikit-learn's ``BaseMixture``: its :meth:`~EMEstimator.fit` runs
 4. ``_set_fitted(data, result)``: the fitted attributes, and the
    :class:`~crowdlearn.ConvergenceWarning` when the best run hit ``max_iter``.
 
-It also holds ``predict_proba``/``predict``/``fit_predict`` with the one argument order
-``(labels, X=None)``: a model defines ``_proba_new(labels, X)`` for new items.
+:class:`Predictions` holds ``predict_proba``/``predict``/``fit_predict`` with the one
+argument order ``(labels, X=None)`` for every crowd model (the EM models, the binary
+feature models and the votes): a model defines ``_proba_new(labels, X)`` for new items.
 """
 
 from __future__ import annotations
@@ -183,31 +184,126 @@ class EMFitter(BaseEstimator):
                           warm_start=self._warm_start, accelerate=self._accelerator(data))
 
 
-class EMEstimator(EMFitter):
-    """An EM model of crowd labels: :class:`EMFitter`'s ``fit``, and the answers of a fitted
-    model with the one argument order ``(labels, X=None)``; a subclass also defines
-    ``_proba_new(labels, X)``, the posterior of new items."""
+class Predictions:
+    """``predict_proba``, ``predict`` and ``fit_predict`` of every crowd model, with the one
+    argument order ``(labels, X=None)``: the labels of new items first, then, for models
+    with features, their features as ``X`` (a keyword is clearest: ``X=X_new``).
+
+    Without arguments they answer for the training items (``posterior_``). A model
+    defines ``_proba_new(labels, X)``, the posterior of new items; it may redefine
+    ``_decide(proba)`` (the hard label from the posterior, default the arg-max over the
+    last axis, the lowest class on ties), ``_fitted_labels()`` and ``_labels_new(labels,
+    X)`` (when its hard labels are not ``_decide`` of its posterior, e.g. a vote broken by
+    a random draw), and set ``_new_needs_fit = False`` if new items can be answered
+    unfitted.
+    """
+
+    _new_needs_fit = True  # answering new items needs the fitted parameters
 
     def _proba_new(self, labels, X) -> np.ndarray:
         raise NotImplementedError
 
+    @staticmethod
+    def _decide(proba: np.ndarray) -> np.ndarray:
+        return np.argmax(proba, axis=-1)
+
+    def _fitted_labels(self) -> np.ndarray:
+        return self._decide(self.posterior_)
+
+    def _labels_new(self, labels, X) -> np.ndarray:
+        return self._decide(self._proba_new(labels, X))
+
+    def _check_new(self, labels, X) -> bool:
+        """True if new items are asked for (``labels`` or ``X`` given); checks that the
+        model is fitted when it needs to be, and refuses features given as labels."""
+        new = labels is not None or X is not None
+        if not new or self._new_needs_fit:
+            self._check_fitted()
+        if labels is not None:
+            refuse_features_as_labels(labels, type(self).__name__)
+        return new
+
     def predict_proba(self, labels=None, X=None) -> np.ndarray:
-        """Posterior class probabilities, shape ``(n_items, n_classes)``: the training
-        posterior ``posterior_`` without arguments, otherwise those of new items (their
-        ``labels``, and their features ``X`` for models with features)."""
-        self._check_fitted()
-        if labels is None and X is None:
-            return self.posterior_.copy()
-        return self._proba_new(labels, X)
+        """Posterior class probabilities, shape ``(n_items, n_classes)``.
+
+        Parameters
+        ----------
+        labels : labels of new items, optional
+            Any form ``fit`` accepts, from labellers seen in ``fit``.
+        X : array-like of shape (n_new_items, n_features), optional
+            The new items' features, for models with features (pass it by keyword).
+
+        Returns
+        -------
+        ndarray
+            Without arguments, a copy of the training posterior ``posterior_``;
+            otherwise the posterior of the new items under the fitted model.
+        """
+        if self._check_new(labels, X):
+            return self._proba_new(labels, X)
+        return self.posterior_.copy()
 
     def predict(self, labels=None, X=None) -> np.ndarray:
-        """Most probable class of each item (training items, or new ones as in
-        :meth:`predict_proba`); the lowest class on ties."""
-        return np.argmax(self.predict_proba(labels, X), axis=1)
+        """Most probable class of each item (training items without arguments, new ones
+        given as in :meth:`predict_proba`).
+
+        Returns
+        -------
+        ndarray of shape (n_items,)
+            Class indices (the model's tie rule: the lowest class unless it says otherwise).
+        """
+        if self._check_new(labels, X):
+            return self._labels_new(labels, X)
+        return self._fitted_labels()
 
     def fit_predict(self, labels, X=None) -> np.ndarray:
-        """Fit, then return the most probable class of each training item."""
+        """Fit on ``labels`` (and the features ``X``, for models with features), then
+        return the most probable class of each training item, as :meth:`predict`."""
         return (self.fit(labels) if X is None else self.fit(labels, X)).predict()
+
+
+def _looks_like_features(labels, n_experts=None, n_features=None) -> bool:
+    """True if ``labels`` cannot be labels but looks like a feature matrix: a 2-D array of
+    numbers (not CrowdLabels, an ``(item, expert, label)`` tuple or a DataFrame) with a
+    non-integer value, or with one column per feature (``n_features``) where the model
+    has another number of labellers (``n_experts``)."""
+    if isinstance(labels, tuple) or type(labels).__module__.split(".")[0] in (
+            "crowdlearn", "pandas"):
+        return False
+    try:
+        arr = np.asarray(labels)
+    except (TypeError, ValueError):
+        return False
+    if arr.ndim != 2 or arr.dtype.kind not in "fiu" or arr.size == 0:
+        return False
+    if arr.dtype.kind == "f":
+        finite = arr[np.isfinite(arr)]
+        if (finite != np.round(finite)).any():
+            return True
+    return (n_features is not None and n_experts is not None and n_features != n_experts
+            and arr.shape[1] == n_features)
+
+
+FEATURES_AS_LABELS = (
+    "{name}: the first argument of predict/predict_proba is the labels of new items, but "
+    "this looks like a feature matrix (numbers that are not labels); pass features by "
+    "keyword: predict(X=X_new) for the prediction from the features alone, "
+    "predict(labels, X=X_new) with the new items' labels (since crowdlearn 0.2.0 the "
+    "order is (labels, X))")
+
+
+def refuse_features_as_labels(labels, name: str, n_experts=None, n_features=None) -> None:
+    """The ``ValueError`` of a feature matrix given where labels are expected, e.g. the
+    call ``model.predict(X_new)`` of the order ``(X, labels)`` used before 0.2.0 (see
+    :func:`_looks_like_features` for what is recognised)."""
+    if _looks_like_features(labels, n_experts, n_features):
+        raise ValueError(FEATURES_AS_LABELS.format(name=name))
+
+
+class EMEstimator(Predictions, EMFitter):
+    """An EM model of crowd labels: :class:`EMFitter`'s ``fit``, and the answers of a fitted
+    model (:class:`Predictions`) with the one argument order ``(labels, X=None)``; a
+    subclass also defines ``_proba_new(labels, X)``, the posterior of new items."""
 
 
 def normalize_log(log_joint: np.ndarray):

@@ -263,8 +263,8 @@ def compare_on_simulated_crowd(error_rates, *, n_items: int = 500, n_classes: in
     if sim.labels.n_labels == 0:
         raise ValueError(f"the simulated crowd gave no label at all (missing={missing}, "
                          f"{err.size} experts, {n_items} items); lower missing")
-    mv = MajorityVote(unlabelled="uniform", random_state=random_state).fit(
-        sim.labels, n_classes=n_classes)
+    mv = MajorityVote(n_classes=n_classes, unlabelled="uniform",
+                      random_state=random_state).fit(sim.labels)
     ds = DawidSkene(n_classes=n_classes, alpha=alpha, max_iter=max_iter, tol=tol)
     em_seconds = _timed_fit_without_warning(ds, sim.labels)
     oracle = oracle_posterior(sim.labels, sim.confusion, sim.class_prior)

@@ -375,7 +375,7 @@ def _make(candidate):
 
 
 def _score(model, split: _Split, weighting: str) -> float:
-    pred = np.asarray(model.predict(split.X_test))
+    pred = np.asarray(model.predict(X=split.X_test))
     return surrogate_risk(pred, split.test_labels, weighting=weighting)
 
 
@@ -395,13 +395,13 @@ def select_by_surrogate(candidates: dict, labels, X, *, holdout: float = 0.3, cv
     r"""Pick, among candidate models, the one with the lowest surrogate risk :math:`\hat S`.
 
     Every candidate is fitted on the training part (``fit(labels, X)``) and scored by
-    :math:`\hat S` of ``predict(X_test)`` -- the classifier from the features alone --
+    :math:`\hat S` of ``predict(X=X_test)`` -- the classifier from the features alone --
     against the experts' held-out labels.
 
     Parameters
     ----------
     candidates : dict of name -> estimator or factory
-        Estimators with ``fit(labels, X)``, ``predict(X)`` and ``get_params()`` (a fresh
+        Estimators with ``fit(labels, X)``, ``predict(X=X)`` and ``get_params()`` (a fresh
         copy is fitted for every split), or functions returning one; e.g.
         ``{"EM": SparseExpertsEM(lam=0), "EM-Sparse": SparseExpertsEM(lam=20),
         "Majority": MajorityVoteLogistic(lam=5)}``.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from crowdlearn._base import BaseEstimator
+from crowdlearn._base import BaseEstimator, Predictions
 from crowdlearn._validation import check_random_state
 from crowdlearn.frames import IdResults
 from crowdlearn.labels import _is_dataframe, as_crowd_labels, from_dataframe
@@ -12,7 +12,7 @@ from crowdlearn.labels import _is_dataframe, as_crowd_labels, from_dataframe
 __all__ = ["MajorityVote"]
 
 
-class MajorityVote(IdResults, BaseEstimator):
+class MajorityVote(IdResults, Predictions, BaseEstimator):
     """Hard and soft majority vote over crowd labels.
 
     The soft vote of item :math:`i` is the fraction of its labels in each class,
@@ -25,6 +25,9 @@ class MajorityVote(IdResults, BaseEstimator):
 
     Parameters
     ----------
+    n_classes : int, optional
+        Number of classes, if some class was never used (until 0.2.0 a keyword of
+        ``fit``).
     tie_break : {"random", "lowest"}, default "random"
         How a tie between the most-voted classes is broken: uniformly at random
         among the tied classes (drawn from ``random_state``), or in favour of the
@@ -62,24 +65,27 @@ class MajorityVote(IdResults, BaseEstimator):
     1
     """
 
-    def __init__(self, *, tie_break: str = "random", unlabelled: str = "error",
-                 random_state=None):
+    def __init__(self, *, n_classes: int | None = None, tie_break: str = "random",
+                 unlabelled: str = "error", random_state=None):
         self._store_params(locals())
 
-    def fit(self, labels, *, n_classes: int | None = None):
+    def fit(self, labels):
         """Compute the votes for the given labels.
 
         Parameters
         ----------
-        labels : CrowdLabels, (item, expert, label) tuple, or (n_items, n_experts) matrix
-        n_classes : int, optional
-            Number of classes, if some class was never used.
+        labels : CrowdLabels, (item, expert, label) tuple, (n_items, n_experts) matrix
+            or pandas DataFrame with columns ``task``, ``worker``, ``label``
+
+        Returns
+        -------
+        self
         """
         if self.tie_break not in ("random", "lowest"):
             raise ValueError(f"tie_break must be 'random' or 'lowest', got {self.tie_break!r}")
         if self.unlabelled not in ("error", "uniform"):
             raise ValueError(f"unlabelled must be 'error' or 'uniform', got {self.unlabelled!r}")
-        crowd = as_crowd_labels(labels, n_classes=n_classes)
+        crowd = as_crowd_labels(labels, n_classes=self.n_classes)
         self._remember_ids(crowd)
         counts = crowd.vote_counts()
         totals = counts.sum(axis=1)
@@ -119,29 +125,29 @@ class MajorityVote(IdResults, BaseEstimator):
         return self._by_item(self._ids("class", self.posterior_.shape[1])[self._labels],
                              "agg_label")
 
-    def fit_predict(self, labels, **kwargs) -> np.ndarray:
-        """Fit and return the hard votes (class indices, as :meth:`predict`)."""
-        return self.fit(labels, **kwargs).predict()
-
-    def _vote_new(self, labels) -> "MajorityVote":
-        """The vote of new labels; a new DataFrame is read onto the fitted classes (it may
-        use only some of them)."""
+    def _vote_new(self, labels, X=None) -> "MajorityVote":
+        """The vote of new labels (on the fitted classes, if fitted); a new DataFrame is read
+        onto the fitted classes (it may use only some of them)."""
+        if X is not None:
+            raise ValueError("MajorityVote has no features: predict takes labels only")
         class_ids = getattr(self, "class_ids_", None)
         if _is_dataframe(labels) and class_ids is not None:
             labels = from_dataframe(labels, classes=class_ids)
-        return MajorityVote(**self.get_params()).fit(labels, n_classes=getattr(
-            self, "n_classes_", None))
+        params = self.get_params()
+        params["n_classes"] = getattr(self, "n_classes_", self.n_classes)
+        return MajorityVote(**params).fit(labels)
 
-    def predict(self, labels=None) -> np.ndarray:
-        """Hard votes for ``labels`` (default: those fitted), as class indices."""
-        if labels is not None:
-            return self._vote_new(labels)._labels
-        self._check_fitted()
+    # the answers (predict_proba, predict, fit_predict: crowdlearn._base.Predictions)
+    _new_needs_fit = False  # new labels are simply voted on
+
+    def _proba_new(self, labels, X) -> np.ndarray:
+        """Soft votes of new labels."""
+        return self._vote_new(labels, X).posterior_
+
+    def _labels_new(self, labels, X) -> np.ndarray:
+        """Hard votes of new labels, broken by the ``tie_break`` rule."""
+        return self._vote_new(labels, X)._labels
+
+    def _fitted_labels(self) -> np.ndarray:
+        """Hard votes of the fitted labels, broken by the ``tie_break`` rule."""
         return self._labels.copy()
-
-    def predict_proba(self, labels=None) -> np.ndarray:
-        """Soft votes for ``labels`` (default: those fitted)."""
-        if labels is not None:
-            return self._vote_new(labels).posterior_
-        self._check_fitted()
-        return self.posterior_.copy()

@@ -585,4 +585,4 @@ class MultiLabelDawidSkene(EMEstimator):
         Because the targets are independent given the labels, this is also the
         most probable joint labelling (the source's equation (11)).
         """
-        return np.argmax(self.predict_proba(labels, X), axis=2)
+        return super().predict(labels, X)  # the arg-max over the last axis, the classes

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from crowdlearn._base import BaseEstimator, posterior_or_refuse
+from crowdlearn._base import BaseEstimator, Predictions, posterior_or_refuse
 from crowdlearn._validation import as_float_array, check_scalar
 from crowdlearn.frames import IdResults
 from crowdlearn.labels import CrowdLabels, as_crowd_labels
@@ -185,7 +185,7 @@ def _read(labels, n_classes) -> CrowdLabels:
     return crowd
 
 
-class _VoteBase(IdResults, BaseEstimator):
+class _VoteBase(IdResults, Predictions, BaseEstimator):
     """What the skill-weighted votes share: reading the labels, the weighted vote under
     the skills each one finds (``_fit_skills``), the fitted state and prediction."""
 
@@ -197,7 +197,7 @@ class _VoteBase(IdResults, BaseEstimator):
         ("log-odds" or "linear"); may set the vote's own fitted attributes."""
         raise NotImplementedError
 
-    def fit(self, labels, *, n_classes: int | None = None):
+    def fit(self, labels):
         """Find the workers' skills (if the vote has any to find) and compute the
         weighted vote of ``labels``.
 
@@ -205,11 +205,13 @@ class _VoteBase(IdResults, BaseEstimator):
         ----------
         labels : CrowdLabels, (item, expert, label) tuple, (n_items, n_experts) matrix
             or pandas DataFrame with columns ``task``, ``worker``, ``label``
-        n_classes : int, optional
-            Number of classes, if some class was never used.
+
+        Returns
+        -------
+        self
         """
         self._check_params()
-        crowd = _read(labels, n_classes)
+        crowd = _read(labels, self.n_classes)
         skills, weighting = self._fit_skills(crowd)
         self._remember_ids(crowd)
         self._skill_values, self._weighting = skills, weighting
@@ -229,22 +231,15 @@ class _VoteBase(IdResults, BaseEstimator):
         return _new_crowd(labels, self.expert_ids_, self.class_ids_, self.n_experts_,
                           self.n_classes_)
 
-    def predict_proba(self, labels=None) -> np.ndarray:
-        """Posterior of the weighted vote, ``(n_items, n_classes)``: the fitted one, or that
-        of new ``labels`` (any form ``fit`` accepts; their workers must have been seen in
-        ``fit``) weighted with the fitted skills."""
-        self._check_fitted()
-        if labels is None:
-            return self.posterior_.copy()
+    def _proba_new(self, labels, X) -> np.ndarray:
+        """The weighted vote of new ``labels`` (any form ``fit`` accepts; their workers
+        must have been seen in ``fit``) with the fitted skills (see
+        :class:`~crowdlearn._base.Predictions` for ``predict_proba``, ``predict`` and
+        ``fit_predict``)."""
+        if X is not None:
+            raise ValueError(f"{type(self).__name__} has no features: predict takes labels "
+                             f"only")
         return weighted_posterior(self._new_crowd(labels), self._skill_values, self._weighting)
-
-    def predict(self, labels=None) -> np.ndarray:
-        """Hard labels (class indices; arg-max, the lowest class on ties)."""
-        return np.argmax(self.predict_proba(labels), axis=1)
-
-    def fit_predict(self, labels, **kwargs) -> np.ndarray:
-        """Fit, then return the hard labels of the training items (class indices)."""
-        return self.fit(labels, **kwargs).predict()
 
 
 # -- the estimators ----------------------------------------------------------------------------
@@ -269,6 +264,9 @@ class WeightedMajorityVote(_VoteBase):
         ``ValueError``), extra ids are ignored. ``None``: every worker counts
         the same, and the posterior is the plain soft majority vote (the vote
         fractions) whatever ``weights`` says.
+    n_classes : int, optional
+        Number of classes, if some class was never used (until 0.2.0 a keyword of
+        ``fit``).
     weights : {"log-odds", "linear"}, default "log-odds"
         ``"log-odds"``: :math:`\omega_r = \log\frac{(N-1)(1-\epsilon_r)}{\epsilon_r}`,
         the Bayes-optimal weight (below); skills must lie in :math:`[0, 1]`, and the
@@ -339,7 +337,8 @@ class WeightedMajorityVote(_VoteBase):
     [1, 0]
     """
 
-    def __init__(self, skills=None, *, weights: str = "log-odds"):
+    def __init__(self, skills=None, *, n_classes: int | None = None,
+                 weights: str = "log-odds"):
         self._store_params(locals())
 
     def _fit_skills(self, crowd: CrowdLabels):
@@ -374,6 +373,9 @@ class Wawa(_VoteBase):
 
     Parameters
     ----------
+    n_classes : int, optional
+        Number of classes, if some class was never used (until 0.2.0 a keyword of
+        ``fit``).
     weights : {"linear", "log-odds"}, default "linear"
         How skills become weights, as in :class:`WeightedMajorityVote`.
 
@@ -401,7 +403,7 @@ class Wawa(_VoteBase):
     [0, 1, 0, 1]
     """
 
-    def __init__(self, *, weights: str = "linear"):
+    def __init__(self, *, n_classes: int | None = None, weights: str = "linear"):
         self._store_params(locals())
 
     def _fit_skills(self, crowd: CrowdLabels):
@@ -444,6 +446,9 @@ class ZeroBasedSkill(_VoteBase):
 
     Parameters
     ----------
+    n_classes : int, optional
+        Number of classes, if some class was never used (until 0.2.0 a keyword of
+        ``fit``).
     max_iter : int, default 100
         At most this many steps (crowd-kit's ``n_iter``).
     lr_init : float, default 1.0
@@ -474,8 +479,9 @@ class ZeroBasedSkill(_VoteBase):
     ([1.0, 0.75, 0.5], 2, True)
     """
 
-    def __init__(self, *, max_iter: int = 100, lr_init: float = 1.0, lr_steps_to_reduce: int = 20,
-                 lr_reduce_factor: float = 0.5, tol: float = 1e-5, weights: str = "linear"):
+    def __init__(self, *, n_classes: int | None = None, max_iter: int = 100, lr_init: float = 1.0,
+                 lr_steps_to_reduce: int = 20, lr_reduce_factor: float = 0.5, tol: float = 1e-5,
+                 weights: str = "linear"):
         self._store_params(locals())
 
     def _check_params(self):

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, log_expit
 
-from crowdlearn._base import EMFitter, normalize_log, warn_if_not_converged
+from crowdlearn._base import (EMFitter, Predictions, normalize_log,
+                              refuse_features_as_labels, warn_if_not_converged)
 from crowdlearn._validation import _describe_positions, as_float_array, check_finite_array
 from crowdlearn.frames import features_by_task
 from crowdlearn.labels import (CrowdLabels, _frame_onto, _is_dataframe, _reindex_onto,
@@ -172,7 +173,7 @@ def _classifier_proba(X: np.ndarray, coef: np.ndarray, intercept: float) -> np.n
     return np.column_stack([expit(-a), expit(a)])
 
 
-class _BinaryFeatureModel(EMFitter):
+class _BinaryFeatureModel(Predictions, EMFitter):
     """The base of the binary-label feature models.
 
     A subclass defines ``__init__``, ``_check_params``,
@@ -267,39 +268,54 @@ class _BinaryFeatureModel(EMFitter):
         return params
 
     # -- a fitted model's answers ------------------------------------------------------------------
-    def predict_proba(self, X=None, labels=None) -> np.ndarray:
+    def predict_proba(self, labels=None, X=None) -> np.ndarray:
         r"""Class probabilities, shape ``(n_items, 2)``.
 
         Parameters
         ----------
+        labels : labels of new items, optional
+            Any form ``fit`` accepts, from labellers seen in ``fit``; with their features
+            ``X``, the posterior :math:`P(y^{(i)} \mid x^{(i)}, \text{labels})` under the
+            fitted parameters.
         X : array-like of shape (n_new_items, n_features), optional
-            Features of new items. Without ``labels``, the classifier alone,
-            :math:`[1 - \sigma(a_i), \sigma(a_i)]` with :math:`a_i = \beta_0 + \beta^\top
-            x^{(i)}` (``X @ coef_ + intercept_``). With neither argument, the training
-            posterior ``posterior_``.
-        labels : labels of the new items, optional
-            Any form ``fit`` accepts, from labellers seen in ``fit``; then the
-            posterior :math:`P(y^{(i)} \mid x^{(i)}, \text{labels})` under the fitted parameters.
+            Features of new items (pass it by keyword). Without ``labels``, the classifier
+            alone, :math:`[1 - \sigma(a_i), \sigma(a_i)]` with :math:`a_i = \beta_0 +
+            \beta^\top x^{(i)}` (``X @ coef_ + intercept_``).
+
+        Returns
+        -------
+        ndarray of shape (n_items, 2)
+            With neither argument, the training posterior ``posterior_``.
+
+        Raises
+        ------
+        ValueError
+            For ``labels`` without ``X``, and for a feature matrix given as ``labels``
+            (the call ``predict_proba(X_new)`` of the order ``(X, labels)`` used before
+            0.2.0): pass ``X=X_new``.
         """
-        self._check_fitted()
+        return super().predict_proba(labels, X)
+
+    def _proba_new(self, labels, X) -> np.ndarray:
         if X is None:
-            if labels is not None:
-                raise ValueError("labels of new items need their features X")
-            return self.posterior_.copy()
+            refuse_features_as_labels(labels, type(self).__name__,
+                                      getattr(self, self._n_labellers), self.n_features_in_)
+            raise ValueError(f"{type(self).__name__}: labels of new items need their "
+                             f"features X: predict(labels, X=X_new); for the classifier from "
+                             f"the features alone, predict(X=X_new)")
+        if isinstance(X, (CrowdLabels, tuple)):
+            raise ValueError(f"{type(self).__name__}: X holds labels; the order is (labels, "
+                             f"X) since crowdlearn 0.2.0: predict(labels, X=X_new)")
         if labels is None:
             X = _check_features(X, n_features=self.n_features_in_)
             return _classifier_proba(X, self.coef_, self.intercept_)
         q, _ = normalize_log(self._log_joint(self._new_data(labels, X), self._params))
         return q
 
-    def predict(self, X=None, labels=None) -> np.ndarray:
-        """Most probable class (as in :meth:`predict_proba`); ties go to class 1."""
-        proba = self.predict_proba(X, labels)
+    @staticmethod
+    def _decide(proba: np.ndarray) -> np.ndarray:
+        """Class 1 where its probability is at least 1/2 (ties go to class 1)."""
         return (proba[:, 1] >= 0.5).astype(np.intp)
-
-    def fit_predict(self, labels, X) -> np.ndarray:
-        """Fit, then return the most probable class of each training item."""
-        return self.fit(labels, X).predict()
 
     def observed_log_likelihood(self, labels, X) -> float:
         r""":math:`\ell(\hat\theta)`, the log-likelihood of ``labels`` given ``X`` at the

@@ -307,7 +307,7 @@ class LogisticAnnotators(_BinaryFeatureModel):
     (array([ 2. , -1.1]), (3, 2))
     >>> float(np.mean(model.predict() == sim.truth)) > 0.9
     True
-    >>> model.predict_proba(np.array([[1.0, 0.0]])).round(2)  # the classifier alone
+    >>> model.predict_proba(X=np.array([[1.0, 0.0]])).round(2)  # the classifier alone
     array([[0.13, 0.87]])
     >>> bool((np.diff(model.log_likelihood_history_) >= 0).all())
     True

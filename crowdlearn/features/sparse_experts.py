@@ -327,7 +327,7 @@ class SparseExpertsEM(_BinaryFeatureModel):
     True
     >>> bool((np.diff(model.log_likelihood_history_) >= 0).all())
     True
-    >>> model.predict_proba(sim.X[:2]).shape   # from the features alone
+    >>> model.predict_proba(X=sim.X[:2]).shape   # from the features alone
     (2, 2)
     """
 

@@ -129,8 +129,8 @@ def replicate(scenario: str = "i", seed: int = 0, *, squares: str = "raw",
         lam_max = sparse_experts_lambda_max(train.labels, train.X, **params)
     lambdas = lam_max * np.geomspace(1.0, lambda_min_ratio, n_lambdas + 1)[1:]
     models = [fit(f"lambda[{t}]", float(lam)) for t, lam in enumerate(lambdas)]
-    s_valid = np.array([surrogate_risk(m.predict(valid.X), valid.labels) for m in models])
-    preds = [m.predict(test.X) for m in models]
+    s_valid = np.array([surrogate_risk(m.predict(X=valid.X), valid.labels) for m in models])
+    preds = [m.predict(X=test.X) for m in models]
     best = int(np.argmin(s_valid))
     em = fit("EM", 0.0)
 
@@ -141,14 +141,14 @@ def replicate(scenario: str = "i", seed: int = 0, *, squares: str = "raw",
                                                                         n_lambdas + 1)[1:]
     mv = [MajorityVoteLogistic(lam=float(lam), random_state=seed).fit(train.labels, train.X)
           for lam in lam_mv]
-    mv_best = mv[int(np.argmin([surrogate_risk(m.predict(valid.X), valid.labels)
+    mv_best = mv[int(np.argmin([surrogate_risk(m.predict(X=valid.X), valid.labels)
                                 for m in mv]))]
     truth_fit = MajorityVoteLogistic(lam=0.0).fit(train.truth[:, None], train.X)
     final = {
         "EM-Sparse": preds[best],
-        "EM": em.predict(test.X),
-        "Majority": mv_best.predict(test.X),
-        "True labels": truth_fit.predict(test.X),
+        "EM": em.predict(X=test.X),
+        "Majority": mv_best.predict(X=test.X),
+        "True labels": truth_fit.predict(X=test.X),
         "Bayes": (test.proba > 0.5).astype(int),
     }
     return Replication(

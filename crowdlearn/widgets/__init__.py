@@ -620,7 +620,7 @@ class VoteExplorer(_LiveExplorer):
 
         truth = np.asarray(truth)
         acc = [0.9] * 3 + [careless_accuracy] * (crowd.n_experts - 3)
-        votes = MajorityVote(random_state=0).fit(crowd, n_classes=2).posterior_
+        votes = MajorityVote(n_classes=2, random_state=0).fit(crowd).posterior_
         post = oracle_posterior(crowd, one_coin_confusion(acc, 2), [0.5, 0.5])
         return {"mvAccuracy": expected_accuracy(votes, 0.0),
                 "oracleAccuracy": expected_accuracy(post, 1e-9)}

@@ -156,7 +156,7 @@ MISTAKES = [
     Mistake("a5_scored_on_train", "a5_choosing_penalty", "choose", """
         models = [SparseExpertsEM(lam=lam, **model_params).fit(Y_train, X_train)
                   for lam in lam_grid]
-        scores = np.array([s_hat(model.predict(X_train), Y_train) for model in models])
+        scores = np.array([s_hat(model.predict(X=X_train), Y_train) for model in models])
         best_lam = lam_grid[np.argmin(scores)]
         """, frozenset({"check_scores"}), "S-hat on the training items"),
     Mistake("a5_no_flip", "a5_choosing_penalty", "expectation", """

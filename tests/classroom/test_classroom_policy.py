@@ -170,7 +170,7 @@ CALLS_THE_PACKAGE = [
         """, "surrogate_risk"),
     ("a5_choosing_penalty", "risks", """
         from crowdlearn import true_risk
-        risks = np.array([true_risk(m.predict(X_test), truth_test) for m in models])
+        risks = np.array([true_risk(m.predict(X=X_test), truth_test) for m in models])
         """, "true_risk"),
 ]
 
@@ -398,7 +398,7 @@ ALLOWED = [
         for lam in lam_grid:
             models.append(crowdlearn.SparseExpertsEM(lam=lam, **model_params)
                           .fit(Y_train, X_train))
-        scores = np.array([s_hat(m.predict(X_test), Y_test) for m in models])
+        scores = np.array([s_hat(m.predict(X=X_test), Y_test) for m in models])
         best_lam = lam_grid[int(np.argmin(scores))]
         """),
 ]

@@ -310,10 +310,11 @@ def test_binary_feature_models_map_table_ids_at_predict_time():
             model.fit(crowd, X)
             # only workers b and c: their own codes in this table are 0 and 1
             new = cl.from_table(["x", "x"], ["b", "c"], [1, 1], classes=model.class_ids_)
-            np.testing.assert_allclose(model.predict_proba(X[:1], new),
-                                       model.predict_proba(X[:1], ([0, 0], [1, 2], [1, 1])))
+            np.testing.assert_allclose(model.predict_proba(new, X=X[:1]),
+                                       model.predict_proba(([0, 0], [1, 2], [1, 1]), X=X[:1]))
             with pytest.raises(ValueError, match=r"unknown expert\(s\) \['zz'\]"):
-                model.predict_proba(X[:1], cl.from_table(["x", "x"], ["zz", "b"], [1, 0]))
+                model.predict_proba(cl.from_table(["x", "x"], ["zz", "b"], [1, 0]), X=X[:1])
             index_coded = type(model)(max_iter=20).fit(crowd.to_dense(), X)
             with pytest.raises(ValueError, match="without identifiers"):
-                index_coded.predict_proba(X[:1], cl.from_table(["x", "x"], ["c", "b"], [1, 0]))
+                index_coded.predict_proba(cl.from_table(["x", "x"], ["c", "b"], [1, 0]),
+                                          X=X[:1])

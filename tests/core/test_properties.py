@@ -103,8 +103,9 @@ def test_naive_bayes_mixture_em_objective_never_decreases(X, n_classes, alpha, s
        seed=st.integers(0, 100))
 def test_majority_vote_rows_sum_to_one(data, tie_break, seed):
     M, K = data
-    mv = MajorityVote(tie_break=tie_break, unlabelled="uniform", random_state=seed)
-    mv.fit(M, n_classes=K)
+    mv = MajorityVote(n_classes=K, tie_break=tie_break, unlabelled="uniform",
+                      random_state=seed)
+    mv.fit(M)
     np.testing.assert_allclose(mv.posterior_.sum(axis=1), 1.0, atol=1e-12)
     # the hard vote is always one of the most voted classes
     assert (mv.posterior_[np.arange(M.shape[0]), mv.labels_] == mv.posterior_.max(axis=1)).all()

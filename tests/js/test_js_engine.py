@@ -165,7 +165,7 @@ def _check_against_package(setting: dict, got: dict) -> None:
     true_conf = one_coin_confusion(1 - err, K)
     np.testing.assert_allclose(got["trueErrorRates"],
                                expert_error_rates(true_conf, np.full(K, 1 / K)), atol=1e-12)
-    mv = cl.MajorityVote(tie_break="lowest", unlabelled="uniform").fit(crowd, n_classes=K)
+    mv = cl.MajorityVote(n_classes=K, tie_break="lowest", unlabelled="uniform").fit(crowd)
     assert got["mvAccuracy"] == np.mean(mv.labels_ == truth), where
     check_accuracy(got["emAccuracy"], post, ds.posterior_, np.mean(ds.predict() == truth),
                    truth, where)

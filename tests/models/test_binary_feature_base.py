@@ -47,7 +47,7 @@ def test_fitted_answers_are_consistent(cls, who, count, sim):
     assert np.allclose(model.posterior_.sum(axis=1), 1.0)
     assert np.mean(model.predict() == sim.truth) > 0.8
     # the same labels and features, re-read as new items, give the training posterior
-    np.testing.assert_allclose(model.predict_proba(sim.X, sim.labels), model.posterior_,
+    np.testing.assert_allclose(model.predict_proba(sim.labels, X=sim.X), model.posterior_,
                                atol=1e-10)
     # the likelihood of the training labels is the fitted one, and the objective subtracts
     # the penalty from it
@@ -57,7 +57,7 @@ def test_fitted_answers_are_consistent(cls, who, count, sim):
     assert model.objective_ <= model.log_likelihood_
     # features alone: the classifier
     a = sim.X[:5] @ model.coef_ + model.intercept_
-    np.testing.assert_allclose(model.predict_proba(sim.X[:5])[:, 1], 1 / (1 + np.exp(-a)))
+    np.testing.assert_allclose(model.predict_proba(X=sim.X[:5])[:, 1], 1 / (1 + np.exp(-a)))
 
 
 @pytest.mark.parametrize("cls, who, count", MODELS)
@@ -65,7 +65,7 @@ def test_ties_go_to_class_one(cls, who, count, sim):
     model = _fit(cls, sim)
     # a classifier with all-zero weights gives exactly 1/2 for every item
     model.coef_, model.intercept_ = np.zeros_like(model.coef_), 0.0
-    assert model.predict(sim.X[:3]).tolist() == [1, 1, 1]
+    assert model.predict(X=sim.X[:3]).tolist() == [1, 1, 1]
 
 
 @pytest.mark.parametrize("cls, who, count", MODELS)
@@ -73,11 +73,11 @@ def test_the_same_errors_in_each_models_words(cls, who, count, sim):
     model = _fit(cls, sim)
     X1 = sim.X[:1]
     with pytest.raises(ValueError, match=f"unknown {who} 3: the model was fitted on 3 {who}s"):
-        model.predict_proba(X1, labels=([0], [3], [1]))
+        model.predict_proba(([0], [3], [1]), X=X1)
     with pytest.raises(ValueError, match=f"unknown {who}s: the labels come from 5 {who}s"):
-        model.predict_proba(X1, labels=np.array([[0, -1, -1, -1, -1]]))
+        model.predict_proba(np.array([[0, -1, -1, -1, -1]]), X=X1)
     with pytest.raises(ValueError, match="need their features"):
-        model.predict_proba(labels=([0], [0], [1]))
+        model.predict_proba(([0], [0], [1]))
     with pytest.raises(ValueError, match="has 3 features but the model was fitted with 2"):
         model.observed_log_likelihood(([0], [0], [1]), np.zeros((1, 3)))
     with pytest.raises(ValueError, match="X has 2 rows but the labels describe 1 items"):
@@ -187,21 +187,21 @@ def test_new_dataframe_labels_are_matched_to_features_by_task_id(cls, who, count
     new = pd.DataFrame({"task": ["b", "a", "b"], "worker": [("w", 0), ("w", 1), ("w", 2)],
                         "label": [1, 0, 1]})
     Xn = pd.DataFrame([[1.0, 0.0], [-1.0, 2.0]], index=["a", "b"])
-    p = model.predict_proba(Xn, new)
-    np.testing.assert_array_equal(p, model.predict_proba(Xn.iloc[::-1], new))
+    p = model.predict_proba(new, X=Xn)
+    np.testing.assert_array_equal(p, model.predict_proba(new, X=Xn.iloc[::-1]))
     # item "a" alone, through the index-coded path, gives the same posterior
     labels_a = ([0], [1], [0])
     if model.expert_ids_ is not None:
         assert model.expert_ids_[1] == ("w", 1)
-    np.testing.assert_allclose(p[0], model.predict_proba(Xn.loc[["a"]].to_numpy(),
-                                                         labels_a)[0], atol=1e-12)
+    np.testing.assert_allclose(p[0], model.predict_proba(labels_a,
+                                                         X=Xn.loc[["a"]].to_numpy())[0], atol=1e-12)
     # a new table that uses one class only is read onto the fitted classes
-    np.testing.assert_allclose(model.predict_proba(Xn.loc[["a"]], new.iloc[[1]]), p[:1])
+    np.testing.assert_allclose(model.predict_proba(new.iloc[[1]], X=Xn.loc[["a"]]), p[:1])
     with pytest.raises(ValueError, match="cannot be matched to tasks without guessing"):
-        model.predict_proba(Xn.to_numpy(), new)
+        model.predict_proba(new, X=Xn.to_numpy())
     with pytest.raises(ValueError, match=r"unknown worker: \[\('zz', 9\)\]"):
-        model.predict_proba(Xn.loc[["a"]],
-                            pd.DataFrame({"task": ["a"], "worker": [("zz", 9)], "label": [1]}))
+        model.predict_proba(pd.DataFrame({"task": ["a"], "worker": [("zz", 9)], "label": [1]}),
+                            X=Xn.loc[["a"]])
 
 
 def test_every_reader_of_labels_with_features_matches_a_dataframe_by_task_id():

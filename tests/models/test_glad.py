@@ -255,7 +255,7 @@ def test_recovers_abilities_on_simulated_glad_data(K):
     assert np.corrcoef(glad.ability_, alpha)[0, 1] > 0.9
     assert np.corrcoef(glad.log_beta_, b)[0, 1] > 0.0
     acc = np.mean(glad.predict() == truth)
-    mv = MajorityVote(tie_break="random", random_state=0).fit(labels, n_classes=K)
+    mv = MajorityVote(n_classes=K, tie_break="random", random_state=0).fit(labels)
     assert acc > np.mean(mv.predict() == truth)
     assert np.mean(glad.fit_predict(labels) == glad.predict()) == 1.0
 

@@ -317,7 +317,7 @@ def test_recovers_classifier_and_reliabilities():
                                atol=0.15)
     np.testing.assert_allclose(model.reliability(sim.X), sim.eta, atol=0.05)
     assert np.mean(model.predict() == sim.truth) > 0.95
-    assert np.mean(model.predict(sim.X) == sim.truth) > 0.75   # the classifier alone
+    assert np.mean(model.predict(X=sim.X) == sim.truth) > 0.75   # the classifier alone
 
 
 def test_beats_dawid_skene_when_reliability_varies():
@@ -375,7 +375,7 @@ def test_missing_labels_and_unlabelled_items():
     np.testing.assert_allclose(model.posterior_.sum(axis=1), 1.0)
     # an item nobody labelled gets the classifier's prediction
     free = sim.labels.unlabelled_items()
-    np.testing.assert_allclose(model.posterior_[free], model.predict_proba(sim.X[free]),
+    np.testing.assert_allclose(model.posterior_[free], model.predict_proba(X=sim.X[free]),
                                atol=1e-14)
     assert np.mean(model.predict() == sim.truth) > 0.85
 
@@ -409,13 +409,13 @@ def test_predict_proba_of_new_items():
     X_new = np.array([[0.2, 0.1], [-1.0, 2.0], [3.0, -1.0]])
     new = [(0, 1, 1), (0, 2, 1), (2, 0, 0)]                   # item 1 has no label
     item, ann, lab = (np.array(c) for c in zip(*new))
-    got = model.predict_proba(X_new, labels=(item, ann, lab))
+    got = model.predict_proba((item, ann, lab), X=X_new)
     np.testing.assert_allclose(got, brute_posterior(X_new, new, model._params), atol=1e-13)
     a = X_new @ model.coef_ + model.intercept_
-    np.testing.assert_allclose(model.predict_proba(X_new), np.c_[expit(-a), expit(a)],
+    np.testing.assert_allclose(model.predict_proba(X=X_new), np.c_[expit(-a), expit(a)],
                                atol=1e-15)
-    np.testing.assert_allclose(got[1], model.predict_proba(X_new)[1], atol=1e-15)
-    np.testing.assert_array_equal(model.predict(X_new, labels=(item, ann, lab)),
+    np.testing.assert_allclose(got[1], model.predict_proba(X=X_new)[1], atol=1e-15)
+    np.testing.assert_array_equal(model.predict((item, ann, lab), X=X_new),
                                   got.argmax(axis=1))
     np.testing.assert_array_equal(model.predict_proba(), model.posterior_)
 
@@ -463,7 +463,7 @@ def test_extreme_features_do_not_overflow():
 
 def test_not_fitted():
     with pytest.raises(NotFittedError):
-        LogisticAnnotators().predict_proba(np.zeros((1, 2)))
+        LogisticAnnotators().predict_proba(X=np.zeros((1, 2)))
 
 
 # -- bad inputs ---------------------------------------------------------------------------------
@@ -501,11 +501,11 @@ def test_bad_inputs():
         LogisticAnnotators(init="random").fit(crowd, X)
     model.fit(crowd, X)
     with pytest.raises(ValueError, match="unknown annotator 3"):
-        model.predict_proba(X[:1], labels=([0], [3], [1]))
+        model.predict_proba(([0], [3], [1]), X=X[:1])
     with pytest.raises(ValueError, match="has 3 features but the model was fitted with 2"):
-        model.predict_proba(np.zeros((2, 3)))
+        model.predict_proba(X=np.zeros((2, 3)))
     with pytest.raises(ValueError, match="need their features"):
-        model.predict_proba(labels=([0], [0], [1]))
+        model.predict_proba(([0], [0], [1]))
 
 
 # -- the simulator ------------------------------------------------------------------------------

@@ -42,17 +42,17 @@ def test_repeated_labels_count_as_votes():
 
 
 def test_n_classes_adds_unused_classes():
-    mv = MajorityVote().fit(np.array([[0, 1, 1]]), n_classes=4)
+    mv = MajorityVote(n_classes=4).fit(np.array([[0, 1, 1]]))
     np.testing.assert_allclose(mv.posterior_, [[1 / 3, 2 / 3, 0, 0]])
 
 
 # -- ties ----------------------------------------------------------------------------------
 def test_tie_lowest_picks_the_lowest_tied_index():
     # ties between 1 and 2 (not 0!), and between 0 and 1
-    mv = MajorityVote(tie_break="lowest").fit([[1, 2, 0], [0, 1, -1]], n_classes=3)
+    mv = MajorityVote(n_classes=3, tie_break="lowest").fit([[1, 2, 0], [0, 1, -1]])
     # item 0 is a three-way tie; item 1 a two-way tie
     assert mv.labels_.tolist() == [0, 0]
-    mv = MajorityVote(tie_break="lowest").fit([[1, 2, 2, 1]], n_classes=3)
+    mv = MajorityVote(n_classes=3, tie_break="lowest").fit([[1, 2, 2, 1]])
     assert mv.labels_.tolist() == [1]
 
 
@@ -64,7 +64,7 @@ def _tied_crowd(n_items, tied, n_classes):
 
 def test_tie_random_only_picks_tied_classes_and_each_of_them():
     labels, K = _tied_crowd(3000, (1, 3), 4)
-    mv = MajorityVote(tie_break="random", random_state=0).fit(labels, n_classes=K)
+    mv = MajorityVote(n_classes=K, tie_break="random", random_state=0).fit(labels)
     assert set(mv.labels_.tolist()) == {1, 3}
     freq = np.bincount(mv.labels_, minlength=K) / labels.shape[0]
     np.testing.assert_allclose(freq, [0, 0.5, 0, 0.5], atol=0.03)
@@ -73,7 +73,7 @@ def test_tie_random_only_picks_tied_classes_and_each_of_them():
 
 def test_tie_random_three_way_is_uniform():
     labels, K = _tied_crowd(3000, (0, 1, 2), 3)
-    mv = MajorityVote(random_state=1).fit(labels, n_classes=K)
+    mv = MajorityVote(n_classes=K, random_state=1).fit(labels)
     freq = np.bincount(mv.labels_, minlength=K) / labels.shape[0]
     np.testing.assert_allclose(freq, [1 / 3] * 3, atol=0.03)
 
@@ -151,9 +151,11 @@ def test_not_fitted():
 
 def test_get_and_set_params():
     mv = MajorityVote(tie_break="lowest", random_state=5)
-    assert mv.get_params() == {"tie_break": "lowest", "unlabelled": "error", "random_state": 5}
+    assert mv.get_params() == {"n_classes": None, "tie_break": "lowest", "unlabelled": "error",
+                              "random_state": 5}
     assert mv.set_params(tie_break="random") is mv and mv.tie_break == "random"
-    assert repr(mv) == "MajorityVote(tie_break='random', unlabelled='error', random_state=5)"
+    assert repr(mv) == ("MajorityVote(n_classes=None, tie_break='random', unlabelled='error', "
+                        "random_state=5)")
     with pytest.raises(ValueError, match="has no parameter 'alpha'"):
         mv.set_params(alpha=1)
 
@@ -180,7 +182,7 @@ def test_init_only_stores():
 ])
 def test_bad_input(params, labels, kwargs, match):
     with pytest.raises(ValueError, match=match):
-        MajorityVote(**params).fit(labels, **kwargs)
+        MajorityVote(**params, **kwargs).fit(labels)
 
 
 # -- results by id ---------------------------------------------------------------------------

@@ -152,7 +152,7 @@ def test_select_by_surrogate_picks_the_lowest_true_risk():
         warnings.simplefilter("ignore", ConvergenceWarning)
         res = select_by_surrogate(candidates, train.labels, train.X, cv=3, random_state=0)
         risks = {name: true_risk(fit_quiet(type(c)(**c.get_params()), train.labels,
-                                           train.X).predict(test.X), test.truth)
+                                           train.X).predict(X=test.X), test.truth)
                  for name, c in candidates.items()}
     assert set(res.scores) == set(candidates) and res.fold_scores["EM"].shape == (3,)
     assert res.best == min(risks, key=risks.get) == "EM-Sparse"
@@ -178,7 +178,7 @@ def test_select_penalty_tracks_the_true_risk():
         for lam in sel.lambdas:
             m = fit_quiet(SparseExpertsEM(lam=lam * 400 / 200, max_iter=60), train.labels,
                           train.X)
-            risks.append(true_risk(m.predict(test.X), test.truth))
+            risks.append(true_risk(m.predict(X=test.X), test.truth))
     np.testing.assert_allclose(sel.lambdas, sorted(lambdas, reverse=True))
     assert sel.scores.shape == (5,) and sel.fold_scores.shape == (1, 5)
     assert sel.best_lambda == sel.lambdas[sel.best_index]

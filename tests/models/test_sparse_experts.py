@@ -202,7 +202,7 @@ def test_beats_majority_when_experts_vary():
     test = sparse_crowd(4000, seed=7)
     em = SparseExpertsEM(lam=10.0).fit(sim.labels, sim.X)
     mv = MajorityVoteLogistic(lam=10.0, random_state=0).fit(sim.labels, sim.X)
-    assert np.mean(em.predict(test.X) == test.truth) > np.mean(mv.predict(test.X) == test.truth)
+    assert np.mean(em.predict(X=test.X) == test.truth) > np.mean(mv.predict(test.X) == test.truth)
 
 
 # -- sign flip -----------------------------------------------------------------------------------
@@ -234,7 +234,7 @@ def test_missing_labels_and_unlabelled_items():
     assert (np.diff(hist) >= -1e-10 * np.abs(hist[1:])).all()
     empty = per_item == 0
     # an unlabelled item's posterior is the classifier's prior
-    np.testing.assert_allclose(model.posterior_[empty], model.predict_proba(sim.X[empty]),
+    np.testing.assert_allclose(model.posterior_[empty], model.predict_proba(X=sim.X[empty]),
                                atol=1e-12)
     assert np.mean(model.predict() == sim.truth) > 0.85
     # the dense matrix with -1 and the triples give the same fit: the same EM steps (a
@@ -306,11 +306,11 @@ def test_probabilities_and_reproducibility():
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(a.posterior_, b.posterior_, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(a.posterior_.sum(axis=1), 1.0)
-    P = a.predict_proba(sim.X[:7])
+    P = a.predict_proba(X=sim.X[:7])
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     np.testing.assert_allclose(P[:, 1], expit(sim.X[:7] @ a.coef_ + a.intercept_))
     # with labels: the posterior of new items equals the training posterior on the same items
-    np.testing.assert_allclose(a.predict_proba(sim.X, sim.labels), a.posterior_, atol=1e-12)
+    np.testing.assert_allclose(a.predict_proba(sim.labels, X=sim.X), a.posterior_, atol=1e-12)
     R = a.reliability(sim.X[:4])
     assert R.shape == (4, 5) and np.all((R > 0) & (R < 1))
     np.testing.assert_array_equal(a.fit_predict(sim.labels, sim.X), a.predict())
@@ -397,12 +397,12 @@ def test_bad_inputs():
         SparseExpertsEM(init=SparseExpertsParams(np.zeros(3), 0.0, np.zeros(3),
                                                  np.zeros(2))).fit(crowd, X)
     with pytest.raises(NotFittedError):
-        SparseExpertsEM().predict_proba(X)
+        SparseExpertsEM().predict_proba(X=X)
     model = fit_quiet(SparseExpertsEM(max_iter=5), crowd, X)
     with pytest.raises(ValueError, match="unknown expert 3"):
-        model.predict_proba(X[:1], ([0], [3], [1]))
+        model.predict_proba(([0], [3], [1]), X=X[:1])
     with pytest.raises(ValueError, match="has 3 features but the model was fitted with 2"):
-        model.predict_proba(np.zeros((2, 3)))
+        model.predict_proba(X=np.zeros((2, 3)))
     with pytest.raises(ValueError, match="lambdas must be finite and non-negative"):
         sparse_experts_path(crowd, X, [1.0, -1.0])
     with pytest.raises(ValueError, match="lam is set by the path"):

@@ -99,7 +99,7 @@ TOY = np.array([[0, 1, 1],
 # -- WeightedMajorityVote by hand --------------------------------------------------------------
 def test_log_odds_vote_by_hand():
     # K = 3: w_j = log(2 p / (1 - p)): 0.9 -> log 18, 0.6 -> log 3, 0.5 -> log 2
-    wmv = WeightedMajorityVote([0.9, 0.6, 0.5]).fit(TOY, n_classes=3)
+    wmv = WeightedMajorityVote([0.9, 0.6, 0.5], n_classes=3).fit(TOY)
     np.testing.assert_allclose(wmv.weights_, np.log([18, 3, 2]))
     # item 0: class 0 scores log 18, class 1 log 3 + log 2 = log 6 -> (18, 6, 1) / 25
     # item 1: class 0 log 18 + log 3 = log 54, class 1 log 2 -> (54, 2, 1) / 57
@@ -113,7 +113,7 @@ def test_log_odds_vote_by_hand():
 
 
 def test_linear_vote_by_hand():
-    wmv = WeightedMajorityVote([0.9, 0.6, 0.5], weights="linear").fit(TOY, n_classes=3)
+    wmv = WeightedMajorityVote([0.9, 0.6, 0.5], n_classes=3, weights="linear").fit(TOY)
     np.testing.assert_allclose(wmv.posterior_, [[0.9 / 2, 1.1 / 2, 0],
                                                 [1.5 / 2, 0.5 / 2, 0],
                                                 [0, 0.6 / 1.5, 0.9 / 1.5],
@@ -151,7 +151,7 @@ def test_skills_at_zero_and_one():
     wmv = WeightedMajorityVote([1.0, 0.8, 0.8]).fit(np.array([[0, 1, 1], [-1, 1, 0]]))
     np.testing.assert_allclose(wmv.posterior_[0], [1, 0])
     assert np.isfinite(wmv.posterior_).all()
-    wmv = WeightedMajorityVote([0.0, 0.6, 0.6]).fit(np.array([[0, 0, 1]]), n_classes=3)
+    wmv = WeightedMajorityVote([0.0, 0.6, 0.6], n_classes=3).fit(np.array([[0, 0, 1]]))
     assert wmv.posterior_[0, 0] == 0 and np.isfinite(wmv.posterior_).all()
     assert wmv.labels_.tolist() == [1]
     assert np.isposinf(log_odds_weights([1.0], 2)).all()
@@ -379,9 +379,10 @@ def test_weighted_vote_takes_skills_by_worker_id():
     (ZeroBasedSkill(weights="log"), [[0, 1]], "weights must be"),
 ])
 def test_bad_input(est, labels, match):
-    kwargs = dict(n_classes=3) if "out of range" in match else {}
+    if "out of range" in match:
+        est = type(est)(**{**est.get_params(), "n_classes": 3})
     with pytest.raises(ValueError, match=match):
-        est.fit(labels, **kwargs)
+        est.fit(labels)
 
 
 def test_not_fitted_and_params():
@@ -390,10 +391,11 @@ def test_not_fitted_and_params():
             est.predict()
         with pytest.raises(NotFittedError):
             est.labels_
-    assert ZeroBasedSkill().get_params() == dict(max_iter=100, lr_init=1.0,
+    assert ZeroBasedSkill().get_params() == dict(n_classes=None, max_iter=100, lr_init=1.0,
                                                  lr_steps_to_reduce=20, lr_reduce_factor=0.5,
                                                  tol=1e-5, weights="linear")
-    assert repr(Wawa()) == "Wawa(weights='linear')"
-    assert WeightedMajorityVote().get_params() == dict(skills=None, weights="log-odds")
+    assert repr(Wawa()) == "Wawa(n_classes=None, weights='linear')"
+    assert WeightedMajorityVote().get_params() == dict(skills=None, n_classes=None,
+                                                       weights="log-odds")
     crowd = from_dense(np.array([[0, 1], [1, 1]]))
-    assert Wawa().fit(crowd, n_classes=4).posterior_.shape == (2, 4)
+    assert Wawa(n_classes=4).fit(crowd).posterior_.shape == (2, 4)

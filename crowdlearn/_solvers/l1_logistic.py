@@ -282,8 +282,10 @@ def _penalty(prob: _Problem, beta: np.ndarray) -> float:
     return float(prob.lam @ np.abs(beta))
 
 
-def _gradient(prob: _Problem, Xc: np.ndarray, u: np.ndarray):
-    r = prob.weight * (prob.target - expit(u))
+def _gradient(prob: _Problem, Xc: np.ndarray, u: np.ndarray, p: np.ndarray | None = None):
+    """``(dJ_0/d intercepts, dJ_0/d beta)`` at the linear predictor ``u``; ``p`` is
+    ``expit(u)`` if the caller has it."""
+    r = prob.weight * (prob.target - (expit(u) if p is None else p))
     return _group_sum(prob, r), Xc.T @ _row_sum(prob, r)
 
 
@@ -308,11 +310,12 @@ class _Design(NamedTuple):
 
 def _group_pattern(prob: _Problem):
     """The sparsity pattern of :class:`_Curvature`'s ``(G, n_rows)`` matrix of group weights
-    on the feature rows, as ``(order, indices, indptr)``: that CSR matrix is
-    ``csr_array((w[order], indices, indptr))`` for the observations' weights ``w`` -- the
-    same matrix, stored in the same order, as building it from ``(w, (groups, rows))``,
-    without sorting the observations again at every call. ``None`` with fewer than two
-    groups, or when observations share both group and row (their weights would be summed)."""
+    on the feature rows, as ``(order, M)``: with ``M.data`` set to ``w[order]`` for the
+    observations' weights ``w``, ``M`` is the CSR matrix built from ``(w, (groups, rows))``
+    -- the same matrix, stored in the same order -- without sorting the observations again
+    at every call (``M`` is overwritten by every :class:`_Curvature` given it). ``None``
+    with fewer than two groups, or when observations share both group and row (their
+    weights would be summed)."""
     if prob.G < 2:
         return None
     U = prob.groups.shape[0]
@@ -321,7 +324,9 @@ def _group_pattern(prob: _Problem):
                              shape=(prob.G, prob.X.shape[0]))
     if label.nnz != U:
         return None
-    return label.data.astype(np.intp) - 1, label.indices, label.indptr
+    order = label.data.astype(np.intp) - 1
+    label.data[:] = 0.0
+    return order, label
 
 
 def _design(prob: _Problem) -> _Design:
@@ -362,12 +367,16 @@ class _Curvature:
     the whole of ``C`` by one symmetric rank-k update (``syrk``). Coordinate
     descent on a sparse problem needs only the columns of the coordinates that
     move. A tiny ridge on the diagonal keeps empty columns and groups finite.
+
+    ``pattern`` (:func:`_group_pattern`) spares building the sparse matrix afresh, and
+    ``p``, ``expit(u)`` if the caller has it, one evaluation of the logistic function;
+    neither changes a number.
     """
 
     def __init__(self, prob: _Problem, Xc: np.ndarray, Xc_sq: np.ndarray, u: np.ndarray,
-                 pattern=None):
+                 pattern=None, p: np.ndarray | None = None):
         self.Xc = Xc
-        w = prob.weight * expit(u) * expit(-u)
+        w = prob.weight * (expit(u) if p is None else p) * expit(-u)
         self.w_rows = _row_sum(prob, w)
         G, d = prob.G, Xc.shape[1]
         self.G, self.d = G, d
@@ -384,9 +393,9 @@ class _Curvature:
             if pattern is None:
                 rows = np.arange(w.shape[0]) if prob.rows is None else prob.rows
                 M = sparse.csr_array((w, (prob.groups, rows)), shape=(G, Xc.shape[0]))
-            else:
-                order, indices, indptr = pattern
-                M = sparse.csr_array((w[order], indices, indptr), shape=(G, Xc.shape[0]))
+            else:  # the same matrix, stored in the same order: only its values are new
+                order, M = pattern
+                np.take(w, order, out=M.data)
             self.Bt = np.asarray(M @ Xc).reshape(G, d)
         diag += 1e-12 * max(float(diag.max(initial=0.0)), 1e-300) + 1e-300
         self.diag = diag
@@ -736,18 +745,28 @@ class _PreparedProblem:
         self.penalize = _check_penalize(penalize, self.problem.X.shape[1])
         self.design = _design(self.problem)
 
-    def fit(self, target, *, lam: float, coef_init=None, intercept_init=None,
-            tol: float = 1e-8, max_iter: int = 100, summary: bool = True) -> L1LogisticFit:
-        """:func:`fit_l1_logistic` with this fixed part. ``summary=False`` skips what only a
-        report of the fit needs -- the KKT violation and the objective at the returned point
-        -- for a caller that needs the point alone: ``kkt`` and ``objective`` are then NaN
-        and ``converged`` says whether the iterations met the tolerance."""
+    def _with(self, target, lam, tol, max_iter) -> _Problem:
         check_scalar(lam, "lam", low=0.0)
         check_scalar(tol, "tol", low=0.0)
         check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0)
-        prob = self.problem._replace(target=_check_target(target, self.problem.weight.shape[0]),
+        return self.problem._replace(target=_check_target(target, self.problem.weight.shape[0]),
                                      lam=np.where(self.penalize, float(lam), 0.0))
-        return _fit(prob, self.design, coef_init, intercept_init, tol, max_iter, summary)
+
+    def fit(self, target, *, lam: float, coef_init=None, intercept_init=None,
+            tol: float = 1e-8, max_iter: int = 100) -> L1LogisticFit:
+        """:func:`fit_l1_logistic` with this fixed part and these ``target``, ``lam``,
+        starts and stopping rule."""
+        prob = self._with(target, lam, tol, max_iter)
+        return _fit(prob, self.design, coef_init, intercept_init, tol, max_iter)
+
+    def point(self, target, *, lam: float, coef_init=None, intercept_init=None,
+              tol: float = 1e-8, max_iter: int = 100):
+        """``(coef, intercept)`` of :meth:`fit`, without what only a report of the fit
+        needs: the gradient at the point that the ``max_iter``-th iteration reaches (which
+        only says whether it converged), the KKT violation and the objective."""
+        prob = self._with(target, lam, tol, max_iter)
+        return _fit(prob, self.design, coef_init, intercept_init, tol, max_iter,
+                    summary=False)
 
 
 def _start(prob: _Problem, total: float, coef_init, intercept_init):
@@ -772,13 +791,14 @@ def _start(prob: _Problem, total: float, coef_init, intercept_init):
 
 
 def _fit(prob: _Problem, design: _Design, coef_init, intercept_init, tol: float,
-         max_iter: int, summary: bool = True) -> L1LogisticFit:
-    """:func:`fit_l1_logistic` on a checked problem and its design (``summary`` as in
-    :meth:`_PreparedProblem.fit`)."""
+         max_iter: int, summary: bool = True):
+    """:func:`fit_l1_logistic` on a checked problem and its design; ``summary=False`` gives
+    ``(coef, intercept)`` alone (see :meth:`_PreparedProblem.point`)."""
     G = prob.G
     tol_abs = tol * max(design.total, 1e-300)
     b_init = _start(prob, design.total, coef_init, intercept_init)
-    theta, n_iter, converged = _proximal_newton(prob, design, *b_init, tol_abs, max_iter)
+    theta, n_iter, converged = _proximal_newton(prob, design, *b_init, tol_abs, max_iter,
+                                                check_last=summary)
     beta = theta[G:].copy()
     b = theta[:G] - design.c @ beta
     if G > 1:  # a group without weight does not enter J: its intercept stays as it started
@@ -786,7 +806,7 @@ def _fit(prob: _Problem, design: _Design, coef_init, intercept_init, tol: float,
         b[empty] = b_init[1][empty]
     intercept = b.copy() if G > 1 else (float(b[0]) if G == 1 else 0.0)
     if not summary:
-        return L1LogisticFit(beta, intercept, float("nan"), n_iter, converged, float("nan"))
+        return beta, intercept
     # KKT in the original parameterisation (the same point, recomputed)
     vb, vbeta = _kkt_parts(prob, b, beta)
     kkt = float(max(vb.max(initial=0.0), vbeta.max(initial=0.0)))
@@ -796,10 +816,12 @@ def _fit(prob: _Problem, design: _Design, coef_init, intercept_init, tol: float,
 
 
 def _proximal_newton(prob: _Problem, design: _Design, beta: np.ndarray, b: np.ndarray,
-                     tol_abs: float, max_iter: int):
+                     tol_abs: float, max_iter: int, check_last: bool = True):
     """The iterations of :func:`fit_l1_logistic` from ``(beta, b)``, in the centred
     parameterisation: returns ``(theta, n_iter, converged)``, ``theta = (intercepts,
-    beta)`` with the intercepts of the centred features."""
+    beta)`` with the intercepts of the centred features. With ``check_last=False`` the
+    point reached by the ``max_iter``-th iteration is returned without computing its
+    gradient (``converged`` is then false: not known)."""
     G, Xc = prob.G, design.Xc
     b_t = b + design.c @ beta  # intercepts in the centred parameterisation
     theta = np.concatenate([b_t, beta])
@@ -810,7 +832,8 @@ def _proximal_newton(prob: _Problem, design: _Design, beta: np.ndarray, b: np.nd
     n_iter = 0
     converged = False
     while True:
-        gb, gbeta = _gradient(prob, Xc, u)
+        p = expit(u)
+        gb, gbeta = _gradient(prob, Xc, u, p)
         grad = np.concatenate([gb, gbeta])
         viol = _violation(grad, theta, lam_full)
         kkt = float(viol.max()) if viol.size else 0.0
@@ -820,7 +843,7 @@ def _proximal_newton(prob: _Problem, design: _Design, beta: np.ndarray, b: np.nd
         if n_iter >= max_iter:
             break
         n_iter += 1
-        H = _Curvature(prob, Xc, design.Xc_sq, u, design.pattern)
+        H = _Curvature(prob, Xc, design.Xc_sq, u, design.pattern, p)
         v = _coordinate_descent(H, grad, theta, lam_full, tol=max(0.1 * tol_abs, 1e-3 * kkt))
         step = v - theta
         # predicted gain, with the penalty change taken coordinate by coordinate (a
@@ -843,6 +866,8 @@ def _proximal_newton(prob: _Problem, design: _Design, beta: np.ndarray, b: np.nd
         if not accepted:
             break  # at the limit of floating-point precision; J (the variable F) is concave
         theta, u, F = trial, u_trial, F_trial
+        if n_iter >= max_iter and not check_last:
+            break
     return theta, n_iter, converged
 
 

@@ -408,18 +408,20 @@ class SparseExpertsEM(_BinaryFeatureModel):
         lam, lam_rel, prior = self._lams
         mu = q[:, 1]
         problem_a, problem_b = _m_step_problems(data, prior)
-        clf = problem_a.fit(mu, lam=lam, coef_init=start.coef, intercept_init=start.intercept,
-                            tol=self.m_step_tol, max_iter=self.m_step_max_iter,
-                            summary=return_fits)
+        solve = "fit" if return_fits else "point"  # a point is all that EM needs
+        clf = getattr(problem_a, solve)(mu, lam=lam, coef_init=start.coef,
+                                        intercept_init=start.intercept, tol=self.m_step_tol,
+                                        max_iter=self.m_step_max_iter)
         target = _right_targets(crowd, mu)
         if prior > 0:  # the prior's pseudo-labels: right with probability 1/2
             target = np.concatenate([target, np.full(crowd.n_experts, 0.5)])
-        rel = problem_b.fit(target, lam=lam_rel, coef_init=start.reliability_coef,
-                            intercept_init=start.expert_intercept, tol=self.m_step_tol,
-                            max_iter=self.m_step_max_iter, summary=return_fits)
-        params = SparseExpertsParams(clf.coef, float(clf.intercept),
-                                     np.atleast_1d(np.asarray(rel.intercept, dtype=float)),
-                                     rel.coef)
+        rel = getattr(problem_b, solve)(target, lam=lam_rel, coef_init=start.reliability_coef,
+                                        intercept_init=start.expert_intercept,
+                                        tol=self.m_step_tol, max_iter=self.m_step_max_iter)
+        (coef, intercept), (rel_coef, rel_intercept) = clf[:2], rel[:2]
+        params = SparseExpertsParams(coef, float(intercept),
+                                     np.atleast_1d(np.asarray(rel_intercept, dtype=float)),
+                                     rel_coef)
         return (params, clf, rel) if return_fits else params
 
     # -- public API ----------------------------------------------------------------------------

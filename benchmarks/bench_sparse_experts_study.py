@@ -13,7 +13,8 @@ Prints, all measured in this one run:
     problem), replayed on the M-steps of a fit in setting (iii) with centred squares: the
     previous M-step, kept here as a small reference (two :func:`fit_l1_logistic` calls that
     check the whole problem, centre the features, build the prior's pseudo-labels and report
-    the KKT violation and objective every time), against the current one (the fixed part of
+    the KKT violation and objective every time; it calls today's solver, so the reuse of
+    ``expit(u)`` in the curvature is in both columns), against the current one (the fixed part of
     both problems checked and centred once per fit, ``_PreparedProblem.point``), alternated
     so that machine load hits both alike, with the largest difference of their results
     (zero: the arithmetic is the same).
@@ -22,7 +23,7 @@ Prints, all measured in this one run:
     the current one, with the largest difference (zero).
 
 Not a test: nothing is asserted. BLAS in one thread (set before NumPy is imported), as the
-study's worker processes run it. Takes about 40 s on 2 cores.
+study's worker processes run it. Takes about a minute on 2 cores.
 """
 
 from __future__ import annotations

@@ -95,6 +95,12 @@ of the *mean* log-likelihood).
 M-step every (item, expert) label uses the item's features :math:`x^{(i)}`): the Gram
 matrix is then accumulated over the distinct rows, not the observations.
 
+An EM solves such problems again and again, with new targets and starts but the same
+features, rows, weights and intercept groups (the M-steps of the sparse experts model):
+:class:`_PreparedProblem` checks that fixed part and centres the features once for all of
+them, and its ``point`` leaves out what only a report of the fit needs. The arithmetic is
+that of :func:`fit_l1_logistic`, so are the results.
+
 Examples
 --------
 >>> import numpy as np

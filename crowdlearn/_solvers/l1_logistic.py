@@ -95,6 +95,12 @@ of the *mean* log-likelihood).
 M-step every (item, expert) label uses the item's features :math:`x^{(i)}`): the Gram
 matrix is then accumulated over the distinct rows, not the observations.
 
+An EM solves such problems again and again, with new targets and starts but the same
+features, rows, weights and intercept groups (the M-steps of the sparse experts model):
+:class:`_PreparedProblem` checks that fixed part and centres the features once for all of
+them, and its ``point`` leaves out what only a report of the fit needs. The arithmetic is
+that of :func:`fit_l1_logistic`, so are the results.
+
 Examples
 --------
 >>> import numpy as np
@@ -170,8 +176,27 @@ def _as_float_vector(value, name, n):
     return arr
 
 
+def _check_target(target, n: int) -> np.ndarray:
+    target = _as_float_vector(target, "target", n)
+    if (target < 0).any() or (target > 1).any():
+        raise ValueError("target must hold probabilities in [0, 1]")
+    return target
+
+
+def _check_penalize(penalize, d: int) -> np.ndarray:
+    if penalize is None:
+        return np.ones(d, dtype=bool)
+    pen = np.asarray(penalize)
+    if pen.shape != (d,) or pen.dtype.kind != "b":
+        raise ValueError(f"penalize must be a boolean array of shape ({d},), got "
+                         f"{pen.dtype} of shape {pen.shape}")
+    return pen
+
+
 def _check_problem(X, target, weight, lam, offset, penalize, fit_intercept, intercept_groups,
                    n_intercepts, rows) -> _Problem:
+    """The checked problem; ``target=None`` leaves it out (``None`` in the result), for a
+    :class:`_PreparedProblem` that is given one target after another."""
     try:
         X = np.asarray(X, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -195,22 +220,14 @@ def _check_problem(X, target, weight, lam, offset, penalize, fit_intercept, inte
                              f"{rows.min()} to {rows.max()}")
     if N == 0:
         raise ValueError("there are no observations")
-    target = _as_float_vector(target, "target", N)
-    if (target < 0).any() or (target > 1).any():
-        raise ValueError("target must hold probabilities in [0, 1]")
+    if target is not None:
+        target = _check_target(target, N)
     weight = np.ones(N) if weight is None else _as_float_vector(weight, "weight", N)
     if (weight < 0).any():
         raise ValueError("weight must be non-negative")
     offset = np.zeros(N) if offset is None else _as_float_vector(offset, "offset", N)
     check_scalar(lam, "lam", low=0.0)
-    if penalize is None:
-        pen = np.ones(d, dtype=bool)
-    else:
-        pen = np.asarray(penalize)
-        if pen.shape != (d,) or pen.dtype.kind != "b":
-            raise ValueError(f"penalize must be a boolean array of shape ({d},), got "
-                             f"{pen.dtype} of shape {pen.shape}")
-    lam_vec = np.where(pen, float(lam), 0.0)
+    lam_vec = np.where(_check_penalize(penalize, d), float(lam), 0.0)
     if not isinstance(fit_intercept, (bool, np.bool_)):
         raise ValueError(f"fit_intercept must be True or False, got {fit_intercept!r}")
     groups = None
@@ -271,8 +288,10 @@ def _penalty(prob: _Problem, beta: np.ndarray) -> float:
     return float(prob.lam @ np.abs(beta))
 
 
-def _gradient(prob: _Problem, Xc: np.ndarray, u: np.ndarray):
-    r = prob.weight * (prob.target - expit(u))
+def _gradient(prob: _Problem, Xc: np.ndarray, u: np.ndarray, p: np.ndarray | None = None):
+    """``(dJ_0/d intercepts, dJ_0/d beta)`` at the linear predictor ``u``; ``p`` is
+    ``expit(u)`` if the caller has it."""
+    r = prob.weight * (prob.target - (expit(u) if p is None else p))
     return _group_sum(prob, r), Xc.T @ _row_sum(prob, r)
 
 
@@ -281,6 +300,54 @@ def _violation(grad: np.ndarray, theta: np.ndarray, lam: np.ndarray) -> np.ndarr
     nz = theta != 0
     return np.where(nz, np.abs(grad - lam * np.sign(theta)),
                     np.maximum(np.abs(grad) - lam, 0.0))
+
+
+class _Design(NamedTuple):
+    """What the fixed part of a problem -- features, rows, weights, offsets, intercept groups
+    -- determines; computed once per :func:`fit_l1_logistic` call, or once for all the fits
+    of a :class:`_PreparedProblem` (the M-steps of an EM differ only in targets and starts)."""
+
+    c: np.ndarray      # (k,) the weighted column means the features are centred at
+    Xc: np.ndarray     # (n_rows, k) the centred features X - c
+    Xc_sq: np.ndarray  # (n_rows, k) Xc * Xc
+    total: float       # sum of the weights
+    pattern: tuple | None  # _group_pattern(prob), for _Curvature
+
+
+def _group_pattern(prob: _Problem):
+    """The sparsity pattern of :class:`_Curvature`'s ``(G, n_rows)`` matrix of group weights
+    on the feature rows, as ``(order, M)``: with ``M.data`` set to ``w[order]`` for the
+    observations' weights ``w``, ``M`` is the CSR matrix built from ``(w, (groups, rows))``
+    -- the same matrix, stored in the same order -- without sorting the observations again
+    at every call (``M`` is overwritten by every :class:`_Curvature` given it). ``None``
+    with fewer than two groups, or when observations share both group and row (their
+    weights would be summed)."""
+    if prob.G < 2:
+        return None
+    U = prob.groups.shape[0]
+    rows = np.arange(U) if prob.rows is None else prob.rows
+    label = sparse.csr_array((np.arange(1.0, U + 1.0), (prob.groups, rows)),
+                             shape=(prob.G, prob.X.shape[0]))
+    if label.nnz != U:
+        return None
+    order = label.data.astype(np.intp) - 1
+    label.data[:] = 0.0
+    return order, label
+
+
+def _design(prob: _Problem) -> _Design:
+    """Centre the columns (the intercepts absorb the shift): ``u = offset + (b + c'beta) +
+    (X - c) beta``."""
+    Xraw, G = prob.X, prob.G
+    d = Xraw.shape[1]
+    if G > 0 and d > 0:
+        w_rows = _row_sum(prob, prob.weight)
+        c = (w_rows @ Xraw) / w_rows.sum() if w_rows.sum() > 0 else Xraw.mean(axis=0)
+        Xc = Xraw - c
+    else:
+        c = np.zeros(d)
+        Xc = Xraw
+    return _Design(c, Xc, Xc * Xc, float(prob.weight.sum()), _group_pattern(prob))
 
 
 class _Curvature:
@@ -306,11 +373,16 @@ class _Curvature:
     the whole of ``C`` by one symmetric rank-k update (``syrk``). Coordinate
     descent on a sparse problem needs only the columns of the coordinates that
     move. A tiny ridge on the diagonal keeps empty columns and groups finite.
+
+    ``pattern`` (:func:`_group_pattern`) spares building the sparse matrix afresh, and
+    ``p``, ``expit(u)`` if the caller has it, one evaluation of the logistic function;
+    neither changes a number.
     """
 
-    def __init__(self, prob: _Problem, Xc: np.ndarray, Xc_sq: np.ndarray, u: np.ndarray):
+    def __init__(self, prob: _Problem, Xc: np.ndarray, Xc_sq: np.ndarray, u: np.ndarray,
+                 pattern=None, p: np.ndarray | None = None):
         self.Xc = Xc
-        w = prob.weight * expit(u) * expit(-u)
+        w = prob.weight * (expit(u) if p is None else p) * expit(-u)
         self.w_rows = _row_sum(prob, w)
         G, d = prob.G, Xc.shape[1]
         self.G, self.d = G, d
@@ -323,9 +395,13 @@ class _Curvature:
             self.Bt = (Xc.T @ self.w_rows)[None]
         else:
             diag[:G] = np.bincount(prob.groups, weights=w, minlength=G)
-            rows = np.arange(w.shape[0]) if prob.rows is None else prob.rows
             # (G, n_rows): the weight of each group on each feature row (duplicates summed)
-            M = sparse.csr_array((w, (prob.groups, rows)), shape=(G, Xc.shape[0]))
+            if pattern is None:
+                rows = np.arange(w.shape[0]) if prob.rows is None else prob.rows
+                M = sparse.csr_array((w, (prob.groups, rows)), shape=(G, Xc.shape[0]))
+            else:  # the same matrix, stored in the same order: only its values are new
+                order, M = pattern
+                np.take(w, order, out=M.data)
             self.Bt = np.asarray(M @ Xc).reshape(G, d)
         diag += 1e-12 * max(float(diag.max(initial=0.0)), 1e-300) + 1e-300
         self.diag = diag
@@ -647,11 +723,62 @@ def fit_l1_logistic(X, target, weight=None, *, lam: float, offset=None, penalize
                           intercept_groups, n_intercepts, rows)
     check_scalar(tol, "tol", low=0.0)
     check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0)
-    Xraw, G = prob.X, prob.G
-    d = Xraw.shape[1]
-    total = float(prob.weight.sum())
-    tol_abs = tol * max(total, 1e-300)
+    return _fit(prob, _design(prob), coef_init, intercept_init, tol, max_iter)
 
+
+class _PreparedProblem:
+    """Problems of :func:`fit_l1_logistic` that share their fixed part and differ in their
+    targets, penalty and starts -- the M-steps of an EM: the features, ``rows``, weights,
+    offsets, penalised columns and intercept groups are checked, and the centred features
+    formed, once; :meth:`fit` then gives what :func:`fit_l1_logistic` gives with the same
+    arguments, by the same arithmetic.
+
+    Parameters
+    ----------
+    X, weight, offset, penalize, fit_intercept, intercept_groups, n_intercepts, rows
+        As in :func:`fit_l1_logistic`; the arrays are used, not copied.
+
+    Raises
+    ------
+    ValueError
+        As :func:`fit_l1_logistic`.
+    """
+
+    def __init__(self, X, weight=None, *, offset=None, penalize=None, fit_intercept=True,
+                 intercept_groups=None, n_intercepts=None, rows=None):
+        self.problem = _check_problem(X, None, weight, 0.0, offset, penalize, fit_intercept,
+                                      intercept_groups, n_intercepts, rows)
+        self.penalize = _check_penalize(penalize, self.problem.X.shape[1])
+        self.design = _design(self.problem)
+
+    def _with(self, target, lam, tol, max_iter) -> _Problem:
+        check_scalar(lam, "lam", low=0.0)
+        check_scalar(tol, "tol", low=0.0)
+        check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0)
+        return self.problem._replace(target=_check_target(target, self.problem.weight.shape[0]),
+                                     lam=np.where(self.penalize, float(lam), 0.0))
+
+    def fit(self, target, *, lam: float, coef_init=None, intercept_init=None,
+            tol: float = 1e-8, max_iter: int = 100) -> L1LogisticFit:
+        """:func:`fit_l1_logistic` with this fixed part and these ``target``, ``lam``,
+        starts and stopping rule."""
+        prob = self._with(target, lam, tol, max_iter)
+        return _fit(prob, self.design, coef_init, intercept_init, tol, max_iter)
+
+    def point(self, target, *, lam: float, coef_init=None, intercept_init=None,
+              tol: float = 1e-8, max_iter: int = 100):
+        """``(coef, intercept)`` of :meth:`fit`, without what only a report of the fit
+        needs: the gradient at the point that the ``max_iter``-th iteration reaches (which
+        only says whether it converged), the KKT violation and the objective."""
+        prob = self._with(target, lam, tol, max_iter)
+        return _fit(prob, self.design, coef_init, intercept_init, tol, max_iter,
+                    summary=False)
+
+
+def _start(prob: _Problem, total: float, coef_init, intercept_init):
+    """The starting ``(beta, b)`` (see :func:`fit_l1_logistic`'s ``coef_init``), as new
+    arrays."""
+    G, d = prob.G, prob.X.shape[1]
     beta = np.zeros(d)
     if coef_init is not None:
         beta = _as_float_vector(coef_init, "coef_init", d).copy()
@@ -666,17 +793,43 @@ def fit_l1_logistic(X, target, weight=None, *, lam: float, offset=None, penalize
         mean = float(prob.weight @ prob.target) / total
         mean = min(max(mean, 1e-10), 1 - 1e-10)
         b[0] = np.log(mean) - np.log1p(-mean)
+    return beta, b
 
-    # centre the columns: u = offset + (b + c'beta) + (X - c) beta
-    if G > 0 and d > 0:
-        w_rows = _row_sum(prob, prob.weight)
-        c = (w_rows @ Xraw) / w_rows.sum() if w_rows.sum() > 0 else Xraw.mean(axis=0)
-        Xc = Xraw - c
-    else:
-        c = np.zeros(d)
-        Xc = Xraw
-    Xc_sq = Xc * Xc
-    b_t = b + c @ beta  # intercepts in the centred parameterisation
+
+def _fit(prob: _Problem, design: _Design, coef_init, intercept_init, tol: float,
+         max_iter: int, summary: bool = True):
+    """:func:`fit_l1_logistic` on a checked problem and its design; ``summary=False`` gives
+    ``(coef, intercept)`` alone (see :meth:`_PreparedProblem.point`)."""
+    G = prob.G
+    tol_abs = tol * max(design.total, 1e-300)
+    b_init = _start(prob, design.total, coef_init, intercept_init)
+    theta, n_iter, converged = _proximal_newton(prob, design, *b_init, tol_abs, max_iter,
+                                                check_last=summary)
+    beta = theta[G:].copy()
+    b = theta[:G] - design.c @ beta
+    if G > 1:  # a group without weight does not enter J: its intercept stays as it started
+        empty = _group_sum(prob, prob.weight) == 0
+        b[empty] = b_init[1][empty]
+    intercept = b.copy() if G > 1 else (float(b[0]) if G == 1 else 0.0)
+    if not summary:
+        return beta, intercept
+    # KKT in the original parameterisation (the same point, recomputed)
+    vb, vbeta = _kkt_parts(prob, b, beta)
+    kkt = float(max(vb.max(initial=0.0), vbeta.max(initial=0.0)))
+    objective = _loglik(prob, _linear(prob, prob.X, b, beta)) - _penalty(prob, beta)
+    return L1LogisticFit(beta, intercept, objective, n_iter, converged and kkt <= 10 * tol_abs,
+                         kkt)
+
+
+def _proximal_newton(prob: _Problem, design: _Design, beta: np.ndarray, b: np.ndarray,
+                     tol_abs: float, max_iter: int, check_last: bool = True):
+    """The iterations of :func:`fit_l1_logistic` from ``(beta, b)``, in the centred
+    parameterisation: returns ``(theta, n_iter, converged)``, ``theta = (intercepts,
+    beta)`` with the intercepts of the centred features. With ``check_last=False`` the
+    point reached by the ``max_iter``-th iteration is returned without computing its
+    gradient (``converged`` is then false: not known)."""
+    G, Xc = prob.G, design.Xc
+    b_t = b + design.c @ beta  # intercepts in the centred parameterisation
     theta = np.concatenate([b_t, beta])
     lam_full = np.concatenate([np.zeros(G), prob.lam])
 
@@ -685,7 +838,8 @@ def fit_l1_logistic(X, target, weight=None, *, lam: float, offset=None, penalize
     n_iter = 0
     converged = False
     while True:
-        gb, gbeta = _gradient(prob, Xc, u)
+        p = expit(u)
+        gb, gbeta = _gradient(prob, Xc, u, p)
         grad = np.concatenate([gb, gbeta])
         viol = _violation(grad, theta, lam_full)
         kkt = float(viol.max()) if viol.size else 0.0
@@ -695,7 +849,7 @@ def fit_l1_logistic(X, target, weight=None, *, lam: float, offset=None, penalize
         if n_iter >= max_iter:
             break
         n_iter += 1
-        H = _Curvature(prob, Xc, Xc_sq, u)
+        H = _Curvature(prob, Xc, design.Xc_sq, u, design.pattern, p)
         v = _coordinate_descent(H, grad, theta, lam_full, tol=max(0.1 * tol_abs, 1e-3 * kkt))
         step = v - theta
         # predicted gain, with the penalty change taken coordinate by coordinate (a
@@ -718,23 +872,15 @@ def fit_l1_logistic(X, target, weight=None, *, lam: float, offset=None, penalize
         if not accepted:
             break  # at the limit of floating-point precision; J (the variable F) is concave
         theta, u, F = trial, u_trial, F_trial
+        if n_iter >= max_iter and not check_last:
+            break
+    return theta, n_iter, converged
 
-    beta = theta[G:].copy()
-    b_init = b
-    b = theta[:G] - c @ beta
-    if G > 1:  # a group without weight does not enter J: its intercept stays as it started
-        empty = _group_sum(prob, prob.weight) == 0
-        b[empty] = b_init[empty]
-    # KKT in the original parameterisation (the same point, recomputed)
-    kkt = kkt_violation(Xraw, prob.target, prob.weight, lam=0.0, coef=beta,
-                        intercept=(b if G > 1 else (b[0] if G == 1 else None)),
-                        offset=prob.offset, rows=prob.rows, fit_intercept=G > 0,
-                        intercept_groups=prob.groups, n_intercepts=G if G > 1 else None,
-                        _lam_vec=prob.lam)
-    intercept = b.copy() if G > 1 else (float(b[0]) if G == 1 else 0.0)
-    objective = _loglik(prob, _linear(prob, Xraw, b, beta)) - _penalty(prob, beta)
-    return L1LogisticFit(beta, intercept, objective, n_iter, converged and kkt <= 10 * tol_abs,
-                         kkt)
+
+def _kkt_parts(prob: _Problem, b: np.ndarray, beta: np.ndarray):
+    """Per-coordinate KKT violations at ``(b, beta)``: ``(intercepts (G,), coefs (k,))``."""
+    gb, gbeta = _gradient(prob, prob.X, _linear(prob, prob.X, b, beta))
+    return np.abs(gb), _violation(gbeta, beta, prob.lam)
 
 
 def _point(prob: _Problem, coef, intercept):
@@ -779,7 +925,7 @@ def l1_logistic_objective(X, target, weight=None, *, lam, coef, intercept=None, 
 
 def kkt_violation(X, target, weight=None, *, lam, coef, intercept=None, offset=None,
                   penalize=None, fit_intercept=True, intercept_groups=None, n_intercepts=None,
-                  rows=None, per_coordinate: bool = False, _lam_vec=None):
+                  rows=None, per_coordinate: bool = False):
     r"""How far ``(intercept, coef)`` is from maximising the penalised objective.
 
     For each coordinate: :math:`|\partial J_0/\partial \beta_{0,g}|` for the intercepts
@@ -796,11 +942,7 @@ def kkt_violation(X, target, weight=None, *, lam, coef, intercept=None, offset=N
     """
     prob = _check_problem(X, target, weight, lam, offset, penalize, fit_intercept,
                           intercept_groups, n_intercepts, rows)
-    lam_vec = prob.lam if _lam_vec is None else _lam_vec
-    b, beta = _point(prob, coef, intercept)
-    gb, gbeta = _gradient(prob, prob.X, _linear(prob, prob.X, b, beta))
-    vb = np.abs(gb)
-    vbeta = _violation(gbeta, beta, lam_vec)
+    vb, vbeta = _kkt_parts(prob, *_point(prob, coef, intercept))
     if per_coordinate:
         return vb, vbeta
     return float(max(vb.max(initial=0.0), vbeta.max(initial=0.0)))

@@ -29,7 +29,8 @@ import numpy as np
 from scipy.special import expit, log_expit
 
 from crowdlearn._base import BaseEstimator, normalize_log
-from crowdlearn._solvers.l1_logistic import fit_l1_logistic, l1_logistic_lambda_max
+from crowdlearn._solvers.l1_logistic import (_PreparedProblem, fit_l1_logistic,
+                                             l1_logistic_lambda_max)
 from crowdlearn._progress import ProgressBar
 from crowdlearn._validation import (as_float_array, check_em_params, check_random_state,
                                     check_scalar)
@@ -78,6 +79,39 @@ class SparseExpertsParams(NamedTuple):
 class _Data(NamedTuple):
     crowd: CrowdLabels
     X: np.ndarray  # (n_items, k): row i is x^(i)
+    m_step_problems: dict | None = None  # expert prior -> _m_step_problems(...), filled in
+
+
+def _new_data(crowd: CrowdLabels, X: np.ndarray) -> _Data:
+    """The data of one fit, with room for its M-step problems (prepared at the first)."""
+    return _Data(crowd, X, {})
+
+
+def _m_step_problems(data: _Data, prior: float):
+    """The fixed parts of the two problems of every M-step, (a) and (b) of
+    :class:`SparseExpertsEM`'s Notes, as :class:`~crowdlearn._solvers.l1_logistic._PreparedProblem`:
+    the features, the rows and intercept groups of the labels and the weights do not change
+    from one M-step to the next, only the targets and the starts. Kept in ``data`` (one
+    pair per expert prior) when it has room for them."""
+    cache = data.m_step_problems
+    if cache is not None and prior in cache:
+        return cache[prior]
+    crowd, X = data.crowd, data.X
+    K = crowd.n_experts
+    X_rel, rows, groups, weight = X, crowd.item, crowd.expert, None
+    if prior > 0:
+        # the Beta(c, c) prior as pseudo-labels: per expert, weight 2c on a featureless
+        # item (an extra all-zero row of X) with target 1/2, i.e. c right and c wrong
+        X_rel = np.vstack([X, np.zeros((1, X.shape[1]))])
+        rows = np.concatenate([crowd.item, np.full(K, crowd.n_items)])
+        groups = np.concatenate([crowd.expert, np.arange(K)])
+        weight = np.concatenate([np.ones(crowd.n_labels), np.full(K, 2.0 * prior)])
+    problems = (_PreparedProblem(X),
+                _PreparedProblem(X_rel, weight, rows=rows, intercept_groups=groups,
+                                 n_intercepts=K))
+    if cache is not None:
+        cache[prior] = problems
+    return problems
 
 
 def _log_joint(data: _Data, p: SparseExpertsParams) -> np.ndarray:
@@ -362,7 +396,7 @@ class SparseExpertsEM(_BinaryFeatureModel):
 
     # -- EM pieces -----------------------------------------------------------------------------
     _params_type = SparseExpertsParams
-    _make_data = staticmethod(_Data)
+    _make_data = staticmethod(_new_data)
     _log_joint = staticmethod(_log_joint)
 
     def _penalty(self, params: SparseExpertsParams) -> float:
@@ -373,28 +407,21 @@ class SparseExpertsEM(_BinaryFeatureModel):
         crowd = data.crowd
         lam, lam_rel, prior = self._lams
         mu = q[:, 1]
-        clf = fit_l1_logistic(data.X, mu, lam=lam, coef_init=start.coef,
-                              intercept_init=start.intercept, tol=self.m_step_tol,
-                              max_iter=self.m_step_max_iter)
-        target, X_rel, rows, groups, weight = _right_targets(crowd, mu), data.X, crowd.item, \
-            crowd.expert, None
-        if prior > 0:
-            # the Beta(c, c) prior as pseudo-labels: per expert, weight 2c on a featureless
-            # item (an extra all-zero row of X) with target 1/2, i.e. c right and c wrong
-            K = crowd.n_experts
-            X_rel = np.vstack([data.X, np.zeros((1, data.X.shape[1]))])
-            rows = np.concatenate([crowd.item, np.full(K, crowd.n_items)])
-            groups = np.concatenate([crowd.expert, np.arange(K)])
-            target = np.concatenate([target, np.full(K, 0.5)])
-            weight = np.concatenate([np.ones(crowd.n_labels), np.full(K, 2.0 * prior)])
-        rel = fit_l1_logistic(X_rel, target, weight, lam=lam_rel, rows=rows,
-                              intercept_groups=groups, n_intercepts=crowd.n_experts,
-                              coef_init=start.reliability_coef,
-                              intercept_init=start.expert_intercept, tol=self.m_step_tol,
-                              max_iter=self.m_step_max_iter)
-        params = SparseExpertsParams(clf.coef, float(clf.intercept),
-                                     np.atleast_1d(np.asarray(rel.intercept, dtype=float)),
-                                     rel.coef)
+        problem_a, problem_b = _m_step_problems(data, prior)
+        solve = "fit" if return_fits else "point"  # a point is all that EM needs
+        clf = getattr(problem_a, solve)(mu, lam=lam, coef_init=start.coef,
+                                        intercept_init=start.intercept, tol=self.m_step_tol,
+                                        max_iter=self.m_step_max_iter)
+        target = _right_targets(crowd, mu)
+        if prior > 0:  # the prior's pseudo-labels: right with probability 1/2
+            target = np.concatenate([target, np.full(crowd.n_experts, 0.5)])
+        rel = getattr(problem_b, solve)(target, lam=lam_rel, coef_init=start.reliability_coef,
+                                        intercept_init=start.expert_intercept,
+                                        tol=self.m_step_tol, max_iter=self.m_step_max_iter)
+        (coef, intercept), (rel_coef, rel_intercept) = clf[:2], rel[:2]
+        params = SparseExpertsParams(coef, float(intercept),
+                                     np.atleast_1d(np.asarray(rel_intercept, dtype=float)),
+                                     rel_coef)
         return (params, clf, rel) if return_fits else params
 
     # -- public API ----------------------------------------------------------------------------

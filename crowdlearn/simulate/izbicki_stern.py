@@ -28,6 +28,7 @@ import os
 import time
 import warnings
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,6 +37,7 @@ from crowdlearn._validation import as_float_array, check_scalar
 from crowdlearn.exceptions import ConvergenceWarning
 from crowdlearn.selection import surrogate_risk
 from crowdlearn.simulate.sparse import simulate_izbicki_stern
+from crowdlearn.features._binary import _classifier_proba
 from crowdlearn.features.sparse_experts import (MajorityVoteLogistic, SparseExpertsEM,
                                                 sparse_experts_lambda_max)
 
@@ -112,8 +114,53 @@ def replicate(scenario: str = "i", seed: int = 0, *, squares: str = "raw",
     train, valid, test = (simulate_izbicki_stern(n, scenario, squares=squares,
                                                  random_state=seed + 1000 * k)
                           for k, n in enumerate([n_train, n_valid, n_test]))
-    params = dict(expert_prior=expert_prior, accelerate=accelerate, tol=tol,
-                  max_iter=max_iter, m_step_max_iter=m_step_max_iter)
+    grid = np.geomspace(1.0, lambda_min_ratio, n_lambdas + 1)[1:]  # times a lambda_max
+    fits = _em_fits(train, grid, dict(expert_prior=expert_prior, accelerate=accelerate,
+                                      tol=tol, max_iter=max_iter,
+                                      m_step_max_iter=m_step_max_iter))
+    s_valid = np.array([surrogate_risk(_classify(m, valid.X), valid.labels)
+                        for m in fits.models])
+    preds = [_classify(m, test.X) for m in fits.models]
+    best = int(np.argmin(s_valid))
+    truth_fit = MajorityVoteLogistic(lam=0.0).fit(train.truth[:, None], train.X)
+    final = {
+        "EM-Sparse": preds[best],
+        "EM": _classify(fits.em, test.X),
+        "Majority": _classify(_majority(train, valid, grid, seed), test.X),
+        "True labels": _classify(truth_fit, test.X),
+        "Bayes": (test.proba > 0.5).astype(int),
+    }
+    return Replication(
+        scenario=scenario, squares=squares, seed=int(seed), lambdas=fits.lambdas,
+        s_valid=s_valid,
+        s_test=np.array([surrogate_risk(p, test.labels) for p in preds]),
+        r_test=np.array([expected_error(p, test.proba) for p in preds]),
+        expert_intercept=np.array([m.expert_intercept_ for m in fits.models]),
+        converged=fits.converged, diverging=fits.diverging, selected=best,
+        R={k: expected_error(p, test.proba) for k, p in final.items()},
+        S={k: surrogate_risk(p, test.labels) for k, p in final.items()},
+        eps_bar=float(test.error_prob.mean()), seconds=time.perf_counter() - start)
+
+
+def _classify(model, X: np.ndarray) -> np.ndarray:
+    """``model.predict(X=X)`` for a classifier with ``coef_`` and ``intercept_`` and features
+    that need no checking (simulated ones): the same numbers, without checking the test
+    features again for every model."""
+    return (_classifier_proba(X, model.coef_, model.intercept_)[:, 1] >= 0.5).astype(np.intp)
+
+
+class _EMFits(NamedTuple):
+    lambdas: np.ndarray  # (L,) the penalty grid, decreasing
+    models: list         # SparseExpertsEM at each penalty
+    em: SparseExpertsEM  # and at lambda = 0
+    converged: dict      # fit name -> bool ("lambda[t]", "EM")
+    diverging: dict      # fit name -> list of experts running off to infinity
+
+
+def _em_fits(train, grid: np.ndarray, params: dict) -> _EMFits:
+    """EM-Sparse at ``grid`` times :math:`\lambda_{\max}` and EM (:math:`\lambda = 0`) on
+    the training draw, each from the majority-vote start, with ``params``; their
+    :class:`~crowdlearn.ConvergenceWarning` recorded, not shown."""
     converged, diverging = {}, {}
 
     def fit(name, lam):
@@ -127,40 +174,24 @@ def replicate(scenario: str = "i", seed: int = 0, *, squares: str = "raw",
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         lam_max = sparse_experts_lambda_max(train.labels, train.X, **params)
-    lambdas = lam_max * np.geomspace(1.0, lambda_min_ratio, n_lambdas + 1)[1:]
+    lambdas = lam_max * grid
     models = [fit(f"lambda[{t}]", float(lam)) for t, lam in enumerate(lambdas)]
-    s_valid = np.array([surrogate_risk(m.predict(X=valid.X), valid.labels) for m in models])
-    preds = [m.predict(X=test.X) for m in models]
-    best = int(np.argmin(s_valid))
     em = fit("EM", 0.0)
+    return _EMFits(lambdas, models, em, converged, diverging)
 
+
+def _majority(train, valid, grid: np.ndarray, seed: int) -> MajorityVoteLogistic:
+    """The Majority competitor: :class:`MajorityVoteLogistic` at ``grid`` times the penalty
+    that zeroes all its coefficients, the one with the smallest surrogate risk on the
+    validation items."""
     vote = MajorityVoteLogistic(lam=1e9, random_state=seed).fit(train.labels, train.X).vote_
     labelled = ~np.isnan(vote)
     centred = vote[labelled] - vote[labelled].mean()
-    lam_mv = np.abs(train.X[labelled].T @ centred).max() * np.geomspace(1.0, lambda_min_ratio,
-                                                                        n_lambdas + 1)[1:]
+    lam_mv = np.abs(train.X[labelled].T @ centred).max() * grid
     mv = [MajorityVoteLogistic(lam=float(lam), random_state=seed).fit(train.labels, train.X)
           for lam in lam_mv]
-    mv_best = mv[int(np.argmin([surrogate_risk(m.predict(X=valid.X), valid.labels)
-                                for m in mv]))]
-    truth_fit = MajorityVoteLogistic(lam=0.0).fit(train.truth[:, None], train.X)
-    final = {
-        "EM-Sparse": preds[best],
-        "EM": em.predict(X=test.X),
-        "Majority": mv_best.predict(X=test.X),
-        "True labels": truth_fit.predict(X=test.X),
-        "Bayes": (test.proba > 0.5).astype(int),
-    }
-    return Replication(
-        scenario=scenario, squares=squares, seed=int(seed), lambdas=lambdas,
-        s_valid=s_valid,
-        s_test=np.array([surrogate_risk(p, test.labels) for p in preds]),
-        r_test=np.array([expected_error(p, test.proba) for p in preds]),
-        expert_intercept=np.array([m.expert_intercept_ for m in models]),
-        converged=converged, diverging=diverging, selected=best,
-        R={k: expected_error(p, test.proba) for k, p in final.items()},
-        S={k: surrogate_risk(p, test.labels) for k, p in final.items()},
-        eps_bar=float(test.error_prob.mean()), seconds=time.perf_counter() - start)
+    return mv[int(np.argmin([surrogate_risk(_classify(m, valid.X), valid.labels)
+                             for m in mv]))]
 
 
 def _replicate_job(args):

@@ -371,3 +371,76 @@ def test_bad_inputs():
         fit_l1_logistic(X, y, lam=1.0, offset=[0, np.nan, 0, 0])
     with pytest.raises(ValueError, match="no observations"):
         fit_l1_logistic(np.zeros((0, 2)), [], lam=1.0)
+
+
+PREPARED_CASES = {
+    "one intercept": dict(G=1),
+    "shared rows, groups": dict(n_rows=80, G=4),
+    "groups, one row each": dict(G=5),
+    "no intercept": dict(G=0),
+}
+
+
+@pytest.mark.parametrize("name", list(PREPARED_CASES))
+def test_prepared_problem_gives_what_fit_l1_logistic_gives(name):
+    """Checked and centred once, fitted for target after target (as the M-steps of an EM
+    are): the same fits as fit_l1_logistic, the point alone included, and the same errors."""
+    from crowdlearn._solvers.l1_logistic import _PreparedProblem
+    spec = PREPARED_CASES[name]
+    G = spec["G"]
+    prob = random_problem(11, n=200, d=5, n_rows=spec.get("n_rows"), G=max(G, 1))
+    fixed = dict(offset=prob["offset"], rows=prob["rows"], fit_intercept=G > 0,
+                 intercept_groups=prob["intercept_groups"], penalize=np.r_[True, False, True,
+                                                                          True, True])
+    prepared = _PreparedProblem(prob["X"], prob["weight"], **fixed)
+    rng = np.random.default_rng(3)
+    coef = np.zeros(5)
+    intercept = None
+    for step, lam in enumerate([5.0, 2.0, 0.5]):
+        target = np.clip(prob["target"] + 0.1 * rng.normal(size=200), 0.0, 1.0)
+        for max_iter in (1, 100):
+            kw = dict(lam=lam, coef_init=coef, intercept_init=intercept, tol=1e-9,
+                      max_iter=max_iter)
+            want = fit_l1_logistic(prob["X"], target, prob["weight"], **fixed, **kw)
+            got = prepared.fit(target, **kw)
+            point = prepared.point(target, **kw)
+            for fit in (got, point):
+                np.testing.assert_allclose(fit[0], want.coef, rtol=1e-13, atol=1e-13)
+                np.testing.assert_allclose(fit[1], want.intercept, rtol=1e-13, atol=1e-13)
+            assert (got.n_iter, got.converged) == (want.n_iter, want.converged)
+            assert got.objective == pytest.approx(want.objective, rel=1e-13)
+            assert got.kkt == pytest.approx(want.kkt, rel=1e-9, abs=1e-12)
+        coef, intercept = want.coef, (want.intercept if G else None)  # a warm start next
+    with pytest.raises(ValueError, match=r"target must have shape \(200,\)"):
+        prepared.fit(prob["target"][:5], lam=1.0)
+    with pytest.raises(ValueError, match=r"probabilities in \[0, 1\]"):
+        prepared.point(prob["target"] + 1.0, lam=1.0)
+    with pytest.raises(ValueError, match="lam must be >= 0"):
+        prepared.fit(prob["target"], lam=-1.0)
+    with pytest.raises(ValueError, match="weight must be non-negative"):
+        _PreparedProblem(prob["X"], -prob["weight"], **fixed)
+
+
+def test_group_pattern_gives_the_same_curvature():
+    """The CSR pattern of the group weights, kept from one curvature to the next, gives the
+    curvature built afresh; labels sharing both group and row have no pattern (summed)."""
+    from crowdlearn._solvers.l1_logistic import _check_problem, _Curvature, _group_pattern
+    rng = np.random.default_rng(4)
+    n_rows, G = 50, 3
+    rows = np.repeat(np.arange(n_rows), G)
+    groups = np.tile(np.arange(G), n_rows)
+    order = rng.permutation(rows.size)
+    X = rng.normal(size=(n_rows, 4))
+    prob = _check_problem(X, rng.random(rows.size), rng.uniform(0, 2, rows.size), 1.0, None,
+                          None, True, groups[order], G, rows[order])
+    pattern = _group_pattern(prob)
+    Xc = X - X.mean(axis=0)
+    for _ in range(2):  # the pattern's matrix is overwritten: used twice
+        u = rng.normal(size=rows.size)
+        fresh = _Curvature(prob, Xc, Xc * Xc, u)
+        kept = _Curvature(prob, Xc, Xc * Xc, u, pattern)
+        np.testing.assert_allclose(kept.Bt, fresh.Bt, rtol=1e-14, atol=1e-14)
+        np.testing.assert_allclose(kept.diag, fresh.diag, rtol=1e-14)
+    twice = _check_problem(X, np.full(4, 0.5), None, 1.0, None, None, True, [0, 1, 1, 2], G,
+                           [0, 1, 1, 2])
+    assert _group_pattern(twice) is None

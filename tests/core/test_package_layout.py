@@ -237,13 +237,10 @@ def test_em_label_models_share_one_fit_and_one_predict():
 
 
 # functions allowed over MAX_FUNCTION_LINES (issue 26: "no function in crowdlearn/ longer than
-# 80 lines except numerical solvers"): everything in crowdlearn/_solvers/, and, for now, the
-# named functions below, each with the reason it is still long
+# 80 lines except numerical solvers"): everything in crowdlearn/_solvers/, and the named
+# functions below, each with the reason it is still long (none today)
 MAX_FUNCTION_LINES = 80
-LONG_FUNCTIONS_ALLOWED = {
-    # the Izbicki-Stern replication driver; being reworked on another branch (issue 26)
-    "simulate/izbicki_stern.py::replicate",
-}
+LONG_FUNCTIONS_ALLOWED: set = set()
 
 
 def _long_functions(limit: int) -> dict[str, int]:

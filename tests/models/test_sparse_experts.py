@@ -407,3 +407,33 @@ def test_bad_inputs():
         sparse_experts_path(crowd, X, [1.0, -1.0])
     with pytest.raises(ValueError, match="lam is set by the path"):
         sparse_experts_path(crowd, X, [1.0], model_params={"lam": 1.0})
+
+
+def test_m_step_problems_are_prepared_once_per_fit_and_solve_the_same_m_step():
+    """The M-step's two problems are checked and centred at the first M-step of a fit and
+    kept for the others; the point EM uses is the one the public m_step reports."""
+    from crowdlearn.features import sparse_experts as module
+    sim = sparse_crowd(n=400)
+    prepared = []
+    original = module._m_step_problems
+
+    def spy(data, prior):
+        problems = original(data, prior)
+        prepared.append(problems)
+        return problems
+
+    module._m_step_problems = spy
+    try:
+        model = fit_quiet(SparseExpertsEM(lam=5.0, expert_prior=1.0, max_iter=6,
+                                          m_step_max_iter=1), sim.labels, sim.X)
+    finally:
+        module._m_step_problems = original
+    assert len(prepared) == model.n_iter_ + 1  # every M-step, the vote start's included
+    assert all(p is prepared[0] for p in prepared)
+    q = model.posterior_
+    params, fit_a, fit_b = model.m_step(sim.labels, sim.X, q, start=model.params_)
+    data = module._new_data(*module._read_input(sim.labels, sim.X))
+    point = model._m_step(data, q, model.params_)
+    for got, want in zip(point, params):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+    assert np.isfinite(fit_a.kkt) and np.isfinite(fit_b.objective)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -14,20 +15,20 @@ from crowdlearn.classroom.assignments import (_default_source, _select, find_ass
                                              grade_cells, read_assignment)
 from crowdlearn.classroom.releasing import _write_ipynb
 from crowdlearn.classroom.reports import _slug, write_feedback, write_report, write_totals
-from crowdlearn.classroom.sandbox import _execute, check_sandbox
+from crowdlearn.classroom.sandbox import Limits, _execute, check_sandbox, probe_sandbox
 from crowdlearn.classroom.scoring import (CheckResult, GradeResults, _apply_policy,
                                           _hidden_lines, _score, apply_marks)
 from crowdlearn.classroom.submissions import (_Refused, _find_submissions, _merge,
                                              _read_submission)
 
-__all__ = ["grade"]
+__all__ = ["grade", "submission_status"]
 
 _LOG = logging.getLogger("crowdlearn.classroom")
 
 
 def grade(submissions, source=None, *, assignments=None, report=None, course_dir=None,
           timeout: int = 300, jobs: int = 1, verbose: bool = False, sandbox: bool = True,
-          totals=None, feedback=None, marks=None) -> GradeResults:
+          totals=None, feedback=None, marks=None, limits=None) -> GradeResults:
     """Execute and grade every submitted notebook in ``submissions``; one
     :class:`CheckResult` per check.
 
@@ -54,8 +55,11 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
         Grade up to this many assignments at once, in separate processes. Not with
         ``course_dir``.
     sandbox : bool, default True
-        Run each submission in a bubblewrap sandbox (:class:`SandboxUnavailable` if bwrap is
-        missing). ``False`` runs the students' code with your rights, and warns.
+        Run each submission in a bubblewrap sandbox. Before the first student the sandbox is
+        started once and must import the kernel, the package and every ``crowdlearn``
+        module the assignments import, and read the package's data files:
+        :class:`SandboxUnavailable` (exit status 2 on the command line) if bwrap is missing
+        or any of that fails. ``False`` runs the students' code with your rights, and warns.
     totals : path, optional
         Per-student totals CSV (default ``<report stem>-totals.csv`` next to the report).
     feedback : path, optional
@@ -64,6 +68,10 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
     marks : path or list of dict, optional
         The instructor's marks for the hand-graded derivations (see :func:`apply_marks`),
         counted in the reports and totals.
+    limits : Limits, optional
+        What each submission's sandbox may use (memory, processes, CPU time, file size,
+        in-memory folders, output kept per cell); default ``Limits()``. A submission that
+        hits one gets "exceeded the ... limit" in its feedback; the others are graded.
 
     Returns
     -------
@@ -76,17 +84,21 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
     if jobs > 1 and course_dir is not None:
         raise ValueError("course_dir keeps one course directory: use it with jobs=1")
+    limits = (limits or Limits()).checked()
     bwrap = _sandbox_or_warning(sandbox)
     known = find_assignments(source)
     subs = _submissions_to_grade(Path(submissions), known, assignments)
     names = {a: known[a] for a in sorted({a for _, a in subs})}
+    if bwrap is not None:
+        probe_sandbox(bwrap, limits, _package_modules(names))
     root = _open_course(Path(course_dir)) if course_dir is not None else None
     if jobs > 1 and len(names) > 1:
         results = _grade_in_parallel(Path(submissions), source, subs, names, timeout, jobs,
-                                     sandbox)
+                                     sandbox, limits)
     else:
         results = _grade(subs, names, timeout, bwrap,
-                         keep=root / "autograded" if root is not None else None)
+                         keep=root / "autograded" if root is not None else None,
+                         limits=limits)
     if root is not None:
         results = _merge_course(root, results)
     if marks is not None:
@@ -104,6 +116,43 @@ def _sandbox_or_warning(sandbox: bool) -> str | None:
           "with your rights and can read the instructor's notebooks, change files and "
           "use the network", file=sys.stderr)
     return None
+
+
+def _package_modules(names: dict) -> list:
+    """The ``crowdlearn`` modules the instructor notebooks of ``names`` import."""
+    found = set()
+    for path in names.values():
+        for cell in read_assignment(path).cells:
+            if cell.cell_type == "code":
+                found.update(re.findall(r"^\s*(?:from|import)\s+(crowdlearn[\w.]*)",
+                                        cell.source, flags=re.M))
+    return sorted(found)
+
+
+def submission_status(results) -> dict:
+    """``(student, assignment) -> status`` of a run: ``"graded"``, ``"limit exceeded: ..."``,
+    ``"kernel died: ..."``, ``"time limit: ..."`` or ``"not graded: ..."`` (with the first
+    message that says so)."""
+    why = {(s, a): w for s, a, w in getattr(results, "ungraded", [])}
+    status = {}
+    for r in results:
+        key = (r.submission, r.assignment)
+        text = r.feedback or ""
+        if key in why:
+            found = f"not graded: {why[key]}"
+        elif text.startswith("not graded"):
+            found = text
+        elif "LimitExceeded" in text or "exceeded the" in text:
+            found = f"limit exceeded: {text}"
+        elif "the kernel died" in text or "KernelDied" in text:
+            found = f"kernel died: {text}"
+        elif "time limit" in text:
+            found = f"time limit: {text}"
+        else:
+            found = "graded"
+        if status.get(key, "graded") == "graded":
+            status[key] = found
+    return status
 
 
 def _submissions_to_grade(submissions: Path, known: dict, assignments) -> dict:
@@ -159,7 +208,7 @@ def _merge_course(root: Path, results) -> GradeResults:
 
 
 def _grade_in_parallel(submissions: Path, source, subs: dict, names: dict, timeout: int,
-                       jobs: int, sandbox: bool) -> GradeResults:
+                       jobs: int, sandbox: bool, limits=None) -> GradeResults:
     """Split the assignments into ``jobs`` groups of about equal work; one process each."""
     import subprocess
 
@@ -178,6 +227,9 @@ def _grade_in_parallel(submissions: Path, source, subs: dict, names: dict, timeo
                    "--feedback", str(Path(tmp) / f"feedback{i}")]
             if not sandbox:
                 cmd.append("--no-sandbox")
+            for name, value in (limits or Limits())._asdict().items():
+                flag = {"processes": "process", "file_size": "file-size"}.get(name, name)
+                cmd.append(f"--{flag}-limit={value}")
             for a in group:
                 cmd += ["--assignment", a]
             with log.open("w") as err:
@@ -196,7 +248,8 @@ def _grade_in_parallel(submissions: Path, source, subs: dict, names: dict, timeo
     return GradeResults([r for key in subs for r in rows.get(key, [])], ungraded)
 
 
-def _grade(subs: dict, names: dict, timeout: int, bwrap, keep=None) -> GradeResults:
+def _grade(subs: dict, names: dict, timeout: int, bwrap, keep=None,
+           limits=None) -> GradeResults:
     """Each submission: merged with the instructor's notebook, executed (sandboxed), scored."""
     instructors = {name: read_assignment(path) for name, path in names.items()}
     hidden = {name: _hidden_lines(nb) for name, nb in instructors.items()}
@@ -221,7 +274,7 @@ def _grade(subs: dict, names: dict, timeout: int, bwrap, keep=None) -> GradeResu
         try:
             merged, notes, missing = _merge(instructor, nb)
             executed = copy.deepcopy(merged)
-            _execute(executed, path, timeout=timeout, bwrap=bwrap)
+            _execute(executed, path, timeout=timeout, bwrap=bwrap, limits=limits)
             scored = _score(executed, instructor, name, student, notes, missing, hidden[name])
             scored, policy_error = _apply_policy(scored, merged, name)
             if policy_error:

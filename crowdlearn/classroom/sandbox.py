@@ -314,6 +314,9 @@ def _error(ename: str, evalue: str) -> dict:
     return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[])
 
 
+_TMP = "/tmp"  # short paths: the kernel's Unix sockets are in there
+
+
 class _NotGraded(Exception):
     """The grader (not the student's code) failed on this submission."""
 
@@ -328,7 +331,7 @@ def _execute(nb, original, *, timeout: int, bwrap: str | None, limits=None) -> N
     import subprocess
 
     limits = (limits or Limits()).checked()
-    with tempfile.TemporaryDirectory(prefix="clg-", dir="/tmp" if os.path.isdir("/tmp")
+    with tempfile.TemporaryDirectory(prefix="clg-", dir=_TMP if os.path.isdir(_TMP)
                                      else None) as tmp:
         box = Path(tmp)
         km, work = _kernel_manager(box, original, bwrap, limits)
@@ -372,7 +375,8 @@ def _kernel_manager(box: Path, original, bwrap: str | None, limits) -> tuple:
     if uid is not None:
         for path in [box, *writable]:
             os.chown(path, uid, uid)
-    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+            "--HistoryManager.enabled=False"]
     if bwrap is not None:
         argv = sandbox_command(bwrap, writable=writable, workdir=work, limits=limits,
                                uid=uid) + argv
@@ -563,6 +567,30 @@ def _run_cells(client, nb, timeout: int, limits=None, km=None) -> None:
             stop = f"not run: an earlier cell ended the kernel ({why})"
 
 
+def _processes_of(uid: int) -> list:
+    """Pids of the processes whose real uid is ``uid``."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            status = Path(f"/proc/{pid}/status").read_text()
+            if int(status.split("Uid:")[1].split()[0]) == uid:
+                pids.append(int(pid))
+    return pids
+
+
+def _reap(uid: int, wait: float = 10.0) -> None:
+    """Kill every process of the sandbox's own host uid (the pid namespace is being torn
+    down already; this waits for it, and kills any that got out) until none is left."""
+    import time
+
+    end = time.monotonic() + wait
+    while (pids := _processes_of(uid)) and time.monotonic() < end:
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+        time.sleep(0.05)
+
+
 def _stop_kernel(client, km) -> None:
     """Close the channels, shut the kernel down, and kill the sandbox (its pid namespace
     dies with its first process) if it lingers."""
@@ -582,6 +610,8 @@ def _stop_kernel(client, km) -> None:
     if proc is not None:
         with contextlib.suppress(Exception):
             proc.wait(timeout=10)
+    if getattr(km, "sandbox_uid", None) is not None:
+        _reap(km.sandbox_uid)
     for context in getattr(km, "contexts", ()):
         with contextlib.suppress(Exception):
             context.destroy(linger=0)

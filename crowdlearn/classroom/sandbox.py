@@ -89,7 +89,7 @@ class Limits(NamedTuple):
     output : int, default 4 MiB
         Bytes of output kept per cell (text, images, errors); the rest is dropped with a
         note. A notebook keeps at most 8 times as much in all. The grader never takes a
-        message larger than 64 MiB (or twice this) from the kernel: one larger print ends
+        message larger than 16 MiB (or twice this) from the kernel: one larger print ends
         that notebook's output (not its grading: errors come with the kernel's replies).
     """
 
@@ -388,7 +388,7 @@ def _kernel_manager(box: Path, original, bwrap: str | None, limits) -> tuple:
     ksm = KernelSpecManager(kernel_dirs=[str(box / "k")])
     km = _manager_class()(kernel_spec_manager=ksm, kernel_name="grading", transport="ipc",
                           ip=str(conn / "s"), connection_file=str(conn / "kernel.json"))
-    km.sandbox_uid, km.max_message = uid, max(64 * MiB, 2 * limits.output)
+    km.sandbox_uid, km.max_message = uid, max(16 * MiB, 2 * limits.output)
     km.launch_options = launch_options(limits, uid) if bwrap is not None else {}
     return km, work
 

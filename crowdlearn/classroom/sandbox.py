@@ -429,14 +429,23 @@ def _manager_class():
 
 def _client(nb, km, timeout: int, limits):
     """The notebook client: keeps at most ``limits.output`` bytes of a cell's output (8
-    times that per notebook), then a note; an error the kernel reports in its reply is
-    recorded even if its output message was lost."""
+    times that per notebook, widget and display updates included), then a note; an error
+    the kernel reports in its reply is recorded even if its output message was lost."""
     from nbclient import NotebookClient
 
     class Client(NotebookClient):
         def output(self, outs, msg, display_id, cell_index):
             return _capped_output(self, super().output, outs, msg, display_id, cell_index,
                                   limits.output)
+
+        def process_message(self, msg, cell, cell_index):
+            kind = msg.get("msg_type", "")
+            if kind.startswith("comm") or kind == "update_display_data":  # count, or drop
+                size = len(json.dumps(msg.get("content", {})))
+                if self.kept.get("all", 0) + size > 8 * limits.output:
+                    return None
+                self.kept["all"] = self.kept.get("all", 0) + size
+            return super().process_message(msg, cell, cell_index)
 
         def _check_raise_for_error(self, cell, cell_index, exec_reply):
             content = (exec_reply or {}).get("content", {})
@@ -447,7 +456,8 @@ def _client(nb, km, timeout: int, limits):
             return super()._check_raise_for_error(cell, cell_index, exec_reply)
 
     client = Client(nb, km=km, timeout=timeout, allow_errors=True, startup_timeout=120,
-                    record_timing=False, shutdown_kernel="immediate")
+                    record_timing=False, shutdown_kernel="immediate",
+                    store_widget_state=False)
     client.kept = {}
     return client
 

@@ -33,9 +33,17 @@ Python installation, the virtual environment and the ``crowdlearn`` package, and
 writable working folder holding only its own submitted file; nothing else -- not the
 instructor's sources, the course directory, the report or the other submissions -- exists
 in it. It talks to the client over Unix sockets in a folder bound for that purpose.
-``--die-with-parent`` ends it if the grader dies. Without bwrap :func:`grade` raises
-:class:`SandboxUnavailable`; ``--no-sandbox`` (``sandbox=False``) grades without isolation,
-with a warning.
+``--die-with-parent`` ends it if the grader dies. Nobody inside has rights: uid 65534 in a
+user namespace, no capabilities, ``no_new_privs``, and when the grader is root an unused host
+uid of its own (see :mod:`~crowdlearn.classroom.sandbox`); every process in it, pid 1
+included, has a minimal environment. :class:`Limits` bounds each submission's memory,
+processes, CPU time, file size, in-memory folders and the output kept per cell; a submission
+that hits one gets "exceeded the ... limit" and the others are graded; every process of the
+sandbox is killed at the end. Before the first student the sandbox is started once
+(:func:`probe_sandbox`) and must import the kernel, the package and the modules the
+assignments import: if it cannot -- or bwrap is missing -- :func:`grade` raises
+:class:`SandboxUnavailable` before grading anyone; ``--no-sandbox`` (``sandbox=False``)
+grades without isolation, with a warning.
 
 Command line (run from the repository root, or pass ``--source``)::
 
@@ -43,7 +51,9 @@ Command line (run from the repository root, or pass ``--source``)::
     python3 -m crowdlearn.classroom release OUTDIR
     python3 -m crowdlearn.classroom grade SUBMISSIONS_DIR --report grades.csv \
         [--totals totals.csv] [--feedback DIR] [--course-dir DIR] [--timeout 300] \
-        [--assignment NAME] [--jobs N] [--marks marks.csv] [--no-sandbox]
+        [--assignment NAME] [--jobs N] [--marks marks.csv] [--no-sandbox] [--memory-limit 4G] \
+        [--process-limit 128] [--cpu-limit 600] [--file-size-limit 256M] \
+        [--tmpfs-limit 256M] [--output-limit 4M]
     python3 -m crowdlearn.classroom mark marks.csv --report grades.csv [--course-dir DIR]
     python3 -m crowdlearn.classroom export grades.csv --roster roster.csv \
         [--canvas canvas.csv] [--moodle moodle.csv] [--gradescope DIR]
@@ -69,9 +79,11 @@ scores 0 with the reason, other files are ignored with a warning. ``grade`` writ
 (:func:`remark`; nothing is graded again); ``export`` writes the Canvas, Moodle and
 Gradescope imports (:mod:`~crowdlearn.classroom.exports`).
 
+Every run ends with a status line per submission on stdout (graded, limit exceeded, kernel
+died, time limit, or not graded and why; :func:`~crowdlearn.classroom.grading.submission_status`).
 Exit status 0; 1 if the grader itself failed on a submission (each is listed on stderr, and
-has 0 points with "not graded (grader error)" as feedback); 2 for a usage error or a missing
-sandbox.
+has 0 points with "not graded (grader error)" as feedback); 2 for a usage error or a sandbox
+that is missing or cannot run a kernel.
 
 The stages live in modules of their own (every public name is importable from here):
 :mod:`~crowdlearn.classroom.assignments` (reading the instructor versions, the student's view
@@ -95,12 +107,12 @@ _NAMES = {
                     "crowdlearn.classroom.assignments"),
     "release": "crowdlearn.classroom.releasing",
     "_is_check": "crowdlearn.classroom.submissions",
-    **dict.fromkeys(["SandboxUnavailable", "check_sandbox", "sandbox_command"],
-                    "crowdlearn.classroom.sandbox"),
+    **dict.fromkeys(["Limits", "SandboxUnavailable", "check_sandbox", "probe_sandbox",
+                     "sandbox_command"], "crowdlearn.classroom.sandbox"),
     **dict.fromkeys(["CheckResult", "GradeResults", "HAND_GRADED", "UNMARKED", "apply_marks",
                      "awaiting_mark", "read_marks", "_hidden_lines"],
                     "crowdlearn.classroom.scoring"),
-    **dict.fromkeys(["grade", "remark"], "crowdlearn.classroom.grading"),
+    **dict.fromkeys(["grade", "remark", "submission_status"], "crowdlearn.classroom.grading"),
     **dict.fromkeys(["write_feedback", "write_report", "write_totals", "read_results"],
                     "crowdlearn.classroom.reports"),
     **dict.fromkeys(["RosterEntry", "read_roster", "read_assignment_map", "write_canvas",
@@ -122,4 +134,5 @@ __all__ = ["CheckResult", "find_assignments", "read_assignment", "grade_cells", 
            "write_totals", "write_feedback", "apply_marks", "GradeResults", "remark",
            "read_results", "read_marks", "read_roster", "read_assignment_map", "write_canvas",
            "write_moodle", "write_gradescope", "RosterEntry",
-           "SandboxUnavailable", "check_sandbox", "sandbox_command", "main"]
+           "SandboxUnavailable", "check_sandbox", "sandbox_command", "main", "Limits",
+           "probe_sandbox", "submission_status"]

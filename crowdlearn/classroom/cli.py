@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 from crowdlearn.classroom.assignments import find_assignments, grade_cells, read_assignment
-from crowdlearn.classroom.grading import grade, remark
+from crowdlearn.classroom.grading import grade, remark, submission_status
 from crowdlearn.classroom.releasing import release
 from crowdlearn.classroom.reports import _score_line, _totals
-from crowdlearn.classroom.sandbox import SandboxUnavailable
+from crowdlearn.classroom.sandbox import Limits, SandboxUnavailable
 from crowdlearn.classroom.submissions import _is_check
 
 __all__ = ["main"]
@@ -95,6 +95,43 @@ def _grade_arguments(sub) -> None:
     gra.add_argument("--no-sandbox", action="store_true",
                      help="run the students' code WITHOUT bubblewrap, with your rights "
                           "(prints a warning)")
+    _limit_arguments(gra)
+
+
+_LIMIT_HELP = {
+    "memory": "address space of each process in the sandbox (default 4G)",
+    "process": "processes and threads of a sandbox; enforced when grading as root "
+               "(default 128)",
+    "cpu": "CPU seconds of each process; the kernel is then stopped (default 600)",
+    "file-size": "size of any one file the submission writes (default 256M)",
+    "tmpfs": "size of each in-memory folder it may write: /tmp, /dev/shm, its working "
+             "folder (default 256M)",
+    "output": "output kept per cell, 8 times that per notebook; the rest is dropped "
+              "with a note (default 4M)",
+}
+
+
+def _limit_arguments(gra) -> None:
+    """--memory-limit etc.: the sandbox's :class:`~crowdlearn.classroom.sandbox.Limits`."""
+    for name, text in _LIMIT_HELP.items():
+        field = {"process": "processes"}.get(name, name.replace("-", "_"))
+        kind = int if name in ("process", "cpu") else _size
+        gra.add_argument(f"--{name}-limit", dest=f"{field}_limit", type=kind,
+                         default=getattr(Limits(), field),
+                         metavar="N" if kind is int else "SIZE",
+                         help=text + ("" if kind is int else "; bytes, or with K, M, G"))
+
+
+def _size(text: str) -> int:
+    """``"4G"``, ``"256M"``, ``"512K"`` or a number of bytes."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper().removesuffix("B").removesuffix("I")
+    try:
+        if text[-1:] in units:
+            return int(float(text[:-1]) * units[text[-1]])
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (bytes, or 4G, 256M, 512K)")
 
 
 def _mark_arguments(sub) -> None:
@@ -181,11 +218,13 @@ def _grade(args) -> int:
                     report=args.report, course_dir=args.course_dir,
                     timeout=args.timeout, jobs=args.jobs, verbose=args.verbose,
                     sandbox=not args.no_sandbox, totals=args.totals,
-                    feedback=args.feedback, marks=args.marks)
+                    feedback=args.feedback, marks=args.marks,
+                    limits=Limits(*(getattr(args, f"{f}_limit") for f in Limits._fields)))
     _print_scores(results)
     report = Path(args.report)
     print(f"per-check report: {report} and {report.with_suffix('.json')}; totals: "
           f"{args.totals or report.with_name(report.stem + '-totals.csv')}")
+    _print_status(results)
     if results.ungraded:
         for student, name, why in results.ungraded:
             print(f"error: could not grade {student!r} / {name}: {why}", file=sys.stderr)
@@ -243,3 +282,16 @@ def _export(args) -> int:
     for w in written:
         print(w)
     return 0
+
+
+def _print_status(results) -> None:
+    """Every submission's status (graded, limit exceeded, not graded and why), then counts."""
+    status = submission_status(results)
+    print("status of each submission:")
+    for (student, name), text in status.items():
+        print(f"  {student!r:<20} {name:<28} {text[:300]}")
+    kinds = {}
+    for text in status.values():
+        kind = text.split(":")[0]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    print("status: " + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items())))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -15,21 +16,21 @@ from crowdlearn.classroom.assignments import (_default_source, _select, find_ass
 from crowdlearn.classroom.releasing import _write_ipynb
 from crowdlearn.classroom.reports import (_slug, read_results, write_feedback, write_report,
                                          write_totals)
-from crowdlearn.classroom.sandbox import _execute, check_sandbox
+from crowdlearn.classroom.sandbox import Limits, _execute, check_sandbox, probe_sandbox
 from crowdlearn.classroom.scoring import (CheckResult, GradeResults, _apply_policy,
                                           _hidden_lines, _score, _unmark, apply_marks,
                                           read_marks)
 from crowdlearn.classroom.submissions import (_Refused, _find_submissions, _merge,
                                              _read_submission)
 
-__all__ = ["grade", "remark"]
+__all__ = ["grade", "remark", "submission_status"]
 
 _LOG = logging.getLogger("crowdlearn.classroom")
 
 
 def grade(submissions, source=None, *, assignments=None, report=None, course_dir=None,
           timeout: int = 300, jobs: int = 1, verbose: bool = False, sandbox: bool = True,
-          totals=None, feedback=None, marks=None) -> GradeResults:
+          totals=None, feedback=None, marks=None, limits=None) -> GradeResults:
     """Execute and grade every submitted notebook in ``submissions``; one
     :class:`CheckResult` per check.
 
@@ -56,8 +57,11 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
         Grade up to this many assignments at once, in separate processes (with
         ``course_dir`` too: their executed notebooks are moved into its ``autograded/``).
     sandbox : bool, default True
-        Run each submission in a bubblewrap sandbox (:class:`SandboxUnavailable` if bwrap is
-        missing). ``False`` runs the students' code with your rights, and warns.
+        Run each submission in a bubblewrap sandbox. Before the first student the sandbox is
+        started once and must import the kernel, the package and every ``crowdlearn``
+        module the assignments import, and read the package's data files:
+        :class:`SandboxUnavailable` (exit status 2 on the command line) if bwrap is missing
+        or any of that fails. ``False`` runs the students' code with your rights, and warns.
     totals : path, optional
         Per-student totals CSV (default ``<report stem>-totals.csv`` next to the report).
     feedback : path, optional
@@ -68,6 +72,10 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
         counted in the reports and totals. A missing or malformed file is a ``ValueError``
         before any submission is graded. To apply marks to results already graded, without
         running the submissions again, use :func:`remark`.
+    limits : Limits, optional
+        What each submission's sandbox may use (memory, processes, CPU time, file size,
+        in-memory folders, output kept per cell); default ``Limits()``. A submission that
+        hits one gets "exceeded the ... limit" in its feedback; the others are graded.
 
     Returns
     -------
@@ -80,17 +88,22 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
     if marks is not None:  # a missing or malformed marks file stops us before grading
         marks = read_marks(marks)
+    limits = (limits or Limits()).checked()
     bwrap = _sandbox_or_warning(sandbox)
     known = find_assignments(source)
     subs = _submissions_to_grade(Path(submissions), known, assignments)
     names = {a: known[a] for a in sorted({a for _, a in subs})}
+    if bwrap is not None:
+        probe_sandbox(bwrap, limits, _package_modules(names))
     root = _open_course(Path(course_dir)) if course_dir is not None else None
     if jobs > 1 and len(names) > 1:
         results = _grade_in_parallel(Path(submissions), source, subs, names, timeout, jobs,
-                                     sandbox, keep=root / "autograded" if root else None)
+                                     sandbox, limits,
+                                     keep=root / "autograded" if root else None)
     else:
         results = _grade(subs, names, timeout, bwrap,
-                         keep=root / "autograded" if root is not None else None)
+                         keep=root / "autograded" if root is not None else None,
+                         limits=limits)
     if root is not None:
         results = _merge_course(root, results)
     try:
@@ -157,6 +170,43 @@ def _sandbox_or_warning(sandbox: bool) -> str | None:
     return None
 
 
+def _package_modules(names: dict) -> list:
+    """The ``crowdlearn`` modules the instructor notebooks of ``names`` import."""
+    found = set()
+    for path in names.values():
+        for cell in read_assignment(path).cells:
+            if cell.cell_type == "code":
+                found.update(re.findall(r"^\s*(?:from|import)\s+(crowdlearn[\w.]*)",
+                                        cell.source, flags=re.M))
+    return sorted(found)
+
+
+def submission_status(results) -> dict:
+    """``(student, assignment) -> status`` of a run: ``"graded"``, ``"limit exceeded: ..."``,
+    ``"kernel died: ..."``, ``"time limit: ..."`` or ``"not graded: ..."`` (with the first
+    message that says so)."""
+    why = {(s, a): w for s, a, w in getattr(results, "ungraded", [])}
+    status = {}
+    for r in results:
+        key = (r.submission, r.assignment)
+        text = r.feedback or ""
+        if key in why:
+            found = f"not graded: {why[key]}"
+        elif text.startswith("not graded"):
+            found = text
+        elif "LimitExceeded" in text or "exceeded the" in text:
+            found = f"limit exceeded: {text}"
+        elif "the kernel died" in text or "KernelDied" in text:
+            found = f"kernel died: {text}"
+        elif "time limit" in text:
+            found = f"time limit: {text}"
+        else:
+            found = "graded"
+        if status.get(key, "graded") == "graded":
+            status[key] = found
+    return status
+
+
 def _submissions_to_grade(submissions: Path, known: dict, assignments) -> dict:
     """``(student, assignment) -> path`` (or :class:`_Refused`) of the chosen assignments."""
     chosen = _select(known, assignments)
@@ -210,7 +260,7 @@ def _merge_course(root: Path, results) -> GradeResults:
 
 
 def _grade_in_parallel(submissions: Path, source, subs: dict, names: dict, timeout: int,
-                       jobs: int, sandbox: bool, keep=None) -> GradeResults:
+                       jobs: int, sandbox: bool, limits=None, keep=None) -> GradeResults:
     """Split the assignments into ``jobs`` groups of about equal work; one process each.
     With ``keep`` (a course's ``autograded/``), each process keeps its executed notebooks
     in a course directory of its own, moved into ``keep`` at the end."""
@@ -233,6 +283,9 @@ def _grade_in_parallel(submissions: Path, source, subs: dict, names: dict, timeo
                 cmd += ["--course-dir", str(Path(tmp) / f"course{i}")]
             if not sandbox:
                 cmd.append("--no-sandbox")
+            for name, value in (limits or Limits())._asdict().items():
+                flag = {"processes": "process", "file_size": "file-size"}.get(name, name)
+                cmd.append(f"--{flag}-limit={value}")
             for a in group:
                 cmd += ["--assignment", a]
             with log.open("w") as err:
@@ -265,7 +318,8 @@ def _move_notebooks(parts, keep: Path) -> None:
             shutil.move(str(nb), str(target))
 
 
-def _grade(subs: dict, names: dict, timeout: int, bwrap, keep=None) -> GradeResults:
+def _grade(subs: dict, names: dict, timeout: int, bwrap, keep=None,
+           limits=None) -> GradeResults:
     """Each submission: merged with the instructor's notebook, executed (sandboxed), scored."""
     instructors = {name: read_assignment(path) for name, path in names.items()}
     hidden = {name: _hidden_lines(nb) for name, nb in instructors.items()}
@@ -290,7 +344,7 @@ def _grade(subs: dict, names: dict, timeout: int, bwrap, keep=None) -> GradeResu
         try:
             merged, notes, missing = _merge(instructor, nb)
             executed = copy.deepcopy(merged)
-            _execute(executed, path, timeout=timeout, bwrap=bwrap)
+            _execute(executed, path, timeout=timeout, bwrap=bwrap, limits=limits)
             scored = _score(executed, instructor, name, student, notes, missing, hidden[name])
             scored, policy_error = _apply_policy(scored, merged, name)
             if policy_error:

@@ -40,6 +40,15 @@ def _last_error(cells) -> tuple:
     return None, None
 
 
+def _limit_error(cells) -> str:
+    """The message of the last sandbox limit an earlier cell hit (``LimitExceeded``)."""
+    for cell in reversed(cells):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error" and out.get("ename") == "LimitExceeded":
+                return out.get("evalue", "").split(": ")[0]
+    return "exceeded a limit"
+
+
 def _feedback(cell, earlier, points: float, max_points: float) -> str:
     """The check's own words: its assertion message, or what kept it from running.
 
@@ -57,6 +66,8 @@ def _feedback(cell, earlier, points: float, max_points: float) -> str:
             return evalue
         message = f"{ename}: {evalue}" if evalue else ename
         where, what = _last_error(earlier)
+        if what == "LimitExceeded":
+            return f"{_limit_error(earlier)} in cell {where or 'your own code'!r} ({message})"
         if where is not None and what == "NotImplementedError":
             return f"not done yet: cell {where!r} still raises NotImplementedError ({message})"
         if where is not None:

@@ -94,9 +94,28 @@ def check_int_array(values, name: str, *, ndim: int = 1, allow_empty: bool = Fal
     return arr
 
 
+def refuse_masked(values, name: str):
+    """``values`` without its mask when nothing is masked; ``ValueError`` when something is.
+
+    A numpy masked array read by ``np.array`` loses its mask, and the hidden values would
+    be read as data. Where a masked entry has an unambiguous meaning (a missing label in a
+    dense matrix) the caller fills it first; everywhere else it is refused here.
+    """
+    if not np.ma.isMaskedArray(values):
+        return values
+    n_masked = int(np.ma.count_masked(values))
+    if n_masked:
+        raise ValueError(f"{name} is a masked array with {n_masked} masked "
+                         f"entr{'y' if n_masked == 1 else 'ies'}; the mask has no meaning "
+                         f"here: drop those entries first (in a dense label matrix a masked "
+                         f"entry is read as a missing label)")
+    return np.ma.getdata(values)
+
+
 def _read_numbers(values, name: str, ndim: int) -> np.ndarray:
     """``values`` as a new numeric array (booleans as integers); ``ValueError`` for strings,
-    ``None``, ragged rows and other non-numbers."""
+    ``None``, masked entries, ragged rows and other non-numbers."""
+    values = refuse_masked(values, name)
     if isinstance(values, (str, bytes, dict, set, frozenset)) or values is None:
         raise ValueError(f"{name} must be an array of integers, got "
                          f"{type(values).__name__} {values!r:.60}")
@@ -167,6 +186,7 @@ def as_float_array(X, name: str) -> np.ndarray:
     other objects give a ``ValueError`` in our words, never numpy's, and
     nothing emits a warning on the way.
     """
+    X = refuse_masked(X, name)
     if isinstance(X, (str, bytes, dict, set, frozenset)) or X is None:
         raise ValueError(f"{name} must be a numeric array, got {type(X).__name__}")
     if hasattr(X, "to_numpy") and not isinstance(X, np.ndarray):

@@ -184,6 +184,64 @@ def test_only_value_and_type_errors_in_our_words():
             assert fc.check_call("case", case) is None
 
 
+# -- 3b. issue 28: one case per cause of a silent misread -----------------------------------
+def test_masked_dense_matrix_reads_masked_entries_as_missing():
+    m = np.ma.masked_array([[0, 1, 1], [1, 0, 1]], mask=[[0, 0, 1], [0, 0, 0]])
+    crowd = cl.from_dense(m)
+    assert crowd.n_labels == 5
+    np.testing.assert_array_equal(crowd.to_dense(), [[0, 1, -1], [1, 0, 1]])
+    assert cl.as_crowd_labels(m).n_labels == 5
+    # a float masked matrix whose hidden entries are NaN is fine too
+    mf = np.ma.masked_invalid(np.array([[0.0, np.nan], [1.0, 1.0]]))
+    assert cl.from_dense(mf).n_labels == 3
+    assert cl.DawidSkene().fit(mf).predict().shape == (2,)
+
+
+def test_masked_arrays_elsewhere_are_refused_not_unmasked():
+    masked = np.ma.masked_array([0, 1], mask=[0, 1])
+    with pytest.raises(ValueError, match="masked array with 1 masked entry"):
+        cl.from_triples(masked, [0, 0], [1, 1])
+    with pytest.raises(ValueError, match="masked array"):
+        cl.from_table(np.ma.masked_array(["a", "b"], mask=[0, 1]), ["w", "w"], [1, 0])
+    with pytest.raises(ValueError, match="masked array"):
+        check_int_array(masked, "x")
+    # nothing masked: the data is read as it is
+    assert check_int_array(np.ma.masked_array([0, 1]), "x").tolist() == [0, 1]
+
+
+def test_hand_made_crowd_ids_duplicate_nan_or_mixed_are_refused():
+    parts = (np.array([0, 1]), np.array([0, 0]), np.array([0, 1]), 2, 1, 2)
+    with pytest.raises(ValueError, match="duplicates"):
+        CrowdLabels(*parts, item_ids=np.array(["a", "a"]))
+    with pytest.raises(ValueError, match="NaN"):
+        CrowdLabels(*parts, item_ids=np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match="mix types"):
+        CrowdLabels(*parts, item_ids=np.array(["1", 1], dtype=object))
+    with pytest.raises(ValueError, match="duplicates"):
+        CrowdLabels(*parts, class_ids=[3, 3])
+    ok = CrowdLabels(*parts, item_ids=["b", "a"], class_ids=[True, False])
+    assert ok.item_ids.tolist() == ["b", "a"] and not ok.item_ids.flags.writeable
+
+
+def test_trailing_nul_is_not_dropped_into_another_id():
+    with pytest.raises(ValueError, match="NUL"):
+        cl.from_table(["a", "b", "c"], ["w", "w", "w"], ["x", "x\x00", "y"])
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"task": ["a", "b", "c"], "worker": ["w", "w", "w"],
+                       "label": pd.array(["x", "x\x00", "y"], dtype="string")})
+    with pytest.raises(ValueError, match="NUL"):
+        cl.as_crowd_labels(df)
+
+
+def test_to_dense_missing_marker_never_collides_with_a_label():
+    crowd = cl.from_triples([0, 1], [0, 1], [0, 1])
+    with pytest.raises(ValueError, match="integer marker"):
+        crowd.to_dense(missing=1.5)
+    with pytest.raises(ValueError, match="also a class"):
+        crowd.to_dense(missing=1)
+    np.testing.assert_array_equal(crowd.to_dense(missing=7), [[0, 7], [7, 1]])
+
+
 # -- 4. degenerate fits say so -------------------------------------------------------------
 def test_one_label_experts_with_alpha_zero_warn():
     rng = np.random.default_rng(0)

@@ -21,6 +21,8 @@ __all__ = [
     "check_probability_matrix",
     "check_scalar",
     "check_random_state",
+    "check_bool",
+    "refuse_masked",
 ]
 
 
@@ -273,6 +275,16 @@ def check_scalar(value, name: str, *, kind=numbers.Real, low=None, high=None,
         op = "<=" if high_inclusive else "<"
         raise ValueError(f"{name} must be {op} {high}, got {value!r}")
     return value
+
+
+def check_bool(value, name: str) -> bool:
+    """``value`` as a bool, or ``ValueError``: a string such as ``'no'`` is truthy and would
+    be read as ``True``; only ``True``, ``False`` (Python or numpy) and 0/1 are flags."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {value!r}")
 
 
 def check_random_state(random_state) -> np.random.Generator:

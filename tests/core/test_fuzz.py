@@ -242,6 +242,38 @@ def test_to_dense_missing_marker_never_collides_with_a_label():
     np.testing.assert_array_equal(crowd.to_dense(missing=7), [[0, 7], [7, 1]])
 
 
+def test_strings_are_not_read_as_numbers_or_flags():
+    from crowdlearn import selection
+    from crowdlearn.experiments import compare_on_simulated_crowd
+    with pytest.raises(ValueError, match="risk must be a number"):
+        selection.expected_surrogate_risk("0.1", [0.1, 0.2])
+    with pytest.raises(ValueError, match="error_rates"):
+        selection.expected_surrogate_risk(0.1, "0.1")
+    with pytest.raises(ValueError, match="error_rates"):
+        selection.expected_surrogate_risk(0.1, np.array(["0.1", "0.2"]))
+    with pytest.raises(ValueError, match="predictions must be an array of 0/1"):
+        selection.surrogate_risk(np.array(["0", "1"]), np.array([[0, 1], [1, 1]]))
+    with pytest.raises(ValueError, match="soft must be True or False"):
+        cl.MajorityVoteLogistic(soft="y").fit(np.array([[0, 1], [1, 1]]), np.array([[0.], [1.]]))
+    labels, X = np.array([[0, 1, 0], [1, 1, 1]] * 5), np.arange(10.0)[:, None]
+    with pytest.raises(ValueError, match="refit must be True or False"):
+        selection.select_by_surrogate({"mv": cl.MajorityVoteLogistic()}, labels, X, refit="no")
+    with pytest.raises(ValueError, match="refit must be True or False"):
+        selection.select_penalty(labels, X, refit="no")
+    with pytest.raises(ValueError, match="error_rates"):
+        compare_on_simulated_crowd("0.1")
+    # numbers still work, numpy scalars included
+    assert selection.expected_surrogate_risk(np.float64(0.2), [0.5, 0.15, 0.47]) == \
+        pytest.approx(0.424)
+
+
+def test_dataset_accuracy_of_nan_predictions_is_refused_not_zero():
+    birds = cl.datasets.load_bluebirds()
+    with pytest.raises(ValueError, match="NaN"):
+        birds.accuracy(np.full(birds.n_items, np.nan))
+    assert 0 < birds.accuracy(np.zeros(birds.n_items)) < 1
+
+
 # -- 4. degenerate fits say so -------------------------------------------------------------
 def test_one_label_experts_with_alpha_zero_warn():
     rng = np.random.default_rng(0)

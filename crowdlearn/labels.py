@@ -141,8 +141,6 @@ def _own_ids(ids, attr: str) -> np.ndarray:
                 raise ValueError(f"{attr} must hold one identifier per entry (a 1-D "
                                  f"array), got shape {np.shape(ids)}") from None
             raise
-        if ids.dtype.kind == "M" and np.isnat(ids).any():
-            raise ValueError(f"{attr} contains NaT")
     if ids.size > 1:
         try:
             ordered = bool((ids[1:] > ids[:-1]).all())
@@ -457,6 +455,9 @@ def _id_array(values, name: str):
                 pass  # huge Python ints: kept as objects, still comparable
     if kind == "float" and np.isnan(arr).any():
         raise ValueError(f"{name} contains NaN at position {int(np.flatnonzero(np.isnan(arr))[0])}")
+    if kind in ("datetime64", "timedelta64") and np.isnat(arr).any():
+        raise ValueError(f"{name} contains NaT (a missing time) at position "
+                         f"{int(np.flatnonzero(np.isnat(arr))[0])}")
     return arr, kind
 
 

@@ -246,7 +246,9 @@ def posterior_entropy(posterior_or_model, *, base=2, normalized: bool = False):
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(q > 0, q * np.log(np.where(q > 0, q, 1.0)), 0.0)
     h = np.maximum(-terms.sum(axis=1), 0.0)
-    if normalized:
+    if normalized and q.shape[1] == 1:
+        h = np.zeros_like(h)  # one class: no uncertainty at all (not 0 / log 1)
+    elif normalized:
         h = np.minimum(h / np.log(q.shape[1]), 1.0)
     else:
         h = h / np.log(base)

@@ -274,6 +274,44 @@ def test_dataset_accuracy_of_nan_predictions_is_refused_not_zero():
     assert 0 < birds.accuracy(np.zeros(birds.n_items)) < 1
 
 
+def test_confusion_prior_complex_or_overflowing_is_refused():
+    from crowdlearn.aggregation.dawid_skene import m_step
+    labels = np.array([[0, 1, 1], [1, 1, 1], [0, 0, 1], [1, 0, 0]])
+    with pytest.raises(ValueError, match="confusion_prior .*complex"):
+        cl.DawidSkene(confusion_prior=np.eye(2) * (1 + 1j)).fit(labels)
+    with pytest.raises(ValueError, match="complex"):
+        m_step(np.ones((3, 2, 2)), np.ones(2), confusion_prior=np.eye(2) * 1j)
+    for huge in (1e307, 1e308):
+        with pytest.raises(ValueError, match="at most 1e\\+12"):
+            cl.DawidSkene(confusion_prior=np.eye(2) * huge).fit(labels)
+    with pytest.raises(ValueError, match="at most"):
+        cl.OneCoinDawidSkene(confusion_prior=np.eye(2) * 1e300).fit(labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert np.isfinite(cl.DawidSkene(confusion_prior=np.eye(2) * 1e12).fit(labels)
+                           .objective_)
+
+
+def test_nat_task_ids_are_refused():
+    pd = pytest.importorskip("pandas")
+    ds = cl.DawidSkene().fit(pd.DataFrame({"task": ["a", "a", "b", "b"],
+                                           "worker": ["x", "y", "x", "y"],
+                                           "label": [0, 1, 1, 1]}))
+    times = np.array(["NaT", "2020-01-01"], dtype="M8[D]")
+    with pytest.raises(ValueError, match="NaT"):
+        ds.predict_proba(pd.DataFrame({"task": times, "worker": ["x", "y"], "label": [0, 1]}))
+    with pytest.raises(ValueError, match="NaT"):
+        cl.from_table(times, ["x", "y"], [0, 1])
+    ok = cl.from_table(times[[1, 1]], ["x", "y"], [0, 1])
+    assert ok.n_items == 1
+
+
+def test_posterior_entropy_of_one_class_is_zero_not_nan():
+    from crowdlearn.metrics import posterior_entropy
+    np.testing.assert_array_equal(posterior_entropy(np.ones((2, 1)), normalized=True), [0, 0])
+    np.testing.assert_array_equal(posterior_entropy(np.ones((2, 1))), [0, 0])
+
+
 # -- 4. degenerate fits say so -------------------------------------------------------------
 def test_one_label_experts_with_alpha_zero_warn():
     rng = np.random.default_rng(0)

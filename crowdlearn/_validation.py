@@ -22,6 +22,7 @@ __all__ = [
     "check_scalar",
     "check_random_state",
     "check_bool",
+    "read_only",
     "refuse_masked",
 ]
 
@@ -275,6 +276,22 @@ def check_scalar(value, name: str, *, kind=numbers.Real, low=None, high=None,
         op = "<=" if high_inclusive else "<"
         raise ValueError(f"{name} must be {op} {high}, got {value!r}")
     return value
+
+
+def read_only(arr: np.ndarray) -> np.ndarray:
+    """A read-only copy of ``arr`` that nobody can make writeable again.
+
+    Clearing ``flags.writeable`` on an array that owns its memory is not enough: the flag
+    can be set back (on the array or on a view's ``.base``). The copy here lives in an
+    immutable ``bytes`` object, so numpy refuses to unlock it. Object arrays (huge Python
+    integers as identifiers) cannot live in bytes; they are only flagged read-only.
+    """
+    arr = np.asarray(arr)
+    if arr.dtype.hasobject:
+        out = arr.copy()
+        out.flags.writeable = False
+        return out
+    return np.frombuffer(arr.tobytes(), dtype=arr.dtype).reshape(arr.shape)
 
 
 def check_bool(value, name: str) -> bool:

@@ -129,7 +129,8 @@ class IdResults:
         if skills is None:
             raise AttributeError(f"{type(self).__name__} has no single skill per worker; "
                                  f"see its confusion matrices")
-        return self._by_worker(np.asarray(skills(), dtype=float), "skill")
+        # a copy: never the model's own array (GLAD's ability_, OneCoin's accuracy_)
+        return self._by_worker(np.array(skills(), dtype=float), "skill")
 
 
 def features_by_task(labels, X):

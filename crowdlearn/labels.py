@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from crowdlearn._limits import check_crowd_size
-from crowdlearn._validation import check_int_array, refuse_masked
+from crowdlearn._validation import check_int_array, read_only, refuse_masked
 
 __all__ = ["CrowdLabels", "from_triples", "from_dense", "from_table", "from_dataframe",
            "as_crowd_labels"]
@@ -65,9 +65,9 @@ _FROZEN: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDicti
 
 
 def _freeze(arr: np.ndarray) -> np.ndarray:
-    """Make a new array we own read-only, and hand out a view that cannot be unlocked."""
-    arr.flags.writeable = False
-    view = arr.view()
+    """A read-only copy of a new array we own, handed out as a view that cannot be unlocked
+    (neither through its flags nor through its ``.base``)."""
+    view = read_only(arr).view()
     _FROZEN[id(view)] = view
     return view
 
@@ -150,8 +150,7 @@ def _own_ids(ids, attr: str) -> np.ndarray:
         if duplicated:
             raise ValueError(f"{attr} contains duplicates: each index needs its own "
                              f"identifier, or results mapped back would merge them")
-    ids.flags.writeable = False
-    return ids
+    return read_only(ids)
 
 
 @dataclass(frozen=True, eq=False)
@@ -201,7 +200,6 @@ class CrowdLabels:
                 raise ValueError(f"{attr} must hold one identifier per {what} "
                                  f"({size_name}={getattr(self, size_name)}), got shape "
                                  f"{ids.shape}")
-            ids.flags.writeable = False
             object.__setattr__(self, attr, ids)
 
     @property

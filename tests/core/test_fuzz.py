@@ -312,6 +312,33 @@ def test_posterior_entropy_of_one_class_is_zero_not_nan():
     np.testing.assert_array_equal(posterior_entropy(np.ones((2, 1))), [0, 0])
 
 
+def test_getters_hand_out_copies_or_locked_arrays():
+    labels = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 1], [1, 0, 0]])
+    for model, own in ((cl.GLAD(max_iter=5), "ability_"),
+                       (cl.OneCoinDawidSkene(max_iter=5), "accuracy_")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cl.ConvergenceWarning)
+            model.fit(labels)
+        before = getattr(model, own).copy()
+        skills = model.skills_
+        assert skills is not getattr(model, own)
+        skills[:] = 99.0
+        np.testing.assert_array_equal(getattr(model, own), before)
+    mv = cl.MajorityVote().fit(labels)
+    with pytest.raises(ValueError):
+        mv.labels_[:] = 7
+
+
+def test_read_only_crowd_arrays_cannot_be_unlocked_through_base():
+    crowd = cl.from_table(["a", "b"], ["x", "y"], [0, 1])
+    for arr in (crowd.item, crowd.expert, crowd.label, crowd.item_ids, crowd.class_ids):
+        with pytest.raises(ValueError):
+            arr.flags.writeable = True
+        if isinstance(arr.base, np.ndarray):
+            with pytest.raises(ValueError):
+                arr.base.flags.writeable = True
+
+
 # -- 4. degenerate fits say so -------------------------------------------------------------
 def test_one_label_experts_with_alpha_zero_warn():
     rng = np.random.default_rng(0)

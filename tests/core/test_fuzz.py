@@ -339,6 +339,18 @@ def test_read_only_crowd_arrays_cannot_be_unlocked_through_base():
                 arr.base.flags.writeable = True
 
 
+def test_bootstrap_replicates_are_bounded_by_the_size_limits():
+    from crowdlearn.metrics import worker_quality_intervals
+    labels = np.array([[0, 1, 1], [1, 1, 1], [0, 0, 1], [1, 0, 0]])
+    ds = cl.DawidSkene(alpha=1.0).fit(labels)
+    with pytest.raises(ValueError, match=r"n_boot=1,000,000,000 .*max_cells"):
+        worker_quality_intervals(ds, labels, n_boot=10 ** 9)
+    with cl.size_limits(max_cells=100):
+        with pytest.raises(ValueError, match="size_limits"):
+            worker_quality_intervals(ds, labels, n_boot=20)
+    assert worker_quality_intervals(ds, labels, n_boot=20, random_state=0).n_boot == 20
+
+
 # -- 4. degenerate fits say so -------------------------------------------------------------
 def test_one_label_experts_with_alpha_zero_warn():
     rng = np.random.default_rng(0)

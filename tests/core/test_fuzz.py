@@ -351,6 +351,20 @@ def test_bootstrap_replicates_are_bounded_by_the_size_limits():
     assert worker_quality_intervals(ds, labels, n_boot=20, random_state=0).n_boot == 20
 
 
+def test_dataframe_features_with_array_labels_are_not_read_by_position():
+    pd = pytest.importorskip("pandas")
+    labels = np.array([[0, 1, 1], [1, 1, 1], [0, 0, 1], [1, 0, 0]])
+    X = pd.DataFrame({"f": [0, 1, 1, 0]}, index=[3, 2, 1, 0])
+    for model in (cl.DawidSkene(alpha=1.0), cl.LogisticAnnotators(max_iter=3)):
+        with pytest.raises(ValueError, match="read by position"):
+            model.fit(labels, X)
+    with pytest.raises(ValueError, match="read by position"):
+        cl.DawidSkene(alpha=1.0).fit(labels, X.set_index(pd.Index(list("abcd"))))
+    fitted = cl.DawidSkene(alpha=1.0).fit(labels, X.reset_index(drop=True))
+    np.testing.assert_allclose(fitted.posterior_, cl.DawidSkene(alpha=1.0).fit(
+        labels, X.reset_index(drop=True).to_numpy()).posterior_)
+
+
 # -- 4. degenerate fits say so -------------------------------------------------------------
 def test_one_label_experts_with_alpha_zero_warn():
     rng = np.random.default_rng(0)

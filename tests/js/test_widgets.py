@@ -504,18 +504,18 @@ def test_the_browser_result_of_the_annotators_explorer_becomes_last_result():
     ("em", dict(heads=[1.5, 2]), "whole numbers"),
     ("em", dict(n_grid=10 ** 6), "n_grid must be <="),
 ])
-def test_html_builders_refuse_bad_settings(builder, settings, match):
+def test_live_pages_refuse_bad_settings(builder, settings, match):
     from crowdlearn.widgets import live_explorer_html
     from crowdlearn.widgets.annotators import live_annotators_html
     from crowdlearn.widgets.em_steps import live_em_steps_html
-    build = {"ds": live_explorer_html, "ann": live_annotators_html,
-             "em": live_em_steps_html}[builder]
+    make_page = {"ds": live_explorer_html, "ann": live_annotators_html,
+                 "em": live_em_steps_html}[builder]
     with pytest.raises(ValueError, match=match):
-        build(**settings)
-    assert "<script" in build()  # the defaults still build a page
+        make_page(**settings)
+    assert "<script" in make_page()  # the defaults still build a page
 
 
-def test_explorer_refuses_more_experts_than_sliders_it_can_build():
+def test_explorer_refuses_more_experts_than_it_has_sliders_for():
     with pytest.raises(ValueError, match="n_experts must be <= 50"):
         DawidSkeneExplorer(n_experts=10 ** 5)
     with pytest.raises(ValueError, match="max_experts must be <= 50"):

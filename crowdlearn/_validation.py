@@ -21,6 +21,9 @@ __all__ = [
     "check_probability_matrix",
     "check_scalar",
     "check_random_state",
+    "check_bool",
+    "read_only",
+    "refuse_masked",
 ]
 
 
@@ -94,9 +97,28 @@ def check_int_array(values, name: str, *, ndim: int = 1, allow_empty: bool = Fal
     return arr
 
 
+def refuse_masked(values, name: str):
+    """``values`` without its mask when nothing is masked; ``ValueError`` when something is.
+
+    A numpy masked array read by ``np.array`` loses its mask, and the hidden values would
+    be read as data. Where a masked entry has an unambiguous meaning (a missing label in a
+    dense matrix) the caller fills it first; everywhere else it is refused here.
+    """
+    if not np.ma.isMaskedArray(values):
+        return values
+    n_masked = int(np.ma.count_masked(values))
+    if n_masked:
+        raise ValueError(f"{name} is a masked array with {n_masked} masked "
+                         f"entr{'y' if n_masked == 1 else 'ies'}; the mask has no meaning "
+                         f"here: drop those entries first (in a dense label matrix a masked "
+                         f"entry is read as a missing label)")
+    return np.ma.getdata(values)
+
+
 def _read_numbers(values, name: str, ndim: int) -> np.ndarray:
     """``values`` as a new numeric array (booleans as integers); ``ValueError`` for strings,
-    ``None``, ragged rows and other non-numbers."""
+    ``None``, masked entries, ragged rows and other non-numbers."""
+    values = refuse_masked(values, name)
     if isinstance(values, (str, bytes, dict, set, frozenset)) or values is None:
         raise ValueError(f"{name} must be an array of integers, got "
                          f"{type(values).__name__} {values!r:.60}")
@@ -167,6 +189,7 @@ def as_float_array(X, name: str) -> np.ndarray:
     other objects give a ``ValueError`` in our words, never numpy's, and
     nothing emits a warning on the way.
     """
+    X = refuse_masked(X, name)
     if isinstance(X, (str, bytes, dict, set, frozenset)) or X is None:
         raise ValueError(f"{name} must be a numeric array, got {type(X).__name__}")
     if hasattr(X, "to_numpy") and not isinstance(X, np.ndarray):
@@ -253,6 +276,32 @@ def check_scalar(value, name: str, *, kind=numbers.Real, low=None, high=None,
         op = "<=" if high_inclusive else "<"
         raise ValueError(f"{name} must be {op} {high}, got {value!r}")
     return value
+
+
+def read_only(arr: np.ndarray) -> np.ndarray:
+    """A read-only copy of ``arr`` that nobody can make writeable again.
+
+    Clearing ``flags.writeable`` on an array that owns its memory is not enough: the flag
+    can be set back (on the array or on a view's ``.base``). The copy here lives in an
+    immutable ``bytes`` object, so numpy refuses to unlock it. Object arrays (huge Python
+    integers as identifiers) cannot live in bytes; they are only flagged read-only.
+    """
+    arr = np.asarray(arr)
+    if arr.dtype.hasobject:
+        out = arr.copy()
+        out.flags.writeable = False
+        return out
+    return np.frombuffer(arr.tobytes(), dtype=arr.dtype).reshape(arr.shape)
+
+
+def check_bool(value, name: str) -> bool:
+    """``value`` as a bool, or ``ValueError``: a string such as ``'no'`` is truthy and would
+    be read as ``True``; only ``True``, ``False`` (Python or numpy) and 0/1 are flags."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {value!r}")
 
 
 def check_random_state(random_state) -> np.random.Generator:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from crowdlearn._base import normalize_log
-from crowdlearn._validation import check_scalar
+from crowdlearn._validation import as_float_array, check_scalar
 from crowdlearn.aggregation.dawid_skene import DawidSkene
 from crowdlearn.exceptions import ConvergenceWarning
 from crowdlearn.labels import CrowdLabels, as_crowd_labels
@@ -196,7 +196,11 @@ class CrowdComparison:
 
 
 def _check_error_rates(error_rates) -> np.ndarray:
-    err = np.atleast_1d(np.asarray(error_rates, dtype=float))
+    try:
+        err = np.atleast_1d(as_float_array(error_rates, "error_rates"))
+    except ValueError as exc:  # strings such as '0.1' are not read as numbers
+        raise ValueError(f"error_rates must be a non-empty 1-D array of numbers in [0, 1]: "
+                         f"{exc}") from None
     if err.ndim != 1 or err.size == 0 or not np.isfinite(err).all() \
             or (err < 0).any() or (err > 1).any():
         raise ValueError(f"error_rates must be a non-empty 1-D array of numbers in [0, 1], "

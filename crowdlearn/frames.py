@@ -129,7 +129,25 @@ class IdResults:
         if skills is None:
             raise AttributeError(f"{type(self).__name__} has no single skill per worker; "
                                  f"see its confusion matrices")
-        return self._by_worker(np.asarray(skills(), dtype=float), "skill")
+        # a copy: never the model's own array (GLAD's ability_, OneCoin's accuracy_)
+        return self._by_worker(np.array(skills(), dtype=float), "skill")
+
+
+def _refuse_indexed_features(X) -> None:
+    """``ValueError`` for a DataFrame or Series ``X`` whose index is not ``0..n-1`` in order,
+    given with labels that carry no task ids (arrays, triples, hand-made crowds): its rows
+    would be read by position while its index says they belong to other items."""
+    if type(X).__module__.split(".")[0] != "pandas" or not hasattr(X, "index"):
+        return
+    index = X.index
+    if getattr(index, "nlevels", 1) == 1 and index.dtype.kind in "iu" \
+            and np.array_equal(index.to_numpy(), np.arange(len(index))):
+        return
+    raise ValueError(f"X is a {type(X).__name__} indexed by {index[:3].tolist()}..., but the "
+                     f"labels are index-coded arrays without task ids, so its rows would be "
+                     f"read by position, not by its index; reset the index "
+                     f"(X.reset_index(drop=True)) if the rows are in item order, or give "
+                     f"the labels as a DataFrame with a task column")
 
 
 def features_by_task(labels, X):
@@ -149,6 +167,7 @@ def features_by_task(labels, X):
     elif isinstance(labels, CrowdLabels) and getattr(labels, "_from_frame", False) is True:
         ids = labels.item_ids
     else:
+        _refuse_indexed_features(X)
         return X
     if _is_dataframe(X):
         index = X.index

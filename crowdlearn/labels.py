@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from crowdlearn._limits import check_crowd_size
-from crowdlearn._validation import check_int_array
+from crowdlearn._validation import check_int_array, read_only, refuse_masked
 
 __all__ = ["CrowdLabels", "from_triples", "from_dense", "from_table", "from_dataframe",
            "as_crowd_labels"]
@@ -65,9 +65,9 @@ _FROZEN: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDicti
 
 
 def _freeze(arr: np.ndarray) -> np.ndarray:
-    """Make a new array we own read-only, and hand out a view that cannot be unlocked."""
-    arr.flags.writeable = False
-    view = arr.view()
+    """A read-only copy of a new array we own, handed out as a view that cannot be unlocked
+    (neither through its flags nor through its ``.base``)."""
+    view = read_only(arr).view()
     _FROZEN[id(view)] = view
     return view
 
@@ -128,6 +128,31 @@ _IDS_FOR = {"item_ids": ("n_items", "item"), "expert_ids": ("n_experts", "expert
             "class_ids": ("n_classes", "class")}
 
 
+def _own_ids(ids, attr: str) -> np.ndarray:
+    """A read-only copy of a list of identifiers: one type, no NaN or None, no duplicates
+    (two indices with one identifier would be merged when results are mapped back)."""
+    if isinstance(ids, np.ndarray) and ids.dtype.kind in "US" and ids.ndim == 1:
+        ids = ids.copy()  # the common case (from_table's own sorted ids): no element loop
+    else:
+        try:
+            ids, _ = _id_array(ids, attr)
+        except ValueError as exc:
+            if "1-dimensional" in str(exc):
+                raise ValueError(f"{attr} must hold one identifier per entry (a 1-D "
+                                 f"array), got shape {np.shape(ids)}") from None
+            raise
+    if ids.size > 1:
+        try:
+            ordered = bool((ids[1:] > ids[:-1]).all())
+            duplicated = not ordered and np.unique(ids).size != ids.size
+        except TypeError:
+            raise ValueError(f"{attr} identifiers must be mutually comparable") from None
+        if duplicated:
+            raise ValueError(f"{attr} contains duplicates: each index needs its own "
+                             f"identifier, or results mapped back would merge them")
+    return read_only(ids)
+
+
 @dataclass(frozen=True, eq=False)
 class CrowdLabels:
     """Labels given by a crowd, stored as parallel integer arrays.
@@ -170,15 +195,11 @@ class CrowdLabels:
             ids = getattr(self, attr)
             if ids is None:
                 continue
-            try:
-                ids = np.array(ids, copy=True)
-            except Exception:
-                raise ValueError(f"{attr} could not be read as an array") from None
-            if ids.ndim != 1 or ids.shape[0] != getattr(self, size_name):
+            ids = _own_ids(ids, attr)
+            if ids.shape[0] != getattr(self, size_name):
                 raise ValueError(f"{attr} must hold one identifier per {what} "
                                  f"({size_name}={getattr(self, size_name)}), got shape "
                                  f"{ids.shape}")
-            ids.flags.writeable = False
             object.__setattr__(self, attr, ids)
 
     @property
@@ -222,6 +243,12 @@ class CrowdLabels:
         if np.unique(pair).size != pair.size:
             raise ValueError("some expert labelled the same item more than once; a dense "
                              "matrix cannot hold repeated labels (keep the triples)")
+        if isinstance(missing, (bool, np.bool_)) or not isinstance(missing, numbers.Integral):
+            raise ValueError(f"missing must be an integer marker such as -1, got {missing!r}")
+        if 0 <= missing < self.n_classes:
+            raise ValueError(f"missing={missing} is also a class (0..{self.n_classes - 1}): "
+                             f"a missing entry would read as a label; use a negative marker "
+                             f"such as -1")
         dense = np.full((self.n_items, self.n_experts), missing, dtype=np.intp)
         dense[self.item, self.expert] = self.label
         return dense
@@ -318,7 +345,7 @@ def from_dense(matrix, *, n_classes=None, missing: int = -1) -> CrowdLabels:
     ----------
     matrix : array-like of int, shape (n_items, n_experts)
         ``matrix[i, r]`` is the class :math:`y^{(i)}_r` expert ``r`` gave item ``i``,
-        or ``missing``.
+        or ``missing``. In a numpy masked array, a masked entry is a missing label.
     n_classes : int, optional
         Number of classes; inferred as ``max + 1`` when omitted (and refused
         when implausibly large, e.g. when ``(item, expert, label)`` triples were
@@ -329,6 +356,8 @@ def from_dense(matrix, *, n_classes=None, missing: int = -1) -> CrowdLabels:
     if isinstance(missing, bool) or not isinstance(missing, numbers.Integral):
         raise ValueError(f"missing must be an integer marker such as -1, got {missing!r}")
     missing = int(missing)
+    if np.ma.isMaskedArray(matrix):  # a masked entry is a missing label
+        matrix = matrix.astype(object).filled(missing)  # the marker fits any dtype
     arr = check_int_array(matrix, "labels", ndim=2, low=min(missing, 0))
     if arr.shape[1] == 0:
         raise ValueError(f"labels has no experts (shape {arr.shape})")
@@ -361,6 +390,16 @@ _KIND_OF_DTYPE = {"U": "str", "S": "bytes", "b": "bool", "i": "int", "u": "int",
                   "M": "datetime64", "m": "timedelta64"}
 
 
+def _refuse_trailing_nul(strings, name: str) -> None:
+    """``ValueError`` for a string ending in ``'\\x00'``: numpy's strings drop trailing NUL
+    characters, so ``'x'`` and ``'x\\x00'`` would become one identifier."""
+    for v in strings:
+        if isinstance(v, str) and v.endswith("\x00"):
+            raise ValueError(f"{name} identifier {v!r} ends with a NUL character ('\\x00'), "
+                             f"which numpy's strings drop, so it would be confused with "
+                             f"{v.rstrip(chr(0))!r}; strip or replace it first")
+
+
 def _id_array(values, name: str):
     """Identifiers as a 1-D array of one kind, and that kind (``'str'``, ``'int'``, ...).
 
@@ -368,6 +407,7 @@ def _id_array(values, name: str):
     that ``'1'``, ``1`` and ``True`` -- which numpy would silently turn into
     equal strings, and Python considers equal numbers -- are never merged.
     """
+    values = refuse_masked(values, name)
     if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
         values = values.to_numpy()  # pandas Series, Index, Categorical
     if isinstance(values, np.ndarray) and values.dtype != object:
@@ -400,6 +440,7 @@ def _id_array(values, name: str):
                              f"first")
         kind = next(iter(kinds), "int")
         if kind == "str":
+            _refuse_trailing_nul(arr, name)
             arr = arr.astype(str)
         elif kind == "float":
             arr = arr.astype(float)
@@ -412,6 +453,9 @@ def _id_array(values, name: str):
                 pass  # huge Python ints: kept as objects, still comparable
     if kind == "float" and np.isnan(arr).any():
         raise ValueError(f"{name} contains NaN at position {int(np.flatnonzero(np.isnan(arr))[0])}")
+    if kind in ("datetime64", "timedelta64") and np.isnat(arr).any():
+        raise ValueError(f"{name} contains NaT (a missing time) at position "
+                         f"{int(np.flatnonzero(np.isnat(arr))[0])}")
     return arr, kind
 
 
@@ -623,6 +667,7 @@ def _factorize_columns(df, columns):
             return None
         codes, uniques = pd.factorize(col, sort=True)
         if isinstance(col.dtype, pd.StringDtype):  # every element is a str
+            _refuse_trailing_nul(uniques, name)
             ids = np.asarray(uniques.to_numpy(dtype=object), dtype=str)
         else:
             ids, _ = _id_array(uniques, name)

@@ -96,6 +96,7 @@ from scipy import sparse, stats
 from scipy.special import expit
 from scipy.optimize import linear_sum_assignment
 
+from crowdlearn._limits import get_size_limits
 from crowdlearn._validation import check_probability_matrix, check_random_state, check_scalar
 from crowdlearn.aggregation.dawid_skene import DawidSkene
 from crowdlearn.aggregation._common import _Data, _flat_indices, _softmax_rows_inplace
@@ -246,7 +247,9 @@ def posterior_entropy(posterior_or_model, *, base=2, normalized: bool = False):
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(q > 0, q * np.log(np.where(q > 0, q, 1.0)), 0.0)
     h = np.maximum(-terms.sum(axis=1), 0.0)
-    if normalized:
+    if normalized and q.shape[1] == 1:
+        h = np.zeros_like(h)  # one class: no uncertainty at all (not 0 / log 1)
+    elif normalized:
         h = np.minimum(h / np.log(q.shape[1]), 1.0)
     else:
         h = h / np.log(base)
@@ -455,9 +458,26 @@ def _check_interval_args(method, level, n_boot, max_iter, tol, n_jobs, match_cla
     return n_jobs
 
 
+def _check_boot_size(n_boot: int, crowd: CrowdLabels) -> None:
+    """``ValueError`` when the bootstrap's tables -- the resampled item indices
+    ``(n_boot, n_items)`` and the replicates' confusion matrices
+    ``(n_boot, n_experts, K, K)`` -- exceed the size limits' ``max_cells``."""
+    K = crowd.n_classes
+    cells = n_boot * max(crowd.n_items, crowd.n_experts * K * K)
+    limit = get_size_limits().max_cells
+    if cells > limit:
+        raise ValueError(f"n_boot={n_boot:,} would keep {cells:,} numbers per table "
+                         f"({cells * 8 / 2 ** 30:.1f} GiB) for {crowd.n_items:,} items, "
+                         f"{crowd.n_experts:,} experts and {K} classes, beyond the size "
+                         f"limits' max_cells={limit:,}; use fewer replicates (a few hundred "
+                         f"give percentile intervals) or raise the limit with "
+                         f"crowdlearn.size_limits(max_cells=...)")
+
+
 def _bootstrap_intervals(model, crowd, n_boot, random_state, n_jobs, max_iter, tol,
                          match_classes, level, common) -> WorkerQualityIntervals:
     """The percentile intervals of ``n_boot`` bootstrap refits (see :func:`_bootstrap`)."""
+    _check_boot_size(int(n_boot), crowd)
     acc, conf, n_relabelled = _bootstrap(model, crowd, n_boot, random_state, n_jobs,
                                          max_iter, tol, match_classes)
     tail = (1.0 - level) / 2

@@ -82,7 +82,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from crowdlearn._validation import check_random_state, check_scalar
+from crowdlearn._validation import (as_float_array, check_bool, check_random_state,
+                                     check_scalar)
 from crowdlearn.labels import CrowdLabels
 from crowdlearn.features.sparse_experts import SparseExpertsEM, sparse_experts_path
 from crowdlearn.features._binary import _as_binary_labels, _read_input
@@ -95,9 +96,9 @@ __all__ = ["surrogate_risk", "true_risk", "surrogate_decomposition", "SurrogateD
 # -- the scores ----------------------------------------------------------------------------------
 def _binary_vector(values, name: str, n: int | None = None) -> np.ndarray:
     try:
-        arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of 0/1 labels, got {values!r}") from None
+        arr = as_float_array(values, name)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be an array of 0/1 labels: {exc}") from None
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
     if arr.size == 0:
@@ -225,7 +226,7 @@ def surrogate_decomposition(predictions, labels, truth, *,
 
 
 def _mean_error(error_rates, mask) -> tuple[np.ndarray, float]:
-    eps = np.asarray(error_rates, dtype=float)
+    eps = as_float_array(error_rates, "error_rates")
     if eps.ndim not in (1, 2) or eps.size == 0:
         raise ValueError(f"error_rates must be (n_experts,) or (n_items, n_experts), got shape "
                          f"{eps.shape}")
@@ -246,12 +247,11 @@ def _mean_error(error_rates, mask) -> tuple[np.ndarray, float]:
 
 
 def _risk_value(risk) -> float:
+    if isinstance(risk, (str, bytes)):  # float('0.1') would read it as a number
+        raise ValueError(f"risk must be a number, got {type(risk).__name__} {risk!r}")
     if np.ndim(risk) != 0:
         raise ValueError(f"risk must be a single number, got shape {np.shape(risk)}")
-    try:
-        risk = float(risk)
-    except (TypeError, ValueError):
-        raise ValueError(f"risk must be a number, got {risk!r}") from None
+    risk = float(as_float_array(risk, "risk"))
     return check_scalar(risk, "risk", low=0.0, high=1.0)
 
 
@@ -294,7 +294,7 @@ def surrogate_bias_bound(risk, error_rates) -> float:
     0.5
     """
     risk = _risk_value(risk)
-    eps = np.asarray(error_rates, dtype=float)
+    eps = as_float_array(error_rates, "error_rates")
     if eps.ndim != 1 or eps.size == 0 or not np.isfinite(eps).all() or (eps < 0).any() \
             or (eps > 1).any():
         raise ValueError("error_rates must be a non-empty 1-D array of probabilities")
@@ -428,6 +428,7 @@ def select_by_surrogate(candidates: dict, labels, X, *, holdout: float = 0.3, cv
     """
     if not isinstance(candidates, dict) or not candidates:
         raise ValueError("candidates must be a non-empty dict of name -> estimator")
+    refit = check_bool(refit, "refit")
     crowd, X = _read_input(labels, X)
     rng = check_random_state(random_state)
     splits = _splits(crowd, X, holdout=holdout, cv=cv, split=split, rng=rng)
@@ -485,6 +486,7 @@ def select_penalty(labels, X, lambdas=None, *, holdout: float = 0.3, cv=None,
     -------
     PenaltySelection
     """
+    refit = check_bool(refit, "refit")
     crowd, X = _read_input(labels, X)
     rng = check_random_state(random_state)
     splits = _splits(crowd, X, holdout=holdout, cv=cv, split=split, rng=rng)

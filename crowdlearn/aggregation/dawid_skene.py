@@ -10,7 +10,8 @@ import numpy as np
 from scipy.special import expit
 
 from crowdlearn._base import EMEstimator, posterior_or_refuse, user_stacklevel
-from crowdlearn._validation import check_binary_matrix, check_em_params, check_scalar
+from crowdlearn._validation import (as_float_array, check_binary_matrix, check_em_params,
+                                     check_scalar)
 from crowdlearn.frames import IdResults, features_by_task
 from crowdlearn.exceptions import DegenerateFitWarning
 from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
@@ -40,6 +41,31 @@ def _is_tuple_input(labels) -> bool:
     return isinstance(labels, tuple) and len(labels) == 3
 
 
+# Pseudo-counts beyond this (a trillion imagined labels) overflow the objective's sums of
+# count x log-probability towards -inf; nobody means them, so they are refused.
+MAX_PSEUDO_COUNT = 1e12
+
+
+def _read_prior(prior, K: int, J: int) -> np.ndarray:
+    """``prior`` as a float array; complex numbers, strings and masks refused (never cast)."""
+    try:
+        return as_float_array(prior, "confusion_prior")
+    except ValueError as exc:
+        raise ValueError(f"confusion_prior must be an array of real pseudo-counts of shape "
+                         f"({K}, {K}) or ({J}, {K}, {K}): {exc}") from None
+
+
+def _check_prior_values(arr: np.ndarray) -> None:
+    if not np.isfinite(arr).all():
+        raise ValueError("confusion_prior has NaN or infinite pseudo-counts")
+    if (arr < 0).any():
+        raise ValueError("confusion_prior has negative pseudo-counts; they must be >= 0")
+    if (arr > MAX_PSEUDO_COUNT).any():
+        raise ValueError(f"confusion_prior has pseudo-counts up to {arr.max():.3g}; at most "
+                         f"{MAX_PSEUDO_COUNT:.0e} are accepted (larger ones overflow the "
+                         f"objective; 1e7 already pins a confusion matrix)")
+
+
 def _prior_counts(prior, crowd: CrowdLabels):
     """Read ``confusion_prior``: pseudo-counts ``(K, K)`` or ``(n_experts, K, K)``, or a
     DataFrame in crowd-kit's ``errors_`` layout; return ``(n_experts, K, K)`` or None."""
@@ -48,21 +74,14 @@ def _prior_counts(prior, crowd: CrowdLabels):
     J, K = crowd.n_experts, crowd.n_classes
     if type(prior).__module__.split(".")[0] == "pandas":
         prior = _prior_from_frame(prior, crowd)
-    try:
-        arr = np.array(prior, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"confusion_prior must be an array of pseudo-counts of shape "
-                         f"({K}, {K}) or ({J}, {K}, {K}), got {type(prior).__name__}") from None
+    arr = _read_prior(prior, K, J)
     if arr.shape == (K, K):
         arr = np.broadcast_to(arr, (J, K, K)).copy()
     if arr.shape != (J, K, K):
         raise ValueError(f"confusion_prior must have shape ({K}, {K}) (one prior for every "
                          f"expert) or ({J}, {K}, {K}) (n_experts, true class, label), got "
                          f"{arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError("confusion_prior has NaN or infinite pseudo-counts")
-    if (arr < 0).any():
-        raise ValueError("confusion_prior has negative pseudo-counts; they must be >= 0")
+    _check_prior_values(arr)
     return arr if arr.any() else None
 
 
@@ -881,10 +900,11 @@ def m_step(counts, class_counts, *, alpha: float = 0.0, confusion_prior=None):
     R, K, _ = counts.shape
     prior = None
     if confusion_prior is not None:
-        prior = np.array(confusion_prior, dtype=float)
+        prior = _read_prior(confusion_prior, K, R)
         if prior.shape == (K, K):
             prior = np.broadcast_to(prior, (R, K, K))
         if prior.shape != (R, K, K) or not np.isfinite(prior).all() or (prior < 0).any():
             raise ValueError(f"confusion_prior must be finite pseudo-counts >= 0 of shape "
                              f"({K}, {K}) or ({R}, {K}, {K}), got shape {prior.shape}")
+        _check_prior_values(prior)
     return DawidSkeneParams(*confusion_m_step(counts, class_counts, alpha, prior), None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from crowdlearn._base import BaseEstimator, Predictions
-from crowdlearn._validation import check_random_state
+from crowdlearn._validation import check_random_state, read_only
 from crowdlearn.frames import IdResults
 from crowdlearn.labels import _is_dataframe, as_crowd_labels, from_dataframe
 
@@ -35,8 +35,10 @@ class MajorityVote(IdResults, Predictions, BaseEstimator):
     unlabelled : {"error", "uniform"}, default "error"
         What to do with items that received no label: raise a ``ValueError``
         naming them, or give them a uniform soft vote (and a tie-broken hard vote).
-    random_state : None, int or Generator
-        Seed for random tie-breaking.
+    random_state : None, int or Generator, default 0
+        Seed for random tie-breaking. The default, 0, makes the ties (and so the
+        hard votes) the same on every run; ``None`` draws fresh ties each time.
+        (Before 0.2.0 the default was ``None``.)
 
     Attributes
     ----------
@@ -46,8 +48,8 @@ class MajorityVote(IdResults, Predictions, BaseEstimator):
         Hard votes, ties broken by the ``tie_break`` rule (with ``"random"`` this
         may differ from the other models' rule, the lowest tied class). Fitted on a
         pandas DataFrame of ``(task, worker, label)`` rows it is a ``Series`` of
-        the original class ids indexed by task id; otherwise an array of class
-        indices.
+        the original class ids indexed by task id; otherwise a read-only array of
+        class indices.
     probas_ : ndarray or pandas DataFrame
         ``posterior_``, as a DataFrame by task id and class id when fitted on a
         DataFrame (see :class:`~crowdlearn.frames.IdResults`).
@@ -66,7 +68,7 @@ class MajorityVote(IdResults, Predictions, BaseEstimator):
     """
 
     def __init__(self, *, n_classes: int | None = None, tie_break: str = "random",
-                 unlabelled: str = "error", random_state=None):
+                 unlabelled: str = "error", random_state=0):
         self._store_params(locals())
 
     def fit(self, labels):
@@ -103,9 +105,10 @@ class MajorityVote(IdResults, Predictions, BaseEstimator):
         self.n_ties_ = int((top.sum(axis=1) > 1).sum())
         if self.tie_break == "random":
             rng = check_random_state(self.random_state)
-            self._labels = np.argmax(top * (1.0 + rng.random(top.shape)), axis=1)
+            labels = np.argmax(top * (1.0 + rng.random(top.shape)), axis=1)
         else:
-            self._labels = np.argmax(top, axis=1)
+            labels = np.argmax(top, axis=1)
+        self._labels = read_only(labels)  # labels_ hands it out: nobody may change it
         self.n_classes_ = crowd.n_classes
         self.n_items_ = crowd.n_items
         self.n_experts_ = crowd.n_experts
@@ -116,8 +119,8 @@ class MajorityVote(IdResults, Predictions, BaseEstimator):
         """Hard votes, broken by the ``tie_break`` rule.
 
         A ``Series`` of original class ids indexed by task id when fitted on a
-        DataFrame; otherwise an array of class indices (the same array on every
-        access).
+        DataFrame; otherwise an array of class indices (the same read-only array on
+        every access: ``labels_[:] = 7`` raises instead of changing ``predict()``).
         """
         self._check_fitted("_labels")
         if not self._frame_out():

@@ -38,6 +38,7 @@ from importlib import resources
 
 import numpy as np
 
+from .._validation import check_int_array
 from ..labels import CrowdLabels, from_table
 
 __all__ = [
@@ -153,7 +154,7 @@ class CrowdDataset:
         """Fraction of the items with known truth whose predicted class index is right."""
         if self.truth is None:
             raise ValueError(f"dataset {self.name!r} has no truth to compare with")
-        predicted = np.asarray(predicted)
+        predicted = check_int_array(predicted, "predicted", allow_empty=True)  # no NaN
         if predicted.shape != (self.n_items,):
             raise ValueError(f"predicted must have shape ({self.n_items},), got {predicted.shape}")
         known = self.has_truth

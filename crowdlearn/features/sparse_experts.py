@@ -33,7 +33,7 @@ from crowdlearn._solvers.l1_logistic import (_PreparedProblem, fit_l1_logistic,
                                              l1_logistic_lambda_max)
 from crowdlearn._progress import ProgressBar
 from crowdlearn._validation import (as_float_array, check_em_params, check_random_state,
-                                    check_scalar)
+                                    check_bool, check_scalar)
 from crowdlearn.exceptions import ConvergenceWarning
 from crowdlearn.labels import CrowdLabels
 from crowdlearn.features._binary import (_BinaryFeatureModel, _binary_log_joint,
@@ -748,10 +748,11 @@ class MajorityVoteLogistic(BaseEstimator):
     def fit(self, labels, X):
         """Majority vote, then the L1 logistic regression on the labelled items."""
         check_scalar(self.lam, "lam", low=0.0)
+        soft = check_bool(self.soft, "soft")
         crowd, X = _read_input(labels, X)
         v = _soft_vote(crowd)
         labelled = crowd.labels_per_item() > 0
-        if not self.soft:
+        if not soft:
             rng = check_random_state(self.random_state)
             tie = v == 0.5
             v = np.where(tie, (rng.random(v.shape) < 0.5).astype(float), (v > 0.5).astype(float))

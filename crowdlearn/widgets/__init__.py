@@ -30,9 +30,10 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from crowdlearn._validation import check_scalar
+from crowdlearn._validation import as_float_array, check_scalar
 from crowdlearn.experiments import CrowdComparison, Sweep, compare_on_simulated_crowd
-from crowdlearn.widgets._explorer import STATIC, _clip, _Explorer, _LiveExplorer, _page_html
+from crowdlearn.widgets._explorer import (MAX_CLASSES, MAX_EXPERTS, STATIC, _clip, _Explorer,
+                                          _LiveExplorer, _page_html, check_sizes)
 
 __all__ = ["DawidSkeneExplorer", "ExplorerResult", "dawid_skene_explorer", "draw_comparison",
            "live_explorer_html", "live_explorer_widget", "plot_sweep", "VoteExplorer",
@@ -389,22 +390,10 @@ class DawidSkeneExplorer(_Explorer):
                  error_rates=None, missing: float = 0.0, alpha: float = 0.0, seed: int = 0,
                  n_items: int = 500, n_classes: int = 3, max_iter: int = 200,
                  tol: float = 1e-6):
-        check_scalar(n_experts, "n_experts", kind=numbers.Integral, low=1)
-        check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
-        check_scalar(n_classes, "n_classes", kind=numbers.Integral, low=2)
-        check_scalar(missing, "missing", low=0.0, high=0.95)
-        check_scalar(alpha, "alpha", low=0.0, high=5.0)
-        check_scalar(seed, "seed", kind=numbers.Integral, low=0, high=99)
-        given = [] if error_rates is None else np.atleast_1d(
-            np.asarray(error_rates, dtype=float)).tolist()
-        if any(not (0.0 <= e <= 0.9) for e in given):
-            raise ValueError(f"error_rates must lie in [0, 0.9], got {error_rates!r}")
-        if max_experts is None:
-            max_experts = max(8, n_experts, len(given))
-        check_scalar(max_experts, "max_experts", kind=numbers.Integral, low=1)
-        if n_experts > max_experts or len(given) > max_experts:
-            raise ValueError(f"n_experts ({n_experts}) and len(error_rates) ({len(given)}) "
-                             f"must not exceed max_experts ({max_experts})")
+        given, max_experts = _checked_settings(
+            n_experts=n_experts, max_experts=max_experts, error_rates=error_rates,
+            missing=missing, alpha=alpha, seed=seed, n_items=n_items, n_classes=n_classes,
+            max_iter=max_iter, tol=tol)
         defaults = list(DEFAULT_ERROR_RATES) * (max_experts // len(DEFAULT_ERROR_RATES) + 1)
         super().__init__()
         self.n_items = int(n_items)
@@ -531,10 +520,37 @@ class DawidSkeneExplorer(_Explorer):
         self._seed = _clip(s["seed"], "seed", 0, 99, numbers.Integral)
 
 
+def _checked_settings(*, n_experts, max_experts, error_rates, missing, alpha, seed, n_items,
+                      n_classes, max_iter, tol) -> tuple[list, int]:
+    """``ValueError`` for a setting the Dawid--Skene explorer cannot show (checked before
+    any widget or page is built); the given error rates as floats, and ``max_experts``."""
+    check_scalar(n_experts, "n_experts", kind=numbers.Integral, low=1, high=MAX_EXPERTS)
+    check_scalar(n_classes, "n_classes", kind=numbers.Integral, low=2, high=MAX_CLASSES)
+    check_scalar(missing, "missing", low=0.0, high=0.95)
+    check_scalar(alpha, "alpha", low=0.0, high=5.0)
+    check_scalar(seed, "seed", kind=numbers.Integral, low=0, high=99)
+    check_sizes(n_items, max_iter, tol)
+    rates = np.zeros(0) if error_rates is None else np.atleast_1d(
+        as_float_array(error_rates, "error_rates"))
+    given = rates.tolist()
+    if rates.ndim != 1 or not ((rates >= 0.0) & (rates <= 0.9)).all():
+        raise ValueError(f"error_rates must lie in [0, 0.9], got {error_rates!r}")
+    if max_experts is None:
+        max_experts = max(8, n_experts, len(given))
+    check_scalar(max_experts, "max_experts", kind=numbers.Integral, low=1, high=MAX_EXPERTS)
+    if n_experts > max_experts or len(given) > max_experts:
+        raise ValueError(f"n_experts ({n_experts}) and len(error_rates) ({len(given)}) "
+                         f"must not exceed max_experts ({max_experts})")
+    return given, int(max_experts)
+
+
 def _live_settings(*, n_experts: int = 5, error_rates=None, missing: float = 0.0,
                    alpha: float = 0.0, seed: int = 0, n_items: int = 500, n_classes: int = 3,
                    max_iter: int = 200, tol: float = 1e-6) -> dict:
-    rates = list(error_rates) if error_rates is not None else []
+    rates, _ = _checked_settings(n_experts=n_experts, max_experts=MAX_EXPERTS,
+                                 error_rates=error_rates, missing=missing, alpha=alpha,
+                                 seed=seed, n_items=n_items, n_classes=n_classes,
+                                 max_iter=max_iter, tol=tol)
     rates = rates + list(DEFAULT_ERROR_RATES)[len(rates):max(len(rates), n_experts, 8)]
     return {"nExperts": int(n_experts), "errorRates": [float(e) for e in rates],
             "missing": float(missing), "alpha": float(alpha), "seed": int(seed),

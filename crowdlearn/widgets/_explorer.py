@@ -80,6 +80,22 @@ def _page_html(bundle: str, settings: dict) -> str:
     return _html_twin(module, (STATIC / "explorers.css").read_text(encoding="utf-8"), settings)
 
 
+#: The largest settings an explorer accepts: it simulates and fits in the reader's browser
+#: on every slider move, and builds one slider per expert.
+MAX_ITEMS = 20_000
+MAX_EXPERTS = 50
+MAX_CLASSES = 10
+MAX_ITER = 10_000
+
+
+def check_sizes(n_items, max_iter, tol) -> None:
+    """``ValueError`` unless ``n_items`` and ``max_iter`` are integers in range and ``tol``
+    is a finite number in [0, 1): checked in Python before any page is built."""
+    check_scalar(n_items, "n_items", kind=numbers.Integral, low=1, high=MAX_ITEMS)
+    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1, high=MAX_ITER)
+    check_scalar(tol, "tol", low=0.0, high=1.0, high_inclusive=False)
+
+
 def _clip(value, name: str, low, high, kind=numbers.Real):
     """``value`` (a finite number) clipped to ``[low, high]``, as a slider would."""
     check_scalar(value, name, kind=kind)
@@ -135,6 +151,7 @@ class _Explorer(_LiveExplorer):
 
     def _start(self, max_iter, tol):
         """The state every explorer starts from, before its first update."""
+        check_sizes(1, max_iter, tol)
         self.max_iter = max_iter
         self.tol = tol
         self.n_updates = 0

@@ -30,14 +30,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from crowdlearn._validation import check_scalar
+from crowdlearn._validation import as_float_array, check_scalar
 from crowdlearn.aggregation.dawid_skene import DawidSkene
 from crowdlearn.exceptions import ConvergenceWarning, DegenerateFitWarning
 from crowdlearn.labels import CrowdLabels, from_triples
 from crowdlearn.features.logistic_annotators import LogisticAnnotators
 from crowdlearn.aggregation.majority_vote import MajorityVote
 from crowdlearn.simulate.annotators import simulate_logistic_annotators
-from crowdlearn.widgets._explorer import STATIC, _clip, _Explorer, _page_html
+from crowdlearn.widgets._explorer import STATIC, _clip, _Explorer, _page_html, check_sizes
 
 __all__ = ["AnnotatorsExplorerResult", "LogisticAnnotatorsExplorer", "COLORS",
            "DEFAULT_SLOPES", "bayes_posterior", "fit_explorer_crowd", "live_annotators_html",
@@ -335,25 +335,11 @@ class LogisticAnnotatorsExplorer(_Explorer):
                  missing: float = 0.0, seed: int = 0, n_items: int = 600,
                  coef=(2.0, -1.0), intercept: float = 0.0, l2: float = 1.0,
                  max_iter: int = 200, tol: float = 1e-6):
-        check_scalar(n_annotators, "n_annotators", kind=numbers.Integral, low=2, high=6)
-        check_scalar(gamma, "gamma", low=-3.0, high=3.0)
-        check_scalar(missing, "missing", low=0.0, high=0.9)
-        check_scalar(seed, "seed", kind=numbers.Integral, low=0, high=99)
-        check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
-        check_scalar(intercept, "intercept")
-        check_scalar(l2, "l2", low=0.0)
-        start = list(DEFAULT_SLOPES)
-        if slopes is not None:
-            given = np.atleast_1d(np.asarray(slopes, dtype=float))
-            if given.ndim != 1 or given.size > n_annotators:
-                raise ValueError(f"slopes must hold at most n_annotators ({n_annotators}) "
-                                 f"numbers, got {slopes!r}")
-            if not np.all((given >= -5) & (given <= 5)):
-                raise ValueError(f"slopes must lie in [-5, 5], got {slopes!r}")
-            start[:given.size] = given.tolist()
-        coef = np.asarray(coef, dtype=float)
-        if coef.shape != (2,) or not np.isfinite(coef).all():
-            raise ValueError(f"coef must be two finite numbers, got {coef!r}")
+        start, coef = _checked_settings(
+            n_annotators=n_annotators, slopes=slopes, gamma=gamma, missing=missing, seed=seed,
+            n_items=n_items, coef=coef, intercept=intercept, l2=l2, max_iter=max_iter,
+            tol=tol)
+        coef = np.asarray(coef)
 
         super().__init__()
         self.n_annotators = int(n_annotators)
@@ -474,17 +460,41 @@ class LogisticAnnotatorsExplorer(_Explorer):
                 f"{r.eta_error:.3f}; update {1000 * r.fit_seconds:.0f} ms")
 
 
+def _checked_settings(*, n_annotators, slopes, gamma, missing, seed, n_items, coef,
+                      intercept, l2, max_iter, tol, most_slopes=None) -> tuple[list, list]:
+    """``ValueError`` for a setting the explorer cannot show (checked before any widget or
+    page is built); every slope the page can show, and ``coef`` as two floats."""
+    check_scalar(n_annotators, "n_annotators", kind=numbers.Integral, low=2,
+                 high=len(DEFAULT_SLOPES))
+    check_scalar(gamma, "gamma", low=-3.0, high=3.0)
+    check_scalar(missing, "missing", low=0.0, high=0.9)
+    check_scalar(seed, "seed", kind=numbers.Integral, low=0, high=99)
+    check_scalar(intercept, "intercept", low=-10.0, high=10.0)
+    check_scalar(l2, "l2", low=0.0, high=1e6)
+    check_sizes(n_items, max_iter, tol)
+    most = n_annotators if most_slopes is None else most_slopes
+    start = list(DEFAULT_SLOPES)
+    if slopes is not None:
+        given = np.atleast_1d(as_float_array(slopes, "slopes"))
+        if given.ndim != 1 or given.size > most:
+            raise ValueError(f"slopes must hold at most {most} numbers, got {slopes!r}")
+        if not np.all((given >= -5) & (given <= 5)):
+            raise ValueError(f"slopes must lie in [-5, 5], got {slopes!r}")
+        start[:given.size] = given.tolist()
+    coef = as_float_array(coef, "coef")
+    if coef.shape != (2,) or not (np.isfinite(coef) & (np.abs(coef) <= 10)).all():
+        raise ValueError(f"coef must be two numbers in [-10, 10], got {coef!r}")
+    return start, coef.tolist()
+
+
 def _live_settings(*, n_annotators: int = 4, slopes=None, gamma: float = -0.5,
                    missing: float = 0.0, seed: int = 0, n_items: int = 600,
                    coef=(2.0, -1.0), intercept: float = 0.0, l2: float = 1.0,
                    max_iter: int = 200, tol: float = 1e-6) -> dict:
-    given = [float(w) for w in (slopes if slopes is not None else [])]
-    check_scalar(n_annotators, "n_annotators", kind=numbers.Integral, low=2,
-                 high=len(DEFAULT_SLOPES))
-    if len(given) > len(DEFAULT_SLOPES) or not all(-5 <= w <= 5 for w in given):
-        raise ValueError(f"slopes must be at most {len(DEFAULT_SLOPES)} numbers in [-5, 5], "
-                         f"got {slopes!r}")
-    all_slopes = given + list(DEFAULT_SLOPES[len(given):])
+    all_slopes, coef = _checked_settings(
+        n_annotators=n_annotators, slopes=slopes, gamma=gamma, missing=missing, seed=seed,
+        n_items=n_items, coef=coef, intercept=intercept, l2=l2, max_iter=max_iter, tol=tol,
+        most_slopes=len(DEFAULT_SLOPES))
     return {"nAnnotators": int(n_annotators), "slopes": all_slopes, "gamma": float(gamma),
             "missing": float(missing), "seed": int(seed), "nItems": int(n_items),
             "coef": [float(c) for c in coef], "intercept": float(intercept),

@@ -29,8 +29,8 @@ import numbers
 
 import numpy as np
 
-from crowdlearn._validation import check_scalar
-from crowdlearn.widgets._explorer import STATIC, _LiveExplorer, _page_html
+from crowdlearn._validation import check_int_array, check_scalar
+from crowdlearn.widgets._explorer import MAX_ITER, STATIC, _LiveExplorer, _page_html, check_sizes
 
 __all__ = ["HEADS", "TOSSES", "EMStepsExplorer", "basin_map", "e_step", "fixed_point",
            "free_energy", "half_steps", "live_em_steps_html", "live_em_steps_widget",
@@ -192,10 +192,12 @@ def _live_settings(*, theta1: float = 2 / 3, theta2: float = 1 / 3, phi: float =
                    tol: float = 1e-10, max_iter: int = 2000) -> dict:
     for name, v in (("theta1", theta1), ("theta2", theta2), ("phi", phi)):
         check_scalar(v, name, low=0.05, high=0.95)
-    check_scalar(step, "step", kind=numbers.Integral, low=0)
-    check_scalar(tosses, "tosses", kind=numbers.Integral, low=1)
-    heads = [int(h) for h in heads]
-    if not heads or min(heads) < 0 or max(heads) > tosses:
+    check_scalar(step, "step", kind=numbers.Integral, low=0, high=MAX_ITER)
+    check_scalar(tosses, "tosses", kind=numbers.Integral, low=1, high=1000)
+    check_scalar(n_grid, "n_grid", kind=numbers.Integral, low=2, high=101)
+    check_sizes(1, max_iter, tol)
+    heads = check_int_array(heads, "heads").tolist()  # 1.5 heads refused, not read as 1
+    if len(heads) > 1000 or min(heads) < 0 or max(heads) > tosses:
         raise ValueError(f"heads must be counts between 0 and tosses={tosses}, got {heads}")
     return {"theta1": float(theta1), "theta2": float(theta2), "phi": float(phi),
             "step": int(step), "heads": heads, "tosses": int(tosses), "nGrid": int(n_grid),

@@ -88,7 +88,12 @@ garbage = st.sampled_from([None, "labels", 3, 2.5, {"a": 1}, {1, 2}, b"xy", [], 
 def label_data(draw, targets=False):
     """Anything a user might pass as crowd labels."""
     form = draw(st.sampled_from(["dense", "dense", "list", "triples", "triples", "tuple2",
-                                 "tuple4", "crowd", "garbage", "degenerate"]))
+                                 "tuple4", "crowd", "garbage", "degenerate", "masked"]))
+    if form == "masked":  # issue 28: a masked entry is a missing label, never its hidden value
+        arr = np.asarray(draw(int_array(ndim=3 if targets else 2, hostile=draw(st.booleans()))))
+        mask = np.array(draw(st.lists(st.booleans(), min_size=arr.size, max_size=arr.size)),
+                        dtype=bool).reshape(arr.shape)
+        return np.ma.masked_array(arr, mask=mask)
     if form in ("dense", "list"):
         arr = draw(int_array(ndim=3 if targets else 2, hostile=draw(st.booleans())))
         return np.asarray(arr).tolist() if form == "list" and isinstance(arr, np.ndarray) \

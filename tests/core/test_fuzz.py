@@ -184,6 +184,187 @@ def test_only_value_and_type_errors_in_our_words():
             assert fc.check_call("case", case) is None
 
 
+# -- 3b. issue 28: one case per cause of a silent misread -----------------------------------
+def test_masked_dense_matrix_reads_masked_entries_as_missing():
+    m = np.ma.masked_array([[0, 1, 1], [1, 0, 1]], mask=[[0, 0, 1], [0, 0, 0]])
+    crowd = cl.from_dense(m)
+    assert crowd.n_labels == 5
+    np.testing.assert_array_equal(crowd.to_dense(), [[0, 1, -1], [1, 0, 1]])
+    assert cl.as_crowd_labels(m).n_labels == 5
+    # a float masked matrix whose hidden entries are NaN is fine too
+    mf = np.ma.masked_invalid(np.array([[0.0, np.nan], [1.0, 1.0]]))
+    assert cl.from_dense(mf).n_labels == 3
+    assert cl.DawidSkene().fit(mf).predict().shape == (2,)
+
+
+def test_masked_arrays_elsewhere_are_refused_not_unmasked():
+    masked = np.ma.masked_array([0, 1], mask=[0, 1])
+    with pytest.raises(ValueError, match="masked array with 1 masked entry"):
+        cl.from_triples(masked, [0, 0], [1, 1])
+    with pytest.raises(ValueError, match="masked array"):
+        cl.from_table(np.ma.masked_array(["a", "b"], mask=[0, 1]), ["w", "w"], [1, 0])
+    with pytest.raises(ValueError, match="masked array"):
+        check_int_array(masked, "x")
+    # nothing masked: the data is read as it is
+    assert check_int_array(np.ma.masked_array([0, 1]), "x").tolist() == [0, 1]
+
+
+def test_hand_made_crowd_ids_duplicate_nan_or_mixed_are_refused():
+    parts = (np.array([0, 1]), np.array([0, 0]), np.array([0, 1]), 2, 1, 2)
+    with pytest.raises(ValueError, match="duplicates"):
+        CrowdLabels(*parts, item_ids=np.array(["a", "a"]))
+    with pytest.raises(ValueError, match="NaN"):
+        CrowdLabels(*parts, item_ids=np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match="mix types"):
+        CrowdLabels(*parts, item_ids=np.array(["1", 1], dtype=object))
+    with pytest.raises(ValueError, match="duplicates"):
+        CrowdLabels(*parts, class_ids=[3, 3])
+    ok = CrowdLabels(*parts, item_ids=["b", "a"], class_ids=[True, False])
+    assert ok.item_ids.tolist() == ["b", "a"] and not ok.item_ids.flags.writeable
+
+
+def test_trailing_nul_is_not_dropped_into_another_id():
+    with pytest.raises(ValueError, match="NUL"):
+        cl.from_table(["a", "b", "c"], ["w", "w", "w"], ["x", "x\x00", "y"])
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"task": ["a", "b", "c"], "worker": ["w", "w", "w"],
+                       "label": pd.array(["x", "x\x00", "y"], dtype="string")})
+    with pytest.raises(ValueError, match="NUL"):
+        cl.as_crowd_labels(df)
+
+
+def test_to_dense_missing_marker_never_collides_with_a_label():
+    crowd = cl.from_triples([0, 1], [0, 1], [0, 1])
+    with pytest.raises(ValueError, match="integer marker"):
+        crowd.to_dense(missing=1.5)
+    with pytest.raises(ValueError, match="also a class"):
+        crowd.to_dense(missing=1)
+    np.testing.assert_array_equal(crowd.to_dense(missing=7), [[0, 7], [7, 1]])
+
+
+def test_strings_are_not_read_as_numbers_or_flags():
+    from crowdlearn import selection
+    from crowdlearn.experiments import compare_on_simulated_crowd
+    with pytest.raises(ValueError, match="risk must be a number"):
+        selection.expected_surrogate_risk("0.1", [0.1, 0.2])
+    with pytest.raises(ValueError, match="error_rates"):
+        selection.expected_surrogate_risk(0.1, "0.1")
+    with pytest.raises(ValueError, match="error_rates"):
+        selection.expected_surrogate_risk(0.1, np.array(["0.1", "0.2"]))
+    with pytest.raises(ValueError, match="predictions must be an array of 0/1"):
+        selection.surrogate_risk(np.array(["0", "1"]), np.array([[0, 1], [1, 1]]))
+    with pytest.raises(ValueError, match="soft must be True or False"):
+        cl.MajorityVoteLogistic(soft="y").fit(np.array([[0, 1], [1, 1]]), np.array([[0.], [1.]]))
+    labels, X = np.array([[0, 1, 0], [1, 1, 1]] * 5), np.arange(10.0)[:, None]
+    with pytest.raises(ValueError, match="refit must be True or False"):
+        selection.select_by_surrogate({"mv": cl.MajorityVoteLogistic()}, labels, X, refit="no")
+    with pytest.raises(ValueError, match="refit must be True or False"):
+        selection.select_penalty(labels, X, refit="no")
+    with pytest.raises(ValueError, match="error_rates"):
+        compare_on_simulated_crowd("0.1")
+    # numbers still work, numpy scalars included
+    assert selection.expected_surrogate_risk(np.float64(0.2), [0.5, 0.15, 0.47]) == \
+        pytest.approx(0.424)
+
+
+def test_dataset_accuracy_of_nan_predictions_is_refused_not_zero():
+    birds = cl.datasets.load_bluebirds()
+    with pytest.raises(ValueError, match="NaN"):
+        birds.accuracy(np.full(birds.n_items, np.nan))
+    assert 0 < birds.accuracy(np.zeros(birds.n_items)) < 1
+
+
+def test_confusion_prior_complex_or_overflowing_is_refused():
+    from crowdlearn.aggregation.dawid_skene import m_step
+    labels = np.array([[0, 1, 1], [1, 1, 1], [0, 0, 1], [1, 0, 0]])
+    with pytest.raises(ValueError, match="confusion_prior .*complex"):
+        cl.DawidSkene(confusion_prior=np.eye(2) * (1 + 1j)).fit(labels)
+    with pytest.raises(ValueError, match="complex"):
+        m_step(np.ones((3, 2, 2)), np.ones(2), confusion_prior=np.eye(2) * 1j)
+    for huge in (1e307, 1e308):
+        with pytest.raises(ValueError, match="at most 1e\\+12"):
+            cl.DawidSkene(confusion_prior=np.eye(2) * huge).fit(labels)
+    with pytest.raises(ValueError, match="at most"):
+        cl.OneCoinDawidSkene(confusion_prior=np.eye(2) * 1e300).fit(labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert np.isfinite(cl.DawidSkene(confusion_prior=np.eye(2) * 1e12).fit(labels)
+                           .objective_)
+
+
+def test_nat_task_ids_are_refused():
+    pd = pytest.importorskip("pandas")
+    ds = cl.DawidSkene().fit(pd.DataFrame({"task": ["a", "a", "b", "b"],
+                                           "worker": ["x", "y", "x", "y"],
+                                           "label": [0, 1, 1, 1]}))
+    times = np.array(["NaT", "2020-01-01"], dtype="M8[D]")
+    with pytest.raises(ValueError, match="NaT"):
+        ds.predict_proba(pd.DataFrame({"task": times, "worker": ["x", "y"], "label": [0, 1]}))
+    with pytest.raises(ValueError, match="NaT"):
+        cl.from_table(times, ["x", "y"], [0, 1])
+    ok = cl.from_table(times[[1, 1]], ["x", "y"], [0, 1])
+    assert ok.n_items == 1
+
+
+def test_posterior_entropy_of_one_class_is_zero_not_nan():
+    from crowdlearn.metrics import posterior_entropy
+    np.testing.assert_array_equal(posterior_entropy(np.ones((2, 1)), normalized=True), [0, 0])
+    np.testing.assert_array_equal(posterior_entropy(np.ones((2, 1))), [0, 0])
+
+
+def test_getters_hand_out_copies_or_locked_arrays():
+    labels = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 1], [1, 0, 0]])
+    for model, own in ((cl.GLAD(max_iter=5), "ability_"),
+                       (cl.OneCoinDawidSkene(max_iter=5), "accuracy_")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cl.ConvergenceWarning)
+            model.fit(labels)
+        before = getattr(model, own).copy()
+        skills = model.skills_
+        assert skills is not getattr(model, own)
+        skills[:] = 99.0
+        np.testing.assert_array_equal(getattr(model, own), before)
+    mv = cl.MajorityVote().fit(labels)
+    with pytest.raises(ValueError):
+        mv.labels_[:] = 7
+
+
+def test_read_only_crowd_arrays_cannot_be_unlocked_through_base():
+    crowd = cl.from_table(["a", "b"], ["x", "y"], [0, 1])
+    for arr in (crowd.item, crowd.expert, crowd.label, crowd.item_ids, crowd.class_ids):
+        with pytest.raises(ValueError):
+            arr.flags.writeable = True
+        if isinstance(arr.base, np.ndarray):
+            with pytest.raises(ValueError):
+                arr.base.flags.writeable = True
+
+
+def test_bootstrap_replicates_are_bounded_by_the_size_limits():
+    from crowdlearn.metrics import worker_quality_intervals
+    labels = np.array([[0, 1, 1], [1, 1, 1], [0, 0, 1], [1, 0, 0]])
+    ds = cl.DawidSkene(alpha=1.0).fit(labels)
+    with pytest.raises(ValueError, match=r"n_boot=1,000,000,000 .*max_cells"):
+        worker_quality_intervals(ds, labels, n_boot=10 ** 9)
+    with cl.size_limits(max_cells=100):
+        with pytest.raises(ValueError, match="size_limits"):
+            worker_quality_intervals(ds, labels, n_boot=20)
+    assert worker_quality_intervals(ds, labels, n_boot=20, random_state=0).n_boot == 20
+
+
+def test_dataframe_features_with_array_labels_are_not_read_by_position():
+    pd = pytest.importorskip("pandas")
+    labels = np.array([[0, 1, 1], [1, 1, 1], [0, 0, 1], [1, 0, 0]])
+    X = pd.DataFrame({"f": [0, 1, 1, 0]}, index=[3, 2, 1, 0])
+    for model in (cl.DawidSkene(alpha=1.0), cl.LogisticAnnotators(max_iter=3)):
+        with pytest.raises(ValueError, match="read by position"):
+            model.fit(labels, X)
+    with pytest.raises(ValueError, match="read by position"):
+        cl.DawidSkene(alpha=1.0).fit(labels, X.set_index(pd.Index(list("abcd"))))
+    fitted = cl.DawidSkene(alpha=1.0).fit(labels, X.reset_index(drop=True))
+    np.testing.assert_allclose(fitted.posterior_, cl.DawidSkene(alpha=1.0).fit(
+        labels, X.reset_index(drop=True).to_numpy()).posterior_)
+
+
 # -- 4. degenerate fits say so -------------------------------------------------------------
 def test_one_label_experts_with_alpha_zero_warn():
     rng = np.random.default_rng(0)

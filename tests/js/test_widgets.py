@@ -485,3 +485,38 @@ def test_the_browser_result_of_the_annotators_explorer_becomes_last_result():
     assert ex.settings["slopes"] == slopes[:4] and ex.settings["missing"] == 0.3
     assert ex.settings["gamma"] == -1.0 and ex.settings["seed"] == 4
     ex.close()
+
+
+# -- issue 28: every builder checks its settings in Python before any page is built ----------
+@pytest.mark.parametrize("builder, settings, match", [
+    ("ds", dict(n_items=-5), "n_items must be >= 1"),
+    ("ds", dict(n_items=10 ** 9), "n_items must be <= 20000"),
+    ("ds", dict(error_rates=[2.0]), "error_rates must lie in"),
+    ("ds", dict(error_rates="0.1"), "error_rates"),
+    ("ds", dict(missing=1.5), "missing must be <="),
+    ("ds", dict(alpha=float("nan")), "alpha must be finite"),
+    ("ds", dict(n_experts=10 ** 6), "n_experts must be <= 50"),
+    ("ds", dict(tol=float("nan")), "tol must be finite"),
+    ("ann", dict(n_items=10 ** 9), "n_items must be <="),
+    ("ann", dict(missing=1.5), "missing must be <="),
+    ("ann", dict(gamma=float("nan")), "gamma must be finite"),
+    ("ann", dict(max_iter=10 ** 9), "max_iter must be <="),
+    ("em", dict(heads=[1.5, 2]), "whole numbers"),
+    ("em", dict(n_grid=10 ** 6), "n_grid must be <="),
+])
+def test_live_pages_refuse_bad_settings(builder, settings, match):
+    from crowdlearn.widgets import live_explorer_html
+    from crowdlearn.widgets.annotators import live_annotators_html
+    from crowdlearn.widgets.em_steps import live_em_steps_html
+    make_page = {"ds": live_explorer_html, "ann": live_annotators_html,
+                 "em": live_em_steps_html}[builder]
+    with pytest.raises(ValueError, match=match):
+        make_page(**settings)
+    assert "<script" in make_page()  # the defaults still build a page
+
+
+def test_explorer_refuses_more_experts_than_it_has_sliders_for():
+    with pytest.raises(ValueError, match="n_experts must be <= 50"):
+        DawidSkeneExplorer(n_experts=10 ** 5)
+    with pytest.raises(ValueError, match="max_experts must be <= 50"):
+        DawidSkeneExplorer(max_experts=10 ** 5)

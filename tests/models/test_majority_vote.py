@@ -89,6 +89,34 @@ def test_tie_random_is_reproducible_and_depends_on_the_seed():
     np.testing.assert_array_equal(a, g)
 
 
+def test_tie_random_is_reproducible_by_default():
+    """Issue 28: six default runs used to give [1, 1, 0, 0, 0, 0]; now the default seed
+    (random_state=0) gives the same ties every run, and None still draws fresh ones."""
+    labels, K = _tied_crowd(200, (0, 1), 2)
+    assert MajorityVote().random_state == 0
+    runs = [MajorityVote().fit(labels).labels_ for _ in range(6)]
+    for run in runs[1:]:
+        np.testing.assert_array_equal(run, runs[0])
+    np.testing.assert_array_equal(runs[0], MajorityVote(random_state=0).fit(labels).labels_)
+    assert 0 < runs[0].mean() < 1  # still random among the tied classes
+    fresh = [MajorityVote(random_state=None).fit(labels).labels_ for _ in range(3)]
+    assert any((f != fresh[0]).any() for f in fresh[1:])
+
+
+def test_labels_are_read_only_and_cannot_change_predict():
+    mv = MajorityVote().fit(np.array([[0, 0, 1], [1, 1, 0], [0, 1, -1]]))
+    before = mv.predict().copy()
+    with pytest.raises(ValueError):
+        mv.labels_[:] = 7
+    with pytest.raises(ValueError):
+        mv.labels_.flags.writeable = True
+    with pytest.raises(ValueError):
+        mv.labels_.base.flags.writeable = True
+    np.testing.assert_array_equal(mv.predict(), before)
+    mv.predict()[:] = 7  # predict() hands out a copy
+    np.testing.assert_array_equal(mv.predict(), before)
+
+
 def test_tie_random_leaves_clear_winners_alone():
     mv = MajorityVote(random_state=0).fit(np.tile([[2, 2, 0]], (500, 1)))
     assert (mv.labels_ == 2).all()

@@ -50,7 +50,7 @@ Command line (run from the repository root, or pass ``--source``)::
     python3 -m crowdlearn.classroom list
     python3 -m crowdlearn.classroom release OUTDIR
     python3 -m crowdlearn.classroom grade SUBMISSIONS_DIR --report grades.csv \
-        [--totals totals.csv] [--feedback DIR] [--course-dir DIR] [--timeout 300] \
+        [--totals totals.csv] [--feedback DIR] [--course-dir DIR] [--timeout 120] \
         [--assignment NAME] [--jobs N] [--marks marks.csv] [--no-sandbox] [--memory-limit 4G] \
         [--process-limit 128] [--cpu-limit 600] [--file-size-limit 256M] \
         [--tmpfs-limit 256M] [--output-limit 4M]

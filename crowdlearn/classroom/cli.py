@@ -24,6 +24,8 @@ def main(argv=None) -> int:
     missing sandbox."""
     args = _parser().parse_args(argv)
     logging.basicConfig(format="%(levelname)s: %(message)s", level=logging.WARNING)
+    # one line per graded submission on stderr, as it goes
+    logging.getLogger("crowdlearn.classroom.progress").setLevel(logging.INFO)
     commands = {"list": _list, "release": _release, "grade": _grade, "mark": _mark,
                 "export": _export}
     try:
@@ -85,9 +87,9 @@ def _grade_arguments(sub) -> None:
     gra.add_argument("--course-dir", help="a course directory kept across runs: earlier "
                                           "results are kept and merged into the reports, "
                                           "executed notebooks are kept in autograded/")
-    gra.add_argument("--timeout", type=int, default=300,
+    gra.add_argument("--timeout", type=int, default=120,
                      help="seconds per cell; then the kernel and its children are killed "
-                          "(default 300)")
+                          "(default 120; the slowest cell of an instructor version takes a few seconds)")
     gra.add_argument("--assignment", action="append", help="grade only this one (repeatable)")
     gra.add_argument("-j", "--jobs", type=int, default=1,
                      help="grade this many assignments at once, in parallel processes "

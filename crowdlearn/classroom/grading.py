@@ -9,6 +9,7 @@ import logging
 import re
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from crowdlearn.classroom.assignments import (_default_source, _select, find_assignments,
@@ -26,10 +27,12 @@ from crowdlearn.classroom.submissions import (_Refused, _find_submissions, _merg
 __all__ = ["grade", "remark", "submission_status"]
 
 _LOG = logging.getLogger("crowdlearn.classroom")
+_PROGRESS = logging.getLogger("crowdlearn.classroom.progress")
+"""One line per submission as it is graded (the command line shows them on stderr)."""
 
 
 def grade(submissions, source=None, *, assignments=None, report=None, course_dir=None,
-          timeout: int = 300, jobs: int = 1, verbose: bool = False, sandbox: bool = True,
+          timeout: int = 120, jobs: int = 1, verbose: bool = False, sandbox: bool = True,
           totals=None, feedback=None, marks=None, limits=None) -> GradeResults:
     """Execute and grade every submitted notebook in ``submissions``; one
     :class:`CheckResult` per check.
@@ -51,7 +54,7 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
         A course directory kept across runs: the results of earlier runs are kept (a
         submission graded again replaces its earlier result), the executed notebooks are in
         ``autograded/``, and the report, totals and feedback cover the whole class.
-    timeout : int, default 300
+    timeout : int, default 120
         Seconds a single cell may run; the kernel and everything it started are then killed.
     jobs : int, default 1
         Grade up to this many assignments at once, in separate processes (with
@@ -324,38 +327,50 @@ def _grade(subs: dict, names: dict, timeout: int, bwrap, keep=None,
     instructors = {name: read_assignment(path) for name, path in names.items()}
     hidden = {name: _hidden_lines(nb) for name, nb in instructors.items()}
     results, ungraded = [], []
-    for (student, name), path in subs.items():
-        instructor = instructors[name]
-        checks = grade_cells(instructor)
-
-        def zero(why):
-            return [CheckResult(student, name, cid, 0.0, pts, why) for cid, pts, _ in checks]
-
-        if isinstance(path, _Refused):
-            results += zero(f"not graded: {path.reason}")
-            continue
-        try:
-            nb = _read_submission(path)
-        except Exception as exc:  # not a notebook at all: graded 0, with the reason
-            first = (str(exc).strip().splitlines() or [""])[0]
-            results += zero(f"not graded: the file is not a notebook "
-                            f"({type(exc).__name__}: {first})")
-            continue
-        try:
-            merged, notes, missing = _merge(instructor, nb)
-            executed = copy.deepcopy(merged)
-            _execute(executed, path, timeout=timeout, bwrap=bwrap, limits=limits)
-            scored = _score(executed, instructor, name, student, notes, missing, hidden[name])
-            scored, policy_error = _apply_policy(scored, merged, name)
-            if policy_error:
-                ungraded.append((student, name, policy_error))
-            results += scored
-            if keep is not None:
-                _write_ipynb(executed, keep / _slug(student) / f"{name}.ipynb")
-        except Exception as exc:  # the grader failed, not the student: say so, go on
-            why = f"{type(exc).__name__}: {exc}".strip()
-            _LOG.error("could not grade %r / %s: %s", student, name, why)
-            ungraded.append((student, name, why))
-            results += zero(f"not graded (grader error, ask your instructor): {why[:300]}")
+    for done, ((student, name), path) in enumerate(subs.items(), start=1):
+        start, before = time.perf_counter(), len(results)
+        _grade_one(student, name, path, instructors[name], hidden[name], timeout, bwrap, keep,
+                   limits, results, ungraded)
+        mine = results[before:]
+        _PROGRESS.info("[%d/%d] %r %s: %g / %g points (%.0f s)", done, len(subs), student,
+                       name, sum(r.points for r in mine), sum(r.max_points for r in mine),
+                       time.perf_counter() - start)
     return GradeResults(results, ungraded)
+
+
+def _grade_one(student, name, path, instructor, hidden, timeout, bwrap, keep, limits,
+               results: list, ungraded: list) -> None:
+    """One submission: its CheckResults appended to ``results`` (and to ``ungraded`` if the
+    grader failed on it)."""
+    checks = grade_cells(instructor)
+
+    def zero(why):
+        return [CheckResult(student, name, cid, 0.0, pts, why) for cid, pts, _ in checks]
+
+    if isinstance(path, _Refused):
+        results += zero(f"not graded: {path.reason}")
+        return
+    try:
+        nb = _read_submission(path)
+    except Exception as exc:  # not a notebook at all: graded 0, with the reason
+        first = (str(exc).strip().splitlines() or [""])[0]
+        results += zero(f"not graded: the file is not a notebook "
+                        f"({type(exc).__name__}: {first})")
+        return
+    try:
+        merged, notes, missing = _merge(instructor, nb)
+        executed = copy.deepcopy(merged)
+        _execute(executed, path, timeout=timeout, bwrap=bwrap, limits=limits)
+        scored = _score(executed, instructor, name, student, notes, missing, hidden)
+        scored, policy_error = _apply_policy(scored, merged, name)
+        if policy_error:
+            ungraded.append((student, name, policy_error))
+        results += scored
+        if keep is not None:
+            _write_ipynb(executed, keep / _slug(student) / f"{name}.ipynb")
+    except Exception as exc:  # the grader failed, not the student: say so, go on
+        why = f"{type(exc).__name__}: {exc}".strip()
+        _LOG.error("could not grade %r / %s: %s", student, name, why)
+        ungraded.append((student, name, why))
+        results += zero(f"not graded (grader error, ask your instructor): {why[:300]}")
 

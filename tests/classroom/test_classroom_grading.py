@@ -460,3 +460,22 @@ def test_the_sandbox_command_binds_nothing_of_the_course(bwrap, tmp_path):
     writable = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--bind"]
     assert writable == [str(tmp_path / "box")]
 
+
+
+def test_progress_line_per_submission_and_a_short_default_timeout(tmp_path, caplog):
+    """Grading says how far it is, one line per submission (the command line shows them on
+    stderr); a hanging cell costs two minutes by default, not five."""
+    import inspect
+    import logging
+
+    bad = tmp_path / "bob" / f"{A1}.ipynb"
+    bad.parent.mkdir()
+    bad.write_text("not a notebook\n")
+    subs = {("alice", A1): grading._Refused("a symbolic link"), ("bob", A1): bad}
+    with caplog.at_level(logging.INFO, logger="crowdlearn.classroom.progress"):
+        results = grading._grade(subs, {A1: A1_MD}, timeout=5, bwrap=None)
+    lines = [r.getMessage() for r in caplog.records if r.name == "crowdlearn.classroom.progress"]
+    assert len(lines) == 2 and lines[0].startswith("[1/2] 'alice' ") and "[2/2] 'bob'" in lines[1]
+    assert all(" 0 / " in line and "points" in line for line in lines), lines
+    assert all(r.points == 0 for r in results)
+    assert inspect.signature(classroom.grade).parameters["timeout"].default == 120

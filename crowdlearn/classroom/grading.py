@@ -109,6 +109,13 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
                          limits=limits)
     if root is not None:
         results = _merge_course(root, results)
+    return _mark_and_write(results, marks, known, report=report, totals=totals,
+                           feedback=feedback, root=root)
+
+
+def _mark_and_write(results, marks, known, *, report, totals, feedback, root) -> GradeResults:
+    """``results`` with the hand ``marks`` applied, written to the reports; if a mark does
+    not apply, the reports are written without the marks and the error says what to do."""
     try:
         marked = apply_marks(results, marks) if marks is not None else results
     except ValueError as err:  # keep the grading: write the reports without the marks

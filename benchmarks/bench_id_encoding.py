@@ -171,14 +171,14 @@ def make_crowd(n_labels: int, seed: int = 0):
 
 def timed(fn, repeats: int):
     """Best CPU time (and the wall time of that run) over ``repeats`` runs, and a result."""
-    best = None
+    best, out = None, None
     for _ in range(repeats):
+        out = None
         with Stopwatch() as sw:
             out = fn()
         if best is None or sw.cpu < best[0]:
             best = (sw.cpu, sw.wall)
-        del out
-    return best, fn
+    return best, out
 
 
 def same(a, b) -> None:
@@ -213,11 +213,9 @@ def bench(n_labels: int, repeats: int, fit: bool) -> None:
         hide = without_pandas() if "no pandas" in name else contextlib.nullcontext()
         with hide:
             with path("old"):
-                old_crowd = fn()
-                old, _ = timed(fn, repeats)
+                old, old_crowd = timed(fn, repeats)
             with path("new"):
-                new_crowd = fn()
-                new, _ = timed(fn, repeats)
+                new, new_crowd = timed(fn, repeats)
         same(old_crowd, new_crowd)
         del old_crowd, new_crowd
         row(name, old, new)
@@ -240,7 +238,8 @@ def main(argv=None) -> None:
                         help="also 10M labels (about 5 minutes and 6 GB on 2 cores)")
     parser.add_argument("--sizes", type=int, nargs="*", default=None,
                         help="label counts to run instead (multiples of 10)")
-    parser.add_argument("--repeats", type=int, default=3, help="timing runs per cell")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="timing runs per cell up to 2M labels (one run above)")
     parser.add_argument("--no-fit", action="store_true", help="skip the whole fits")
     args = parser.parse_args(argv)
     sizes = args.sizes or ([1_000_000, 10_000_000] if args.big else [1_000_000])

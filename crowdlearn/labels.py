@@ -37,6 +37,7 @@ array([[ 0,  1, -1],
 from __future__ import annotations
 
 import numbers
+import sys
 import weakref
 from dataclasses import dataclass, field
 
@@ -400,12 +401,53 @@ def _refuse_trailing_nul(strings, name: str) -> None:
                              f"{v.rstrip(chr(0))!r}; strip or replace it first")
 
 
-def _id_array(values, name: str):
+def _object_kind(arr: np.ndarray, name: str) -> str:
+    """The one kind of the identifiers in a 1-D object array (``'int'`` when empty).
+
+    The types are collected in one C-level pass (pandas' ``infer_dtype`` when
+    pandas is already imported); only when there are several
+    (e.g. ``str`` and ``int``, or ``str`` and ``numpy.str_``) is every element
+    inspected, as before, to name the first example of each kind.
+    """
+    pd = sys.modules.get("pandas")  # used only when already imported
+    infer = getattr(getattr(getattr(pd, "api", None), "types", None), "infer_dtype", None)
+    if infer is not None and arr.size and infer(arr, skipna=False) == "string":
+        return "str"  # every element a str (numpy.str_ included): one C-level pass
+    types = set(map(type, arr))
+    if len(types) == 1:
+        kinds = {_id_kind(arr[0]): arr[0]}
+    else:
+        kinds = {}
+        for v in arr:
+            kinds.setdefault(_id_kind(v), v)
+    if "NoneType" in kinds:
+        raise ValueError(f"{name} contains None")
+    if len(kinds) > 1:
+        shown = ", ".join(f"{k} (e.g. {v!r})" for k, v in kinds.items())
+        raise ValueError(f"{name} identifiers mix types: {shown}. Identifiers such as "
+                         f"'1', 1 and True would be confused; convert them to one type "
+                         f"first")
+    return next(iter(kinds), "int")
+
+
+def _refuse_lost_nul(strings: np.ndarray, converted: np.ndarray, name: str) -> None:
+    """:func:`_refuse_trailing_nul` without a Python-level test per element: numpy's
+    strings drop exactly the trailing NULs, so a string lost some iff its length changed
+    in ``converted`` (``strings`` as a fixed-width ``'U'`` array)."""
+    lengths = np.fromiter(map(len, strings), dtype=np.intp, count=strings.size)
+    if not np.array_equal(lengths, np.strings.str_len(converted)):
+        _refuse_trailing_nul(strings, name)  # names the first such identifier
+
+
+def _id_array(values, name: str, *, keep_str_objects: bool = False):
     """Identifiers as a 1-D array of one kind, and that kind (``'str'``, ``'int'``, ...).
 
-    Python sequences and object columns are inspected element by element, so
-    that ``'1'``, ``1`` and ``True`` -- which numpy would silently turn into
-    equal strings, and Python considers equal numbers -- are never merged.
+    Python sequences and object columns are inspected (by type, see
+    :func:`_object_kind`), so that ``'1'``, ``1`` and ``True`` -- which numpy
+    would silently turn into equal strings, and Python considers equal numbers --
+    are never merged. With ``keep_str_objects`` an object array of strings is
+    returned as it is, unchecked for trailing NULs (:func:`_encode` then
+    converts only the distinct ones).
     """
     values = refuse_masked(values, name)
     if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
@@ -423,25 +465,21 @@ def _id_array(values, name: str):
             raise ValueError(f"{name} must be a sequence of identifiers, got "
                              f"{type(values).__name__}")
         try:
-            arr = np.empty(len(values), dtype=object)
-            for i, v in enumerate(values):
-                arr[i] = v
+            if isinstance(values, np.ndarray) and values.ndim == 1:
+                arr = values.copy()  # an object column: no element loop
+            else:
+                arr = np.empty(len(values), dtype=object)
+                for i, v in enumerate(values):
+                    arr[i] = v
         except TypeError:
             raise ValueError(f"{name} must be a sequence of identifiers") from None
-        kinds: dict[str, object] = {}
-        for v in arr:
-            kinds.setdefault(_id_kind(v), v)
-        if "NoneType" in kinds:
-            raise ValueError(f"{name} contains None")
-        if len(kinds) > 1:
-            shown = ", ".join(f"{k} (e.g. {v!r})" for k, v in kinds.items())
-            raise ValueError(f"{name} identifiers mix types: {shown}. Identifiers such as "
-                             f"'1', 1 and True would be confused; convert them to one type "
-                             f"first")
-        kind = next(iter(kinds), "int")
+        kind = _object_kind(arr, name)
         if kind == "str":
-            _refuse_trailing_nul(arr, name)
-            arr = arr.astype(str)
+            if keep_str_objects:
+                return arr, kind  # the caller checks NULs and converts
+            converted = arr.astype(str)
+            _refuse_lost_nul(arr, converted, name)
+            arr = converted
         elif kind == "float":
             arr = arr.astype(float)
         elif kind == "bool":
@@ -459,11 +497,43 @@ def _id_array(values, name: str):
     return arr, kind
 
 
+def _factorize_strings(arr: np.ndarray, name: str):
+    """Sorted distinct identifiers (a ``'U'`` array) and codes of an object array of
+    strings, by pandas' hashing when pandas is already imported (sorting Python
+    strings is slow), else by ``np.unique`` of the fixed-width strings. Both give
+    the codes ``np.unique`` gives: Python and numpy order strings by code point."""
+    pd = sys.modules.get("pandas")
+    if pd is None or not hasattr(pd, "factorize"):
+        converted = arr.astype(str)
+        _refuse_lost_nul(arr, converted, name)
+        ids, codes = np.unique(converted, return_inverse=True)
+        return ids, codes
+    codes, uniques = pd.factorize(arr)
+    strings = np.asarray(uniques, dtype=object)
+    ids = strings.astype(str)
+    lengths = np.fromiter(map(len, strings), dtype=np.intp, count=strings.size)
+    if not np.array_equal(lengths, np.strings.str_len(ids)):
+        _refuse_trailing_nul(arr, name)  # names the first such identifier in order
+    return _sort_factorized(codes, ids)
+
+
+def _sort_factorized(codes: np.ndarray, uniques: np.ndarray):
+    """Distinct identifiers in first-appearance order and their codes, re-coded in
+    sorted order (as ``np.unique`` codes them): only the distinct ones are sorted."""
+    order = np.argsort(uniques)
+    rank = np.empty(order.size, dtype=np.intp)
+    rank[order] = np.arange(order.size, dtype=np.intp)
+    return uniques[order], rank[codes]
+
+
 def _encode(values, name, known=None):
-    arr, kind = _id_array(values, name)
+    arr, kind = _id_array(values, name, keep_str_objects=known is None)
     mixed = (f"{name} identifiers must be mutually comparable (e.g. all strings or all "
              f"numbers)")
     if known is None:
+        if kind == "str" and arr.dtype == object:
+            ids, codes = _factorize_strings(arr, name)
+            return ids, codes.astype(np.intp, copy=False)
         try:
             ids, codes = np.unique(arr, return_inverse=True)
         except TypeError:
@@ -665,11 +735,14 @@ def _factorize_columns(df, columns):
         col = df[c]
         if col.dtype == object or isinstance(col.dtype, pd.CategoricalDtype):
             return None
-        codes, uniques = pd.factorize(col, sort=True)
         if isinstance(col.dtype, pd.StringDtype):  # every element is a str
-            _refuse_trailing_nul(uniques, name)
-            ids = np.asarray(uniques.to_numpy(dtype=object), dtype=str)
+            codes, uniques = pd.factorize(col)  # the distinct ones sorted below
+            strings = uniques.to_numpy(dtype=object)
+            ids = np.asarray(strings, dtype=str)
+            _refuse_lost_nul(strings, ids, name)
+            ids, codes = _sort_factorized(codes, ids)
         else:
+            codes, uniques = pd.factorize(col, sort=True)
             ids, _ = _id_array(uniques, name)
         out.append((codes.astype(np.intp, copy=False), ids))
     return out

@@ -12,7 +12,7 @@ from scipy.special import expit
 from crowdlearn._base import EMEstimator, posterior_or_refuse, user_stacklevel
 from crowdlearn._validation import (as_float_array, check_binary_matrix, check_em_params,
                                      check_scalar)
-from crowdlearn.frames import IdResults, features_by_task
+from crowdlearn.frames import ClassPrior, IdResults, features_by_task, refuse_gold_as_features
 from crowdlearn.exceptions import DegenerateFitWarning
 from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
 from crowdlearn.aggregation._common import (_Data, _flat_indices,  # noqa: F401
@@ -156,7 +156,7 @@ def _read_gold(gold, crowd: CrowdLabels):
     return out
 
 
-class DawidSkene(IdResults, EMEstimator):
+class DawidSkene(ClassPrior, IdResults, EMEstimator):
     r"""The Dawid--Skene model: one confusion matrix per expert, fitted by EM.
 
     Each item :math:`i` has a hidden true class :math:`y_i \in \{1, \dots, K\}`
@@ -224,6 +224,9 @@ class DawidSkene(IdResults, EMEstimator):
     ----------
     class_prior_ : ndarray of shape (n_classes,)
         :math:`\phi_k = P(y = k)`.
+    priors_ : ndarray or pandas Series
+        A copy of ``class_prior_`` under crowd-kit's name: a Series named ``"prior"``
+        indexed by class id when fitted on a DataFrame.
     confusion_ : ndarray of shape (n_experts, n_classes, n_classes)
         ``confusion_[j, k, l]`` :math:`= \pi^{(j)}_{kl} = P(` expert ``j`` says
         ``l`` :math:`\mid` true class ``k`` :math:`)`. Rows sum to one; experts
@@ -592,6 +595,7 @@ class DawidSkene(IdResults, EMEstimator):
         -------
         self
         """
+        refuse_gold_as_features(labels, X, type(self).__name__)
         if _is_dask_frame(labels):
             if X is not None or gold is not None:
                 raise ValueError("fitting a dask DataFrame does not support X or gold yet; "

@@ -675,10 +675,12 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
 
         Returns
         -------
-        ndarray
+        ndarray or pandas DataFrame
             With no argument, the training posterior ``posterior_``; otherwise
             :math:`P(y = k \\mid \\text{labels}, x)` for the new items under the
-            fitted parameters (the class prior for an item with neither).
+            fitted parameters (the class prior for an item with neither). New labels
+            given as a pandas DataFrame give a DataFrame indexed by task id with one
+            column per class id.
         """
         return super().predict_proba(labels, X)
 

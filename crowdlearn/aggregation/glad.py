@@ -569,9 +569,11 @@ class GLAD(ClassPrior, IdResults, EMEstimator):
 
         Returns
         -------
-        ndarray
+        ndarray or pandas DataFrame
             With no argument, a copy of ``posterior_``; otherwise the posterior
-            of the new items (the class prior for an item with no label).
+            of the new items (the class prior for an item with no label); new
+            labels given as a pandas DataFrame give a DataFrame indexed by task id
+            with one column per class id.
         """
         return super().predict_proba(labels, X)
 

@@ -437,7 +437,9 @@ class MACE(ClassPrior, IdResults, EMEstimator):
 
         With no argument, the training posterior; otherwise the posterior of new
         ``labels`` (any form ``fit`` accepts; annotators and classes must be
-        among those seen in ``fit``) under the fitted parameters.
+        among those seen in ``fit``) under the fitted parameters; new labels given
+        as a pandas DataFrame give a DataFrame indexed by task id with one column per
+        class id.
         """
         return super().predict_proba(labels, X)
 

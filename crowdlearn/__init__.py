@@ -8,7 +8,7 @@ The package behind the crowdlearn book. Public API, flat:
   :class:`DawidSkene`, :class:`OneCoinDawidSkene`, :class:`MultiLabelDawidSkene`,
   :class:`LogisticAnnotators`, :class:`SparseExpertsEM`, :class:`MajorityVoteLogistic`,
   :class:`GLAD`, :class:`MACE`, :class:`WeightedMajorityVote`, :class:`Wawa`,
-  :class:`ZeroBasedSkill`
+  :class:`ZeroBasedSkill`, :class:`GoldMajorityVote`
 * agreement and doubt: :func:`krippendorff_alpha`, :func:`posterior_entropy`,
   :func:`worker_quality_intervals` (:mod:`crowdlearn.metrics`)
 * results by original id (pandas): :mod:`crowdlearn.frames`
@@ -53,7 +53,7 @@ _NAMES = {
     "GLAD": "crowdlearn.aggregation.glad",
     "MACE": "crowdlearn.aggregation.mace",
     "OneCoinDawidSkene": "crowdlearn.aggregation.one_coin",
-    **dict.fromkeys(["Wawa", "WeightedMajorityVote", "ZeroBasedSkill"],
+    **dict.fromkeys(["GoldMajorityVote", "Wawa", "WeightedMajorityVote", "ZeroBasedSkill"],
                     "crowdlearn.aggregation.weighted_vote"),
     **dict.fromkeys(["MultiCrowdLabels", "MultiLabelDawidSkene", "as_multi_labels",
                      "from_dense_multi", "from_quadruples"], "crowdlearn.aggregation.multilabel"),
@@ -91,7 +91,8 @@ if TYPE_CHECKING:  # what static tools (and readers) see; nothing of it runs
                                                    as_multi_labels, from_dense_multi,
                                                    from_quadruples)
     from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
-    from crowdlearn.aggregation.weighted_vote import Wawa, WeightedMajorityVote, ZeroBasedSkill
+    from crowdlearn.aggregation.weighted_vote import (GoldMajorityVote, Wawa,
+                                                      WeightedMajorityVote, ZeroBasedSkill)
     from crowdlearn.em import EMResult, EMState, fit_em, run_em
     from crowdlearn.exceptions import (ConvergenceWarning, DegenerateFitWarning,
                                        NotFittedError)
@@ -116,6 +117,7 @@ __all__ = [
     "ZeroBasedSkill",
     "WeightedMajorityVote",
     "Wawa",
+    "GoldMajorityVote",
     "MACE",
     "BernoulliNaiveBayes",
     "ConvergenceWarning",

@@ -235,12 +235,15 @@ class Predictions:
 
         Returns
         -------
-        ndarray
+        ndarray or pandas DataFrame
             Without arguments, a copy of the training posterior ``posterior_``;
-            otherwise the posterior of the new items under the fitted model.
+            otherwise the posterior of the new items under the fitted model. For a
+            model with results by id, when the new labels are a pandas DataFrame of ``(task, worker, label)`` rows, a
+            DataFrame indexed by task id (index name ``"task"``) with one column per
+            class id (columns name ``"label"``), as crowd-kit returns it.
         """
         if self._check_new(labels, X):
-            return self._proba_new(labels, X)
+            return self._proba_by_task(labels, self._proba_new(labels, X))
         return self.posterior_.copy()
 
     def predict(self, labels=None, X=None) -> np.ndarray:
@@ -256,10 +259,76 @@ class Predictions:
             return self._labels_new(labels, X)
         return self._fitted_labels()
 
-    def fit_predict(self, labels, X=None) -> np.ndarray:
+    def fit_predict(self, labels, X=None):
         """Fit on ``labels`` (and the features ``X``, for models with features), then
-        return the most probable class of each training item, as :meth:`predict`."""
-        return (self.fit(labels) if X is None else self.fit(labels, X)).predict()
+        return the most probable class of each training item, as :meth:`predict`.
+
+        Parameters
+        ----------
+        labels : labels in any form ``fit`` accepts
+        X : array-like of shape (n_items, n_features), optional
+            The items' features, for models with features.
+
+        Returns
+        -------
+        ndarray or pandas Series
+            Class indices, as :meth:`predict`; for a model that gives results by
+            original id (fitted on a DataFrame), crowd-kit's form: a ``Series`` of
+            class ids indexed by task id (index name ``"task"``), as ``labels_``.
+        """
+        fitted = self.fit(labels) if X is None else self.fit(labels, X)
+        hard = fitted.predict()
+        if not fitted._results_by_id():
+            return hard
+        return fitted._by_item(fitted._ids("class", fitted.n_classes_)[hard], "agg_label")
+
+    def fit_predict_proba(self, labels, X=None):
+        """Fit on ``labels`` (and the features ``X``, for models with features), then
+        return the posterior class probabilities of the training items.
+
+        Parameters
+        ----------
+        labels : labels in any form ``fit`` accepts
+        X : array-like of shape (n_items, n_features), optional
+            The items' features, for models with features.
+
+        Returns
+        -------
+        ndarray or pandas DataFrame
+            A copy of ``posterior_``, as :meth:`predict_proba` without arguments; for
+            a model that gives results by original id (fitted on a DataFrame),
+            crowd-kit's form: a ``DataFrame`` indexed by task id (index name
+            ``"task"``) with one column per class id, as ``probas_``.
+        """
+        fitted = self.fit(labels) if X is None else self.fit(labels, X)
+        if fitted._results_by_id():
+            return fitted.probas_
+        return fitted.predict_proba()
+
+    def _results_by_id(self) -> bool:
+        """True if the fitted model hands results back by original id (see
+        :class:`~crowdlearn.frames.IdResults`)."""
+        frame_out = getattr(self, "_frame_out", None)
+        return frame_out is not None and frame_out() and self.posterior_.ndim == 2
+
+    def _proba_by_task(self, labels, proba):
+        """``proba`` of new items as a DataFrame by task id when ``labels`` is a pandas
+        DataFrame with a task column (its items are its sorted task ids) and the model
+        gives results by id (:class:`~crowdlearn.frames.IdResults`); else as is."""
+        if not hasattr(self, "_frame_out") or np.ndim(proba) != 2 \
+                or type(labels).__module__.split(".")[0] != "pandas" \
+                or "task" not in getattr(labels, "columns", ()):
+            return proba
+        from crowdlearn.labels import _encode, require_pandas
+        pd = require_pandas()
+        tasks = _encode(labels["task"], "item")[0]  # the order the readers give the items
+        if len(tasks) != proba.shape[0]:
+            return proba
+        classes = getattr(self, "class_ids_", None)
+        if classes is None or len(classes) != proba.shape[1]:
+            classes = np.arange(proba.shape[1])
+        return pd.DataFrame(proba, index=pd.Index(tasks, name="task"),
+                            columns=pd.Index(classes, name="label"))
 
 
 def _looks_like_features(labels, n_experts=None, n_features=None) -> bool:

@@ -28,7 +28,7 @@ import numpy as np
 
 from crowdlearn.labels import CrowdLabels, _encode, _is_dataframe, require_pandas
 
-__all__ = ["IdResults", "require_pandas"]
+__all__ = ["IdResults", "ClassPrior", "refuse_gold_as_features", "require_pandas"]
 
 
 def _hard_labels(posterior: np.ndarray) -> np.ndarray:
@@ -131,6 +131,53 @@ class IdResults:
                                  f"see its confusion matrices")
         # a copy: never the model's own array (GLAD's ability_, OneCoin's accuracy_)
         return self._by_worker(np.array(skills(), dtype=float), "skill")
+
+
+class ClassPrior:
+    """Mixin for models with a class prior ``class_prior_``: crowd-kit's name ``priors_``."""
+
+    @property
+    def priors_(self):
+        """The fitted class prior under crowd-kit's name (a copy of ``class_prior_``).
+
+        A ``Series`` named ``"prior"`` indexed by class id (index name
+        ``"label"``) when fitted on a DataFrame; otherwise an array over class
+        indices. Changing it does not change the model.
+        """
+        self._check_fitted("class_prior_")
+        prior = np.array(self.class_prior_, dtype=float)
+        if not self._frame_out():
+            return prior
+        pd = require_pandas()
+        return pd.Series(prior, index=pd.Index(self._ids("class", prior.shape[0]), name="label"),
+                         name="prior")
+
+
+def refuse_gold_as_features(labels, X, name: str) -> None:
+    """``ValueError`` for crowd-kit's positional gold, ``fit(df, true_labels)``.
+
+    Parameters
+    ----------
+    labels : the labels given to ``fit``
+    X : the second positional argument of ``fit`` (the features)
+    name : str
+        The model's name, for the message.
+
+    Raises
+    ------
+    ValueError
+        When ``labels`` is a pandas DataFrame and ``X`` a pandas Series: crowd-kit
+        takes the known true labels there, crowdlearn takes features, and the
+        Series is not silently read as either.
+    """
+    if not _is_dataframe(labels) or type(X).__module__.split(".")[0] != "pandas" \
+            or getattr(X, "ndim", 0) != 1 or not hasattr(X, "index"):
+        return
+    raise ValueError(f"{name}.fit: the second argument is X, the items' features, but a "
+                     f"pandas Series was given with a DataFrame of labels; did you mean "
+                     f"gold=...? (crowd-kit's fit(data, true_labels) is "
+                     f"fit(data, gold=true_labels) here; features go as a DataFrame "
+                     f"indexed by task id)")
 
 
 def _refuse_indexed_features(X) -> None:

@@ -137,3 +137,49 @@ def _one_coin_matrices(accuracy: np.ndarray, K: int) -> np.ndarray:
     idx = np.arange(K)
     conf[:, idx, idx] = accuracy[:, None]
     return conf
+
+
+def _ids_or_range(ids, n):
+    return list(range(n)) if ids is None else ids.tolist()
+
+
+def _read_gold(gold, crowd: CrowdLabels):
+    """Known true classes as an array of class indices per item (-1: unknown), or None."""
+    if gold is None:
+        return None
+    n, K = crowd.n_items, crowd.n_classes
+    out = np.full(n, -1, dtype=np.intp)
+    if type(gold).__module__.split(".")[0] == "pandas" and hasattr(gold, "index") \
+            and not hasattr(gold, "columns"):
+        gold = dict(zip(gold.index.tolist(), gold.tolist()))
+    if isinstance(gold, dict):
+        items = {v: i for i, v in enumerate(_ids_or_range(crowd.item_ids, n))}
+        classes = {v: k for k, v in enumerate(_ids_or_range(crowd.class_ids, K))}
+        for item, cls in gold.items():
+            if isinstance(cls, float) and cls != cls:
+                raise ValueError(f"gold has a missing class (NaN) for item {item!r}")
+            if item not in items:
+                raise ValueError(f"gold names item {item!r}, which is not among the labelled "
+                                 f"items" + ("" if crowd.item_ids is not None else
+                                             f" (indices 0 to {n - 1})"))
+            bool_ids = all(isinstance(c, (bool, np.bool_)) for c in classes)
+            if (isinstance(cls, (bool, np.bool_)) and not bool_ids) or cls not in classes:
+                raise ValueError(f"gold gives item {item!r} the class {cls!r}, which is not a "
+                                 f"class of the labels ({list(classes)[:10]})")
+            out[items[item]] = classes[cls]
+    else:
+        if isinstance(gold, (str, bytes, set, frozenset)) or np.ndim(gold) != 1:
+            raise ValueError(f"gold must be a dict or Series (item -> class) or a 1-D array "
+                             f"of class indices with -1 for unknown, got {type(gold).__name__}")
+        from crowdlearn._validation import check_int_array
+
+        arr = check_int_array(gold, "gold", low=-1)
+        if arr.shape[0] != n:
+            raise ValueError(f"gold has {arr.shape[0]} entries but the labels describe {n} "
+                             f"items (use -1 where the truth is unknown)")
+        if arr.size and arr.max() >= K:
+            raise ValueError(f"gold has class {int(arr.max())} out of range (n_classes={K})")
+        out[:] = arr
+    if not (out >= 0).any():
+        raise ValueError("gold gives no known class (every entry is unknown)")
+    return out

@@ -12,11 +12,12 @@ from scipy.special import expit
 from crowdlearn._base import EMEstimator, posterior_or_refuse, user_stacklevel
 from crowdlearn._validation import (as_float_array, check_binary_matrix, check_em_params,
                                      check_scalar)
-from crowdlearn.frames import IdResults, features_by_task
+from crowdlearn.frames import ClassPrior, IdResults, features_by_task, refuse_gold_as_features
 from crowdlearn.exceptions import DegenerateFitWarning
 from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
 from crowdlearn.aggregation._common import (_Data, _flat_indices,  # noqa: F401
-                                            _new_crowd, _softmax_last, _softmax_rows_inplace)
+                                            _ids_or_range, _new_crowd, _read_gold,
+                                            _softmax_last, _softmax_rows_inplace)
 from crowdlearn.aggregation._ds_kernel import (align_with_vote, confusion_m_step, count_table,
                                                feature_m_step, log_joint, log_prior_density,
                                                majority_start, split_counts)
@@ -110,53 +111,7 @@ def _prior_from_frame(frame, crowd: CrowdLabels) -> np.ndarray:
     return out
 
 
-def _ids_or_range(ids, n):
-    return list(range(n)) if ids is None else ids.tolist()
-
-
-def _read_gold(gold, crowd: CrowdLabels):
-    """Known true classes as an array of class indices per item (-1: unknown), or None."""
-    if gold is None:
-        return None
-    n, K = crowd.n_items, crowd.n_classes
-    out = np.full(n, -1, dtype=np.intp)
-    if type(gold).__module__.split(".")[0] == "pandas" and hasattr(gold, "index") \
-            and not hasattr(gold, "columns"):
-        gold = dict(zip(gold.index.tolist(), gold.tolist()))
-    if isinstance(gold, dict):
-        items = {v: i for i, v in enumerate(_ids_or_range(crowd.item_ids, n))}
-        classes = {v: k for k, v in enumerate(_ids_or_range(crowd.class_ids, K))}
-        for item, cls in gold.items():
-            if isinstance(cls, float) and cls != cls:
-                raise ValueError(f"gold has a missing class (NaN) for item {item!r}")
-            if item not in items:
-                raise ValueError(f"gold names item {item!r}, which is not among the labelled "
-                                 f"items" + ("" if crowd.item_ids is not None else
-                                             f" (indices 0 to {n - 1})"))
-            bool_ids = all(isinstance(c, (bool, np.bool_)) for c in classes)
-            if (isinstance(cls, (bool, np.bool_)) and not bool_ids) or cls not in classes:
-                raise ValueError(f"gold gives item {item!r} the class {cls!r}, which is not a "
-                                 f"class of the labels ({list(classes)[:10]})")
-            out[items[item]] = classes[cls]
-    else:
-        if isinstance(gold, (str, bytes, set, frozenset)) or np.ndim(gold) != 1:
-            raise ValueError(f"gold must be a dict or Series (item -> class) or a 1-D array "
-                             f"of class indices with -1 for unknown, got {type(gold).__name__}")
-        from crowdlearn._validation import check_int_array
-
-        arr = check_int_array(gold, "gold", low=-1)
-        if arr.shape[0] != n:
-            raise ValueError(f"gold has {arr.shape[0]} entries but the labels describe {n} "
-                             f"items (use -1 where the truth is unknown)")
-        if arr.size and arr.max() >= K:
-            raise ValueError(f"gold has class {int(arr.max())} out of range (n_classes={K})")
-        out[:] = arr
-    if not (out >= 0).any():
-        raise ValueError("gold gives no known class (every entry is unknown)")
-    return out
-
-
-class DawidSkene(IdResults, EMEstimator):
+class DawidSkene(ClassPrior, IdResults, EMEstimator):
     r"""The Dawid--Skene model: one confusion matrix per expert, fitted by EM.
 
     Each item :math:`i` has a hidden true class :math:`y_i \in \{1, \dots, K\}`
@@ -224,6 +179,9 @@ class DawidSkene(IdResults, EMEstimator):
     ----------
     class_prior_ : ndarray of shape (n_classes,)
         :math:`\phi_k = P(y = k)`.
+    priors_ : ndarray or pandas Series
+        A copy of ``class_prior_`` under crowd-kit's name: a Series named ``"prior"``
+        indexed by class id when fitted on a DataFrame.
     confusion_ : ndarray of shape (n_experts, n_classes, n_classes)
         ``confusion_[j, k, l]`` :math:`= \pi^{(j)}_{kl} = P(` expert ``j`` says
         ``l`` :math:`\mid` true class ``k`` :math:`)`. Rows sum to one; experts
@@ -592,6 +550,7 @@ class DawidSkene(IdResults, EMEstimator):
         -------
         self
         """
+        refuse_gold_as_features(labels, X, type(self).__name__)
         if _is_dask_frame(labels):
             if X is not None or gold is not None:
                 raise ValueError("fitting a dask DataFrame does not support X or gold yet; "
@@ -716,10 +675,12 @@ class DawidSkene(IdResults, EMEstimator):
 
         Returns
         -------
-        ndarray
+        ndarray or pandas DataFrame
             With no argument, the training posterior ``posterior_``; otherwise
             :math:`P(y = k \\mid \\text{labels}, x)` for the new items under the
-            fitted parameters (the class prior for an item with neither).
+            fitted parameters (the class prior for an item with neither). New labels
+            given as a pandas DataFrame give a DataFrame indexed by task id with one
+            column per class id.
         """
         return super().predict_proba(labels, X)
 

@@ -12,7 +12,7 @@ from scipy.optimize import minimize
 from crowdlearn._base import EMEstimator
 from crowdlearn._validation import as_float_array, check_em_params, check_scalar
 from crowdlearn.aggregation._common import _new_crowd, _softmax_rows_inplace
-from crowdlearn.frames import IdResults
+from crowdlearn.frames import ClassPrior, IdResults
 from crowdlearn.labels import CrowdLabels, as_crowd_labels
 
 __all__ = ["GLAD", "GLADParams", "glad_q_and_grad"]
@@ -142,7 +142,7 @@ def _gauss_log_prior(values: np.ndarray, prior) -> tuple[float, np.ndarray]:
     return value, -z / sd
 
 
-class GLAD(IdResults, EMEstimator):
+class GLAD(ClassPrior, IdResults, EMEstimator):
     r"""GLAD: each expert has an ability, each item a difficulty; fitted by EM.
 
     The model of Whitehill et al. (2009), "Whose vote should count more", in
@@ -222,6 +222,9 @@ class GLAD(IdResults, EMEstimator):
         :math:`1/\tau_i`, larger is harder.
     class_prior_ : ndarray of shape (n_classes,)
         :math:`\phi_n` (uniform when ``fit_class_prior=False``).
+    priors_ : ndarray or pandas Series
+        A copy of ``class_prior_`` under crowd-kit's name: a Series named ``"prior"``
+        indexed by class id when fitted on a DataFrame.
     log_likelihood_history_ : ndarray of shape (``n_iter_`` + 1,)
         The objective :math:`J(\theta)` below after every E-step of the best run;
         never decreases.
@@ -566,9 +569,11 @@ class GLAD(IdResults, EMEstimator):
 
         Returns
         -------
-        ndarray
+        ndarray or pandas DataFrame
             With no argument, a copy of ``posterior_``; otherwise the posterior
-            of the new items (the class prior for an item with no label).
+            of the new items (the class prior for an item with no label); new
+            labels given as a pandas DataFrame give a DataFrame indexed by task id
+            with one column per class id.
         """
         return super().predict_proba(labels, X)
 

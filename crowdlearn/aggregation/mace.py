@@ -11,7 +11,7 @@ from scipy.special import expit
 from crowdlearn._base import EMEstimator, posterior_or_refuse
 from crowdlearn._validation import check_em_params, check_scalar
 from crowdlearn.aggregation._common import _flat_indices, _softmax_rows_inplace
-from crowdlearn.frames import IdResults
+from crowdlearn.frames import ClassPrior, IdResults
 from crowdlearn.labels import CrowdLabels, as_crowd_labels
 from crowdlearn.aggregation._common import _new_crowd, _softmax_last
 
@@ -65,7 +65,7 @@ def _check_prior_value(value, name: str) -> float:
     return float(value)
 
 
-class MACE(IdResults, EMEstimator):
+class MACE(ClassPrior, IdResults, EMEstimator):
     r"""MACE: Multi-Annotator Competence Estimation (Hovy et al. 2013), fitted by EM.
 
     Item :math:`i` has a hidden true class :math:`y^{(i)} \sim \phi` (uniform in
@@ -146,6 +146,9 @@ class MACE(IdResults, EMEstimator):
         The implied :math:`M^{(r)}_{n,p}`, ``[r, n, p]``.
     class_prior_ : ndarray of shape (n_classes,)
         :math:`\phi` (uniform unless ``fit_class_prior=True``).
+    priors_ : ndarray or pandas Series
+        A copy of ``class_prior_`` under crowd-kit's name: a Series named ``"prior"``
+        indexed by class id when fitted on a DataFrame.
     posterior_ : ndarray of shape (n_items, n_classes)
         :math:`Q_i(n) = P(y^{(i)} = n \mid \mathcal{D}; \theta)` under the fitted
         parameters (the class prior for an item with no label).
@@ -434,7 +437,9 @@ class MACE(IdResults, EMEstimator):
 
         With no argument, the training posterior; otherwise the posterior of new
         ``labels`` (any form ``fit`` accepts; annotators and classes must be
-        among those seen in ``fit``) under the fitted parameters.
+        among those seen in ``fit``) under the fitted parameters; new labels given
+        as a pandas DataFrame give a DataFrame indexed by task id with one column per
+        class id.
         """
         return super().predict_proba(labels, X)
 

@@ -12,6 +12,15 @@ from crowdlearn.labels import _is_dataframe, as_crowd_labels, from_dataframe
 __all__ = ["MajorityVote"]
 
 
+def _agreement_with(crowd, hard: np.ndarray) -> np.ndarray:
+    """Fraction of each worker's labels equal to ``hard`` of their item (NaN: no label)."""
+    n_j = np.bincount(crowd.expert, minlength=crowd.n_experts).astype(float)
+    agree = np.bincount(crowd.expert, weights=(crowd.label == hard[crowd.item]).astype(float),
+                        minlength=crowd.n_experts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n_j > 0, agree / np.maximum(n_j, 1.0), np.nan)
+
+
 class MajorityVote(IdResults, Predictions, BaseEstimator):
     """Hard and soft majority vote over crowd labels.
 
@@ -55,6 +64,11 @@ class MajorityVote(IdResults, Predictions, BaseEstimator):
         DataFrame (see :class:`~crowdlearn.frames.IdResults`).
     n_ties_ : int
         Number of items whose hard vote needed the tie rule.
+    skills_ : ndarray of shape (n_experts,), or pandas Series
+        Each worker's agreement with the majority, as crowd-kit computes it: the
+        fraction of the worker's labels equal to the hard vote (``labels_``) of
+        their item; NaN for a worker with no label. A ``Series`` named
+        ``"skill"`` indexed by worker id when fitted on a DataFrame.
     n_items_, n_experts_, n_classes_ : int
 
     Examples
@@ -109,10 +123,15 @@ class MajorityVote(IdResults, Predictions, BaseEstimator):
         else:
             labels = np.argmax(top, axis=1)
         self._labels = read_only(labels)  # labels_ hands it out: nobody may change it
+        self._agreement = _agreement_with(crowd, labels)
         self.n_classes_ = crowd.n_classes
         self.n_items_ = crowd.n_items
         self.n_experts_ = crowd.n_experts
         return self
+
+    def _skills(self) -> np.ndarray:
+        """Each worker's agreement with the hard vote (``skills_``)."""
+        return self._agreement.copy()
 
     @property
     def labels_(self):

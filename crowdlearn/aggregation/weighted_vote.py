@@ -31,9 +31,9 @@ from crowdlearn._base import BaseEstimator, Predictions, posterior_or_refuse
 from crowdlearn._validation import as_float_array, check_scalar
 from crowdlearn.frames import IdResults
 from crowdlearn.labels import CrowdLabels, as_crowd_labels
-from crowdlearn.aggregation._common import _new_crowd
+from crowdlearn.aggregation._common import _new_crowd, _read_gold
 
-__all__ = ["WeightedMajorityVote", "Wawa", "ZeroBasedSkill"]
+__all__ = ["GoldMajorityVote", "WeightedMajorityVote", "Wawa", "ZeroBasedSkill"]
 
 _WEIGHTS = ("log-odds", "linear")
 
@@ -512,4 +512,126 @@ class ZeroBasedSkill(_VoteBase):
                 break
         self.n_iter_ = n_iter
         self.converged_ = converged
+        return skills, self.weights
+
+
+class GoldMajorityVote(_VoteBase):
+    r"""Majority vote weighted by each worker's accuracy on the gold (known) items.
+
+    1. Worker :math:`r` gets the skill :math:`1 - \epsilon_r = \frac{1}{G_r}
+       \sum_{i \in I_r \cap \mathcal{G}} 1\{y^{(i)}_r = t_i\}`, the fraction of
+       its :math:`G_r` labels on gold items :math:`\mathcal{G}` (items with a
+       known true class :math:`t_i`) that are right (a repeated label counts once
+       per copy).
+    2. Every item, gold or not, gets the weighted majority vote with these skills
+       (see :class:`WeightedMajorityVote` for ``weights``); a gold item's known
+       class is not imposed on its vote.
+
+    This is crowd-kit's ``GoldMajorityVote`` (``weights="linear"``, the default:
+    each label counts with its worker's skill), called as there: ``fit(labels,
+    gold)`` or ``fit_predict(labels, gold)``, and ``predict(new_labels)`` with the
+    fitted skills. crowd-kit requires every worker to have labelled a gold item;
+    so does this class unless ``default_skill`` is given.
+
+    Parameters
+    ----------
+    n_classes : int, optional
+        Number of classes, if some class was never used.
+    weights : {"linear", "log-odds"}, default "linear"
+        How skills become weights, as in :class:`WeightedMajorityVote`.
+    default_skill : float, optional
+        The skill of a worker who labelled no gold item. ``None`` (default, as
+        crowd-kit): such a worker is a ``ValueError`` naming them. A worker with
+        no label at all gets this skill too, or 0 when it is ``None`` (they cast
+        no vote).
+
+    Attributes
+    ----------
+    posterior_ : ndarray of shape (n_items, n_classes)
+        The weighted vote (step 2); rows sum to one (uniform where the weights
+        sum to 0).
+    labels_, probas_ : arg-max of ``posterior_`` (lowest class on ties), and
+        ``posterior_``; by task id when fitted on a DataFrame.
+    skills_ : ndarray of shape (n_experts,) or pandas Series by worker id
+        The gold accuracies of step 1.
+    gold_ : ndarray of shape (n_items,)
+        The known class index of each item, -1 where unknown.
+    n_gold_labels_ : ndarray of shape (n_experts,)
+        :math:`G_r`, each worker's number of labels on gold items.
+    weights_ : ndarray of shape (n_experts,)
+    n_items_, n_experts_, n_classes_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn.aggregation.weighted_vote import GoldMajorityVote
+    >>> labels = np.array([[0, 0, 1], [1, 0, 1], [0, 1, 1]])
+    >>> g = GoldMajorityVote().fit(labels, np.array([0, 1, -1]))
+    >>> g.skills_.tolist()
+    [1.0, 0.5, 0.5]
+    >>> g.labels_.tolist()
+    [0, 1, 0]
+    """
+
+    def __init__(self, *, n_classes: int | None = None, weights: str = "linear",
+                 default_skill: float | None = None):
+        self._store_params(locals())
+
+    def _check_params(self):
+        super()._check_params()
+        d = self.default_skill
+        if d is not None:
+            if isinstance(d, (bool, np.bool_)) or not isinstance(d, numbers.Real):
+                raise ValueError(f"default_skill must be a number or None, got {d!r}")
+            _check_skill_values(np.array([float(d)]), self.weights, "default_skill")
+
+    def fit(self, labels, gold=None):
+        """Find each worker's accuracy on the gold items and compute the weighted vote.
+
+        Parameters
+        ----------
+        labels : CrowdLabels, (item, expert, label) tuple, (n_items, n_experts) matrix
+            or pandas DataFrame with columns ``task``, ``worker``, ``label``
+        gold : dict, pandas Series or array
+            The known true classes of some items (crowd-kit's ``true_labels``): a dict
+            or Series maps item to class, by original identifiers when the labels
+            came with them; an array of length ``n_items`` holds a class index per
+            item and ``-1`` where the truth is unknown (as ``gold`` of
+            :meth:`DawidSkene.fit`).
+
+        Returns
+        -------
+        self
+        """
+        if gold is None:
+            raise ValueError("GoldMajorityVote needs the known true classes of some items: "
+                             "fit(labels, gold) with gold a dict/Series (item -> class) or "
+                             "an array of class indices with -1 for unknown")
+        self._gold_input = gold
+        try:
+            return super().fit(labels)
+        finally:
+            del self._gold_input
+
+    def _fit_skills(self, crowd: CrowdLabels):
+        """Each worker's accuracy on the gold items (step 1)."""
+        truth = _read_gold(self._gold_input, crowd)
+        on_gold = truth[crowd.item] >= 0
+        experts = crowd.expert[on_gold]
+        right = crowd.label[on_gold] == truth[crowd.item[on_gold]]
+        J = crowd.n_experts
+        n_gold = np.bincount(experts, minlength=J)
+        n_all = np.bincount(crowd.expert, minlength=J)
+        skills = np.bincount(experts, weights=right.astype(float), minlength=J)
+        has = n_gold > 0
+        skills[has] /= n_gold[has]
+        lacking = np.flatnonzero(~has & (n_all > 0))
+        if lacking.size and self.default_skill is None:
+            ids = np.arange(J) if crowd.expert_ids is None else crowd.expert_ids
+            raise ValueError(f"{lacking.size} worker(s) labelled no gold item, e.g. "
+                             f"{ids[lacking[:5]].tolist()}: their skill is unknown (pass "
+                             f"default_skill=..., or give gold for an item they labelled)")
+        skills[~has] = 0.0 if self.default_skill is None else float(self.default_skill)
+        self.gold_ = truth
+        self.n_gold_labels_ = n_gold
         return skills, self.weights

@@ -441,7 +441,8 @@ def test_new_table_with_one_class_is_scored_on_the_fitted_ids(Model):
                         "label": ["dog", "dog", "dog"]})  # every new label says "dog"
     q = m.predict_proba(new)
     assert q.shape == (2, 3) and np.allclose(q.sum(axis=1), 1.0)
-    assert (q.argmax(axis=1) == 1).all()  # "dog" is the fitted class 1
+    assert list(q.index) == ["m", "n"] and list(q.columns) == ["cat", "dog", "eel"]
+    assert (q.to_numpy().argmax(axis=1) == 1).all()  # "dog" is the fitted class 1
     with pytest.raises(ValueError, match="zz"):
         m.predict_proba(new.assign(worker=["w0", "zz", "w2"]))
     mv = MajorityVote(tie_break="lowest").fit(as_frame(sim.labels))

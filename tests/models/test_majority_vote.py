@@ -228,13 +228,20 @@ def test_dataframe_in_series_out():
     np.testing.assert_allclose(probas.loc["t1"], [0, 1 / 4, 3 / 4])
     # the numpy views are unchanged: class indices, as for numpy input
     np.testing.assert_array_equal(mv.predict(), [0, 2, 1, 0])
-    np.testing.assert_array_equal(mv.fit_predict(df), [0, 2, 1, 0])
+    # fit_predict gives crowd-kit's form since 0.2.0: class ids by task id, as labels_
+    by_task = mv.fit_predict(df)
+    assert by_task.index.name == "task"
+    assert by_task.to_dict() == {"t0": "cat", "t1": "owl", "t2": "dog", "t3": "cat"}
     np.testing.assert_allclose(mv.posterior_, MajorityVote().fit(TOY).posterior_)
     # random tie-breaking shows in the Series too
     labels = MajorityVote(random_state=0).fit(df).labels_
     assert labels["t3"] in ("cat", "owl")
-    with pytest.raises(AttributeError, match="no single skill"):
-        mv.skills_
+    # since 0.2.0 MajorityVote has skills_: each worker's agreement with the vote, by id
+    skills = mv.skills_
+    assert skills.index.name == "worker" and skills.name == "skill"
+    agree = df["label"].to_numpy() == mv.labels_.loc[df["task"]].to_numpy()
+    expected = pd.Series(agree, index=df["worker"]).groupby(level=0).mean()
+    assert skills.to_dict() == pytest.approx(expected.to_dict())
 
 
 def test_numpy_input_keeps_numpy_labels():

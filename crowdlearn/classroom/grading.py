@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import logging
@@ -96,17 +97,18 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
     known = find_assignments(source)
     subs = _submissions_to_grade(Path(submissions), known, assignments)
     names = {a: known[a] for a in sorted({a for _, a in subs})}
-    if bwrap is not None:
-        probe_sandbox(bwrap, limits, _package_modules(names))
     root = _open_course(Path(course_dir)) if course_dir is not None else None
     if jobs > 1 and len(names) > 1:
         results = _grade_in_parallel(Path(submissions), source, subs, names, timeout, jobs,
                                      sandbox, limits,
                                      keep=root / "autograded" if root else None)
     else:
-        results = _grade(subs, names, timeout, bwrap,
-                         keep=root / "autograded" if root is not None else None,
-                         limits=limits)
+        with _packages(names, bwrap) as packages:
+            for name, package in packages.items():  # before the first student: works?
+                probe_sandbox(bwrap, limits, _package_modules({name: names[name]}), package)
+            results = _grade(subs, names, timeout, bwrap,
+                             keep=root / "autograded" if root is not None else None,
+                             limits=limits, packages=packages)
     if root is not None:
         results = _merge_course(root, results)
     return _mark_and_write(results, marks, known, report=report, totals=totals,
@@ -167,6 +169,26 @@ def remark(marks, *, report, course_dir=None, totals=None, feedback=None) -> Gra
     marked = apply_marks(results, rows)
     _write_outputs(marked, None, report=report, totals=totals, feedback=feedback, root=root)
     return marked
+
+
+@contextlib.contextmanager
+def _packages(names: dict, bwrap):
+    """``assignment -> the package its sandbox sees`` (what the assignment asks the student to
+    write withheld: :mod:`~crowdlearn.classroom.withheld`), removed at the end; empty without
+    a sandbox."""
+    import shutil
+
+    from crowdlearn.classroom.withheld import package_copy
+
+    made = {}
+    try:
+        if bwrap is not None:
+            for name in names:
+                made[name] = package_copy(name)
+        yield made
+    finally:
+        for top in made.values():
+            shutil.rmtree(top.parent, ignore_errors=True)
 
 
 def _sandbox_or_warning(sandbox: bool) -> str | None:
@@ -329,7 +351,7 @@ def _move_notebooks(parts, keep: Path) -> None:
 
 
 def _grade(subs: dict, names: dict, timeout: int, bwrap, keep=None,
-           limits=None) -> GradeResults:
+           limits=None, packages=None) -> GradeResults:
     """Each submission: merged with the instructor's notebook, executed (sandboxed), scored."""
     instructors = {name: read_assignment(path) for name, path in names.items()}
     hidden = {name: _hidden_lines(nb) for name, nb in instructors.items()}
@@ -337,7 +359,7 @@ def _grade(subs: dict, names: dict, timeout: int, bwrap, keep=None,
     for done, ((student, name), path) in enumerate(subs.items(), start=1):
         start, before = time.perf_counter(), len(results)
         _grade_one(student, name, path, instructors[name], hidden[name], timeout, bwrap, keep,
-                   limits, results, ungraded)
+                   limits, results, ungraded, (packages or {}).get(name))
         mine = results[before:]
         _PROGRESS.info("[%d/%d] %r %s: %g / %g points (%.0f s)", done, len(subs), student,
                        name, sum(r.points for r in mine), sum(r.max_points for r in mine),
@@ -346,7 +368,7 @@ def _grade(subs: dict, names: dict, timeout: int, bwrap, keep=None,
 
 
 def _grade_one(student, name, path, instructor, hidden, timeout, bwrap, keep, limits,
-               results: list, ungraded: list) -> None:
+               results: list, ungraded: list, package=None) -> None:
     """One submission: its CheckResults appended to ``results`` (and to ``ungraded`` if the
     grader failed on it)."""
     checks = grade_cells(instructor)
@@ -367,7 +389,8 @@ def _grade_one(student, name, path, instructor, hidden, timeout, bwrap, keep, li
     try:
         merged, notes, missing = _merge(instructor, nb)
         executed = copy.deepcopy(merged)
-        _execute(executed, path, timeout=timeout, bwrap=bwrap, limits=limits)
+        _execute(executed, path, timeout=timeout, bwrap=bwrap, limits=limits,
+                 package=package)
         scored = _score(executed, instructor, name, student, notes, missing, hidden)
         scored, policy_error = _apply_policy(scored, merged, name)
         if policy_error:

@@ -173,6 +173,28 @@ def _assert_allclose(actual, desired, rtol=1e-07, atol=0.0, equal_nan=True, err_
             rtol, atol))
 
 
+def _is_a(obj, cls) -> bool:
+    """``isinstance(obj, cls)``, also for an object the grader sees in the student's kernel."""
+    from crowdlearn.classroom.trusted import is_a
+
+    return is_a(obj, cls)
+
+
+def _expression(value):
+    """``value`` as a SymPy expression if it is one (or a number); an AssertionError for
+    anything else -- text is never parsed (``sympify`` of a string runs code)."""
+    import numbers
+
+    import sympy
+
+    if isinstance(value, sympy.Basic):
+        return value
+    if isinstance(value, numbers.Number) and not isinstance(value, bool):
+        return sympy.sympify(value)
+    raise AssertionError(f"expected a SymPy expression, got a {type(value).__name__}: build "
+                         "it from the symbols given (text is not read as maths)")
+
+
 class _Checks:
     """The check cells' comparison helpers, frozen (``checks.allclose = ...`` raises)."""
 
@@ -184,6 +206,8 @@ class _Checks:
     isfinite = staticmethod(_isfinite)
     all = staticmethod(_all)
     any = staticmethod(_any)
+    is_a = staticmethod(_is_a)
+    expression = staticmethod(_expression)
 
     def __setattr__(self, name, value):
         raise AttributeError("the check helpers are read-only")
@@ -193,13 +217,15 @@ class _Checks:
 
     def __repr__(self):
         return "<crowdlearn.classroom.policy.checks: allclose, isclose, assert_allclose, " \
-               "array_equal, isfinite, all, any>"
+               "array_equal, isfinite, all, any, is_a, expression>"
 
 
 checks = _Checks()
 """Comparison helpers for check cells, immune to monkeypatching of numpy after import:
 ``allclose``, ``isclose``, ``assert_allclose``, ``array_equal``, ``isfinite``, ``all``,
-``any`` (numpy's semantics and defaults)."""
+``any`` (numpy's semantics and defaults), and ``is_a`` (``isinstance`` that also answers for
+an object in the student's kernel), ``expression`` (a SymPy expression or number, never
+text)."""
 
 
 # -- the allowlist -------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ memory, processes, CPU time, file size, each in-memory folder and the output rea
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 import resource
@@ -168,7 +169,7 @@ def _system_links() -> list:
 
 
 def sandbox_command(bwrap: str, *, writable=(), workdir=None, home=None, limits=None,
-                    uid=None) -> list:
+                    uid=None, package=None) -> list:
     """The bubblewrap prefix that runs a command isolated (see the module docstring).
 
     Parameters
@@ -186,6 +187,10 @@ def sandbox_command(bwrap: str, *, writable=(), workdir=None, home=None, limits=
     uid : int, optional
         Host uid to run as (the grader must be root; see :func:`sandbox_uid`): the command is
         then a privileged bubblewrap that drops to ``uid`` and starts the unprivileged one.
+    package : path, optional
+        A copy of the package folder to bind where the package is (read-only): the package
+        without what the assignment withholds
+        (:func:`~crowdlearn.classroom.withheld.package_copy`).
     """
     limits = limits or Limits()
     roots = [str(r) for r in _read_only_roots()]
@@ -199,6 +204,8 @@ def sandbox_command(bwrap: str, *, writable=(), workdir=None, home=None, limits=
     cmd += _system_links()
     for root in roots:
         cmd += ["--ro-bind", root, root]
+    if package is not None and uid is None:  # as root, the first bubblewrap puts it there
+        cmd += ["--ro-bind", str(package), _package_dir()]
     cmd += _masks(roots)
     if workdir is not None:
         cmd += ["--size", size, "--tmpfs", str(workdir)]
@@ -210,7 +217,7 @@ def sandbox_command(bwrap: str, *, writable=(), workdir=None, home=None, limits=
     if workdir is not None:
         cmd += ["--chdir", str(workdir)]
     if uid is not None:
-        cmd = _gatherer(bwrap, roots, writable) + [
+        cmd = _gatherer(bwrap, roots, writable, package) + [
             shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}",
             f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
             "--"] + cmd
@@ -227,7 +234,13 @@ def _masks(roots) -> list:
     return cmd
 
 
-def _gatherer(bwrap: str, roots, writable) -> list:
+def _package_dir() -> str:
+    import crowdlearn
+
+    return str(Path(crowdlearn.__file__).resolve().parent)
+
+
+def _gatherer(bwrap: str, roots, writable, package=None) -> list:
     """The privileged (root) first bubblewrap: the read-only roots and the writable paths
     under folders anyone may enter, ``/proc`` and ``/dev`` for the second one, no rights."""
     cmd = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
@@ -240,6 +253,8 @@ def _gatherer(bwrap: str, roots, writable) -> list:
                 made.add(str(parent))
                 cmd += ["--perms", "0755", "--dir", str(parent)]
         cmd += ["--ro-bind" if path in roots else "--bind", path, path]
+    if package is not None:
+        cmd += ["--ro-bind", str(package), _package_dir()]
     return cmd + ["--"]
 
 
@@ -260,7 +275,7 @@ def launch_options(limits=None, uid=None) -> dict:
     return {"env": {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, "preexec_fn": set_limits}
 
 
-def probe_sandbox(bwrap: str, limits=None, modules=()) -> str:
+def probe_sandbox(bwrap: str, limits=None, modules=(), package=None) -> str:
     """Start the sandbox once, as a submission's kernel would be, and import the kernel, the
     package and ``modules`` in it, and read every file of the package; the package's folder
     it imported, or :class:`SandboxUnavailable` saying what failed. So grading stops before
@@ -268,7 +283,7 @@ def probe_sandbox(bwrap: str, limits=None, modules=()) -> str:
     import subprocess
 
     uid = sandbox_uid()
-    key = (bwrap, limits, tuple(modules), uid, _package_parent())
+    key = (bwrap, limits, tuple(modules), uid, _package_parent(), str(package))
     if key in _PROBED:
         return _PROBED[key]
     with tempfile.TemporaryDirectory(prefix="clg-probe-") as tmp:
@@ -285,8 +300,8 @@ def probe_sandbox(bwrap: str, limits=None, modules=()) -> str:
                 "    for f in fs:\n"
                 "        open(os.path.join(d, f), 'rb').close()\n"
                 "print(top)\n")
-        cmd = sandbox_command(bwrap, workdir=work, limits=limits, uid=uid) + [
-            sys.executable, "-c", code]
+        cmd = sandbox_command(bwrap, workdir=work, limits=limits, uid=uid,
+                              package=package) + [sys.executable, "-c", code]
         try:
             run = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
                                  **launch_options(limits, uid))
@@ -321,7 +336,8 @@ class _NotGraded(Exception):
     """The grader (not the student's code) failed on this submission."""
 
 
-def _execute(nb, original, *, timeout: int, bwrap: str | None, limits=None) -> None:
+def _execute(nb, original, *, timeout: int, bwrap: str | None, limits=None,
+             package=None) -> None:
     """Run ``nb``'s code cells in a fresh kernel (in place); inside bubblewrap unless
     ``bwrap`` is None, within ``limits`` (:class:`Limits`). ``original`` (the student's file,
     as handed in) is the only file in the kernel's working directory. A cell that runs longer
@@ -334,7 +350,7 @@ def _execute(nb, original, *, timeout: int, bwrap: str | None, limits=None) -> N
     with tempfile.TemporaryDirectory(prefix="clg-", dir=_TMP if os.path.isdir(_TMP)
                                      else None) as tmp:
         box = Path(tmp)
-        km, work = _kernel_manager(box, original, bwrap, limits)
+        km, work = _kernel_manager(box, original, bwrap, limits, package)
         client = _client(nb, km, timeout, limits)
         log_path = box / "kernel.log"
         with log_path.open("w") as log:
@@ -357,7 +373,7 @@ def _execute(nb, original, *, timeout: int, bwrap: str | None, limits=None) -> N
                 _stop_kernel(client, km)
 
 
-def _kernel_manager(box: Path, original, bwrap: str | None, limits) -> tuple:
+def _kernel_manager(box: Path, original, bwrap: str | None, limits, package=None) -> tuple:
     """A kernel manager for a kernel that runs in ``box`` (sandboxed unless ``bwrap`` is None),
     talking over Unix sockets in ``box/c``; and its working folder, which holds only a copy of
     ``original``."""
@@ -379,7 +395,7 @@ def _kernel_manager(box: Path, original, bwrap: str | None, limits) -> tuple:
             "--HistoryManager.enabled=False"]
     if bwrap is not None:
         argv = sandbox_command(bwrap, writable=writable, workdir=work, limits=limits,
-                               uid=uid) + argv
+                               uid=uid, package=package) + argv
     (specs / "kernel.json").write_text(json.dumps(
         {"argv": argv, "display_name": "grading", "language": "python",
          "env": {} if bwrap is not None else {"HOME": str(home),
@@ -555,16 +571,24 @@ def _run_cells(client, nb, timeout: int, limits=None, km=None) -> None:
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
     limits = limits or Limits()
-    stop = None
+    stop, runner = None, None
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
         if stop is not None:
             cell.outputs = [_error("NotRun", stop)]
             continue
+        role = _role(cell)
+        if role != "student" and runner is None:
+            runner = _trusted_runner(client, km, nb, timeout, limits)
+        if role == "check":  # the grader's process judges: never in the kernel
+            stop = runner.run(cell, check=True)
+            continue
         try:
             client.execute_cell(cell, index)
             _name_limits(cell, limits)
+            if role == "instructor":  # and the grader's copy of the instructor's data
+                stop = runner.run(copy.deepcopy(cell), check=False)
         except CellTimeoutError:
             cell.outputs.append(_error(
                 "TimeLimit", f"this cell ran longer than the time limit "
@@ -575,6 +599,29 @@ def _run_cells(client, nb, timeout: int, limits=None, km=None) -> None:
             why = _death(km, limits)
             cell.outputs.append(_error("KernelDied", why))
             stop = f"not run: an earlier cell ended the kernel ({why})"
+
+
+def _role(cell) -> str:
+    """``"check"`` (an nbgrader check: runs in the grader), ``"instructor"`` (a locked cell
+    of the instructor's: runs in the kernel and in the grader) or ``"student"`` (the kernel
+    only). Read from the metadata the grader's merge wrote, never from the student's file."""
+    from crowdlearn.classroom.assignments import _nbgrader_meta
+    from crowdlearn.classroom.submissions import _is_check
+
+    meta = cell.get("metadata", {})
+    if meta.get("crowdlearn") not in ("instructor", "answer"):
+        return "student"
+    if _is_check(_nbgrader_meta(cell)):
+        return "check"
+    return "instructor" if meta.get("crowdlearn") == "instructor" else "student"
+
+
+def _trusted_runner(client, km, nb, timeout, limits):
+    from crowdlearn.classroom.trusted import TrustedRunner
+
+    instructor = [c.source for c in nb.cells
+                  if c.cell_type == "code" and _role(c) == "instructor"]
+    return TrustedRunner(client, km, timeout, limits.output, instructor=instructor)
 
 
 def _processes_of(uid: int) -> list:

@@ -250,11 +250,14 @@ def _assemble(instructor, found: _StudentCells):
             for i, src in enumerate(srcs):
                 new = copy.deepcopy(cell)
                 new.source = src
+                new.metadata["crowdlearn"] = "answer"
                 if i:
                     new.metadata["nbgrader"] = dict(meta, grade_id=f"{gid}#copy{i}",
                                                     grade=False)
                 cells.append(new)
         else:
+            if cell.cell_type == "code":
+                cell.metadata["crowdlearn"] = "instructor"
             cells.append(cell)
         if gid is not None:
             own_code(found.extra.get(gid, []))

@@ -297,3 +297,8 @@ def _print_status(results) -> None:
         kind = text.split(":")[0]
         kinds[kind] = kinds.get(kind, 0) + 1
     print("status: " + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items())))
+    review = getattr(results, "review", [])
+    if review:
+        print(f"for review (the audit's notes; no score changed): {len(review)} checks of "
+              f"{len({(s, a) for s, a, _, _ in review})} submissions, listed in the report's "
+              "-review.csv")

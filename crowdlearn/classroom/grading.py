@@ -19,7 +19,7 @@ from crowdlearn.classroom.releasing import _write_ipynb
 from crowdlearn.classroom.reports import (_slug, read_results, write_feedback, write_report,
                                          write_totals)
 from crowdlearn.classroom.sandbox import Limits, _execute, check_sandbox, probe_sandbox
-from crowdlearn.classroom.scoring import (CheckResult, GradeResults, _apply_policy,
+from crowdlearn.classroom.scoring import (CheckResult, GradeResults, _review,
                                           _hidden_lines, _score, _unmark, apply_marks,
                                           read_marks)
 from crowdlearn.classroom.submissions import (_Refused, _find_submissions, _merge,
@@ -288,7 +288,8 @@ def _merge_course(root: Path, results) -> GradeResults:
     merged.sort(key=lambda r: (r.submission, r.assignment))
     marker.write_text(json.dumps({"results": [r._asdict() for r in merged]}, indent=1) + "\n",
                       encoding="utf-8")
-    return GradeResults(merged, getattr(results, "ungraded", []))
+    return GradeResults(merged, getattr(results, "ungraded", []),
+                        getattr(results, "review", []))
 
 
 def _grade_in_parallel(submissions: Path, source, subs: dict, names: dict, timeout: int,
@@ -303,7 +304,7 @@ def _grade_in_parallel(submissions: Path, source, subs: dict, names: dict, timeo
     for a in sorted(names, key=lambda a: -load[a]):
         min(groups, key=lambda g: sum(load[b] for b in g)).append(a)
     source = Path(source) if source is not None else _default_source()
-    ungraded = []
+    ungraded, review = [], []
     with tempfile.TemporaryDirectory(prefix="crowdlearn-grade-") as tmp:
         procs = []
         for i, group in enumerate(groups):
@@ -333,10 +334,11 @@ def _grade_in_parallel(submissions: Path, source, subs: dict, names: dict, timeo
             for r in data["checks"]:
                 rows.setdefault((r["submission"], r["assignment"]), []).append(CheckResult(**r))
             ungraded += [tuple(u) for u in data.get("ungraded", [])]
+            review += [tuple(r) for r in data.get("review", [])]
         if keep is not None:
             _move_notebooks([Path(tmp) / f"course{i}" / "autograded"
                              for i in range(len(groups))], keep)
-    return GradeResults([r for key in subs for r in rows.get(key, [])], ungraded)
+    return GradeResults([r for key in subs for r in rows.get(key, [])], ungraded, review)
 
 
 def _move_notebooks(parts, keep: Path) -> None:
@@ -355,23 +357,24 @@ def _grade(subs: dict, names: dict, timeout: int, bwrap, keep=None,
     """Each submission: merged with the instructor's notebook, executed (sandboxed), scored."""
     instructors = {name: read_assignment(path) for name, path in names.items()}
     hidden = {name: _hidden_lines(nb) for name, nb in instructors.items()}
-    results, ungraded = [], []
+    results, ungraded, review = [], [], []
     for done, ((student, name), path) in enumerate(subs.items(), start=1):
         start, before = time.perf_counter(), len(results)
         _grade_one(student, name, path, instructors[name], hidden[name], timeout, bwrap, keep,
-                   limits, results, ungraded, (packages or {}).get(name))
+                   limits, results, ungraded, (packages or {}).get(name), review)
         mine = results[before:]
         _PROGRESS.info("[%d/%d] %r %s: %g / %g points (%.0f s)", done, len(subs), student,
                        name, sum(r.points for r in mine), sum(r.max_points for r in mine),
                        time.perf_counter() - start)
-    return GradeResults(results, ungraded)
+    return GradeResults(results, ungraded, review)
 
 
 def _grade_one(student, name, path, instructor, hidden, timeout, bwrap, keep, limits,
-               results: list, ungraded: list, package=None) -> None:
+               results: list, ungraded: list, package=None, review=None) -> None:
     """One submission: its CheckResults appended to ``results`` (and to ``ungraded`` if the
     grader failed on it)."""
     checks = grade_cells(instructor)
+    review = [] if review is None else review
 
     def zero(why):
         return [CheckResult(student, name, cid, 0.0, pts, why) for cid, pts, _ in checks]
@@ -392,9 +395,10 @@ def _grade_one(student, name, path, instructor, hidden, timeout, bwrap, keep, li
         _execute(executed, path, timeout=timeout, bwrap=bwrap, limits=limits,
                  package=package)
         scored = _score(executed, instructor, name, student, notes, missing, hidden)
-        scored, policy_error = _apply_policy(scored, merged, name)
-        if policy_error:
-            ungraded.append((student, name, policy_error))
+        notes, audit_error = _review(scored, merged, name)
+        if audit_error:
+            _LOG.warning("%r / %s: %s", student, name, audit_error)
+        review.extend(notes)
         results += scored
         if keep is not None:
             _write_ipynb(executed, keep / _slug(student) / f"{name}.ipynb")

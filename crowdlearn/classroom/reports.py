@@ -64,12 +64,15 @@ def read_results(path) -> GradeResults:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{path} holds no grading results "
                          f"({type(exc).__name__}: {exc})") from None
-    return GradeResults(results, [tuple(u) for u in data.get("ungraded", [])])
+    return GradeResults(results, [tuple(u) for u in data.get("ungraded", [])],
+                        [tuple(r) for r in data.get("review", [])])
 
 
 def write_report(results, path) -> tuple:
-    """Write ``results`` as CSV to ``path`` and as JSON (checks, totals, and the submissions
-    the grader failed on) next to it. Returns the two paths."""
+    """Write ``results`` as CSV to ``path`` and as JSON (checks, totals, the submissions the
+    grader failed on, and the audit's notes for review) next to it; and the audit's notes as
+    ``<stem>-review.csv`` (``student, assignment, check, reason``: for the instructor to
+    look at, they change no score). Returns the report's two paths."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as fh:
@@ -80,8 +83,15 @@ def write_report(results, path) -> tuple:
     json_path.write_text(json.dumps({"checks": [r._asdict() for r in results],
                                      "totals": _totals(results),
                                      "ungraded": [list(u) for u in
-                                                  getattr(results, "ungraded", [])]},
+                                                  getattr(results, "ungraded", [])],
+                                     "review": [list(r) for r in
+                                                getattr(results, "review", [])]},
                                     indent=1) + "\n", encoding="utf-8")
+    with path.with_name(f"{path.stem}-review.csv").open("w", newline="",
+                                                        encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["student", "assignment", "check", "reason"])
+        writer.writerows(getattr(results, "review", []))
     return path, json_path
 
 

@@ -136,38 +136,39 @@ def _with_notes(text: str, notes) -> str:
     return text + "".join(f" (note: {n})" for n in notes)
 
 
-def _apply_policy(results: list, merged, name: str) -> tuple:
-    """Zero the checks ``crowdlearn.classroom.policy.flagged_checks`` flags; (results, error or None)."""
+def _review(results: list, merged, name: str) -> tuple:
+    """What the static audit (``crowdlearn.classroom.policy.flagged_checks``) says about this
+    submission, for the instructor to review: ``([(student, assignment, check, reason)],
+    error or None)``. It never changes a score: the checks run in the grader's process
+    (:mod:`~crowdlearn.classroom.trusted`), so what the student's code does in its kernel
+    cannot fake a result, and a false alarm must not cost an honest student points."""
     try:
         from crowdlearn.classroom.policy import flagged_checks
     except ImportError:
-        flagged_checks = None
-    if flagged_checks is None:
-        return results, None
+        return [], None
     try:
         flagged = dict(flagged_checks(merged, name) or {})
-    except Exception as exc:  # the policy must not keep a class from being graded
-        return results, f"the cheating checks failed: {type(exc).__name__}: {exc}"
-    out = []
-    for r in results:
-        if r.check in flagged:
-            why = str(flagged[r.check])
-            r = r._replace(points=0.0, feedback=f"0 points: {why}" + (
-                "" if r.feedback == "ok" else f" (the check itself: {r.feedback})"))
-        out.append(r)
-    return out, None
-
+    except Exception as exc:  # the audit must not keep a class from being graded
+        return [], f"the audit failed: {type(exc).__name__}: {exc}"
+    if not results:
+        return [], None
+    student = results[0].submission
+    return [(student, name, check, str(why)) for check, why in flagged.items()], None
 
 
 class GradeResults(list):
     """The :class:`CheckResult` list :func:`grade` returns; ``.ungraded`` lists the
-    ``(student, assignment, reason)`` of submissions the grader itself failed on."""
+    ``(student, assignment, reason)`` of submissions the grader itself failed on, ``.review``
+    the ``(student, assignment, check, reason)`` the static audit flagged for the instructor
+    to look at (they change no score)."""
 
     ungraded: list
+    review: list
 
-    def __init__(self, items=(), ungraded=()):
+    def __init__(self, items=(), ungraded=(), review=()):
         super().__init__(items)
         self.ungraded = list(ungraded)
+        self.review = list(review)
 
 
 HAND_GRADED = "graded by hand"
@@ -210,7 +211,7 @@ def _unmark(results) -> GradeResults:
     out = [r._replace(points=0.0, feedback=UNMARKED)
            if r.feedback.startswith(f"{HAND_GRADED}: ") and not awaiting_mark(r) else r
            for r in results]
-    return GradeResults(out, getattr(results, "ungraded", []))
+    return GradeResults(out, getattr(results, "ungraded", []), getattr(results, "review", []))
 
 
 def apply_marks(results, marks) -> GradeResults:
@@ -255,4 +256,4 @@ def apply_marks(results, marks) -> GradeResults:
             points=points,
             feedback=f"{HAND_GRADED}: {points:g} / {r.max_points:g}"
                      + (f". {comment}" if comment else ""))
-    return GradeResults(out, getattr(results, "ungraded", []))
+    return GradeResults(out, getattr(results, "ungraded", []), getattr(results, "review", []))

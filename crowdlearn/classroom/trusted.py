@@ -150,6 +150,7 @@ class Channel:
         self.deadline = None
         self.callbacks: dict = {}
         self.busy = False
+        self.printed, self.kept, self.cap = [], 0, 1 << 20
 
     # the grader's data for the kernel
     def _unknown(self, obj):
@@ -243,11 +244,20 @@ class Channel:
         return answer
 
     async def _drain(self, channel, most: int = 1000) -> None:
+        """Read what the kernel printed meanwhile: kept (``self.printed``, up to
+        ``self.cap`` characters) for the check's outputs, the rest dropped."""
         for _ in range(most):
             try:
-                await channel.get_msg(timeout=0)
+                msg = await channel.get_msg(timeout=0)
             except queue.Empty:
                 return
+            if msg.get("msg_type") == "stream":
+                content = msg.get("content", {})
+                text = str(content.get("text", ""))[: max(self.cap - self.kept, 0)]
+                if text:
+                    name = "stderr" if content.get("name") == "stderr" else "stdout"
+                    self.printed.append((name, text))
+                    self.kept += len(text)
 
     async def _replied(self, kc, msg_id) -> bool:
         try:
@@ -329,6 +339,8 @@ class TrustedRunner:
         out = io.StringIO()
         error, stop = None, None
         self.channel.deadline = time.monotonic() + self.timeout
+        self.channel.printed, self.channel.kept = [], 0
+        self.channel.cap = self.output_cap
         with _alarm(self.timeout), _no_text_as_code(), contextlib.redirect_stdout(out), \
                 contextlib.redirect_stderr(out):
             try:
@@ -364,6 +376,8 @@ class TrustedRunner:
                                           f"({self.timeout:g} s) and was stopped")
         text = out.getvalue()[: self.output_cap]
         cell.outputs = []
+        for name, printed in self.channel.printed:  # what the student's code printed
+            cell.outputs.append(nbformat.v4.new_output("stream", name=name, text=printed))
         if text:
             cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=text))
         if error is not None:

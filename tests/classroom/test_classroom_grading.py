@@ -58,12 +58,13 @@ def bwrap():
 
 @pytest.fixture(scope="module")
 def no_policy():
-    """The cheating policy (crowdlearn.classroom.policy, tested on its own) switched off, so
-    these tests see the grader's own scores; its integration is tested with a fake one."""
-    fake = types.ModuleType("crowdlearn.classroom.policy")
-    fake.flagged_checks = lambda nb, name: {}
+    """The static audit (crowdlearn.classroom.policy.flagged_checks, tested on its own)
+    switched off: these tests see the grader's own scores and no notes for review (the
+    audit never changes a score; its integration is tested with a fake one)."""
+    from crowdlearn.classroom import policy
+
     with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(sys.modules, "crowdlearn.classroom.policy", fake)
+        mp.setattr(policy, "flagged_checks", lambda nb, name: {})
         yield
 
 
@@ -428,7 +429,8 @@ def test_no_sandbox_grades_with_a_warning(no_policy, tmp_path, instructor, monke
     assert {r.check: r.points for r in results if r.check in auto} == auto
 
 
-def test_flagged_checks_are_zeroed_with_the_reason(bwrap, tmp_path, instructor, monkeypatch):
+def test_flagged_checks_are_listed_for_review_and_keep_their_points(bwrap, tmp_path,
+                                                                    instructor, monkeypatch):
     subs = tmp_path / "subs"
     _put(subs, "honest", instructor)
     _put(subs, "caller", _prepend(instructor, "prior_derivation", "# CALLS-THE-PACKAGE"))
@@ -440,16 +442,23 @@ def test_flagged_checks_are_zeroed_with_the_reason(bwrap, tmp_path, instructor, 
             return {"check_prior": "your answer calls crowdlearn.symbolic"}
         return {}
 
-    fake = types.ModuleType("crowdlearn.classroom.policy")
-    fake.flagged_checks = flagged_checks
-    monkeypatch.setitem(sys.modules, "crowdlearn.classroom.policy", fake)
-    by = _by(classroom.grade(subs, SOURCE, timeout=TIMEOUT))
+    from crowdlearn.classroom import policy
+
+    monkeypatch.setattr(policy, "flagged_checks", flagged_checks)
+    report = tmp_path / "grades.csv"
+    results = classroom.grade(subs, SOURCE, timeout=TIMEOUT, report=report)
+    by = _by(results)
     assert seen == [A1, A1]
     auto = _auto(instructor)
-    assert all(by["honest"][c].points == auto[c] for c in auto)
-    assert by["caller"]["check_prior"].points == 0
-    assert "calls crowdlearn.symbolic" in by["caller"]["check_prior"].feedback
-    assert all(by["caller"][c].points == auto[c] for c in auto if c != "check_prior")
+    for student in ("honest", "caller"):  # a note for review changes no score
+        assert all(by[student][c].points == auto[c] for c in auto)
+    assert "symbolic" not in by["caller"]["check_prior"].feedback
+    assert results.review == [("caller", A1, "check_prior",
+                               "your answer calls crowdlearn.symbolic")]
+    rows = list(csv.DictReader((tmp_path / "grades-review.csv").open(encoding="utf-8")))
+    assert rows == [{"student": "caller", "assignment": A1, "check": "check_prior",
+                     "reason": "your answer calls crowdlearn.symbolic"}]
+    assert classroom.read_results(report).review == results.review
 
 
 def test_the_sandbox_command_binds_nothing_of_the_course(bwrap, tmp_path):

@@ -1,0 +1,280 @@
+"""Nothing the student runs decides a score: the checks run in the grader's process.
+
+A class of a2 (Dawid–Skene by hand), a1 and a4 submissions, graded in the sandbox (as root
+where the tests run as root, as on CI): cheats that did none of the work -- IPython input
+transformers that blank every later cell, hidden tracebacks, patched NumPy, a forged
+``_checks``, the package's reference code reached through ``os.sys.modules`` or importlib,
+text handed to ``sympify``/``lambdify`` as maths -- score 0 on every automatic check, and the
+text never runs in the grader; honest submissions written in styles the old static audit
+zeroed (SimpleNamespace, classes with dunders, pandas options, ``globals()``) score full
+marks. Plus the data-only channel on its own: what it carries, what it refuses.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from support import BOOK, fail_or_skip
+
+nbformat = pytest.importorskip("nbformat")
+pytest.importorskip("nbclient")
+
+from crowdlearn import classroom  # noqa: E402
+from crowdlearn.classroom import channel, withheld  # noqa: E402
+
+pytestmark = pytest.mark.notebook
+
+SOURCE = BOOK / "assignments"
+A1, A2, A4 = "a1_naive_bayes_mle", "a2_dawid_skene_by_hand", "a4_logistic_gradients"
+PLANTED = Path(f"/tmp/crowdlearn-planted-{uuid.uuid4().hex}")
+
+
+def _instructor(name):
+    nb = classroom.read_assignment(SOURCE / f"{name}.md")
+    nb.metadata.pop("jupytext", None)
+    return nb
+
+
+def _no_work(nb, keep=()):
+    """``nb`` with every solution region but those of ``keep`` back to the student's stub."""
+    for gid, regions in classroom.solution_regions(nb).items():
+        if gid not in keep:
+            for i in range(len(regions)):
+                nb = classroom.replace_solution(nb, gid, "raise NotImplementedError()",
+                                                region=i)
+    return nb
+
+
+def _prepend(nb, gid, code):
+    original = classroom.solution_regions(nb)[gid][0]
+    return classroom.replace_solution(nb, gid, textwrap.dedent(code).strip("\n") + "\n"
+                                      + textwrap.dedent(original))
+
+
+def _put(folder: Path, student: str, name: str, nb) -> None:
+    (folder / student).mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(folder / student / f"{name}.ipynb"))
+
+
+TRANSFORMER = """
+get_ipython().input_transformers_post.append(lambda lines: ["pass\\n"])
+"""
+HIDE_TRACEBACKS = """
+ip = get_ipython()
+ip._showtraceback = lambda *a, **k: None
+ip.showtraceback = lambda *a, **k: None
+"""
+PATCH_NUMPY = """
+np.allclose = lambda *a, **k: True
+np.isclose = lambda *a, **k: True
+class _Yes:
+    def __getattr__(self, name):
+        return lambda *a, **k: True
+_checks = _Yes()
+"""
+SYS_MODULES = """
+import os
+Q0 = os.sys.modules["crowdlearn"].MajorityVote(n_classes=K).fit(Y).posterior_
+"""
+IMPORTLIB = """
+import importlib
+vote = importlib.import_module("crowdlearn.aggregation.majority_vote")
+Q0 = vote.MajorityVote(n_classes=K).fit(Y).posterior_
+"""
+PAYLOAD = f"__import__('pathlib').Path({str(PLANTED)!r}).touch() or 0"
+SYMPIFY_TEXT = f"""
+lagrangian = {PAYLOAD!r}
+lam_hat = lagrangian
+phi_hat = {{p: lagrangian for p in phi}}
+in_terms_of_lambda = {{}}
+"""
+def _cheat(gid, code, *, prepend=False):
+    """A submission that does none of the work but ``code`` in cell ``gid``."""
+    def make(nb):
+        nb = _prepend(nb, gid, code) if prepend else classroom.replace_solution(nb, gid, code)
+        return _no_work(nb, keep={gid})
+    return make
+
+
+def _text_answers(nb):
+    """a4 with text for maths: Q_item and gradients return strings that would run code."""
+    nb = classroom.replace_solution(nb, "sympy_gradients", f"return {PAYLOAD!r}")
+    nb = classroom.replace_solution(nb, "sympy_gradients",
+                                    f"return {{p: {PAYLOAD!r} for p in PARAMETERS}}")
+    return _no_work(nb)
+
+
+CHEATS = {  # student -> (assignment, how to make the notebook from the instructor's)
+    "cheat_transformer": (A2, _cheat("one_iteration", TRANSFORMER + "\nQ0 = Q1 = None")),
+    "cheat_tracebacks": (A2, _cheat("one_iteration", HIDE_TRACEBACKS + "\nQ0 = Q1 = None")),
+    "cheat_numpy": (A2, _cheat("one_iteration", PATCH_NUMPY + "\nQ0 = Q1 = None")),
+    "cheat_sys_modules": (A2, _cheat("majority", SYS_MODULES)),
+    "cheat_importlib": (A2, _cheat("majority", IMPORTLIB)),
+    "cheat_lambdify": (A4, _text_answers),
+    "cheat_sympify": (A1, _cheat("prior_derivation", SYMPIFY_TEXT)),
+}
+HONEST = {  # styles the old static audit zeroed: full marks now
+    "honest_namespace": """
+        from types import SimpleNamespace
+        settings = SimpleNamespace(K=K, label="soft vote")
+        """,
+    "honest_class": """
+        class Ballot:
+            def __init__(self, votes):
+                self.votes = list(votes)
+            def __len__(self):
+                return len(self.votes)
+            def __repr__(self):
+                return f"{self.__class__.__name__}({len(self)} votes)"
+        print(Ballot([1, 2, 3]))
+        """,
+    "honest_pandas": """
+        import pandas as pd
+        pd.options.display.precision = 3
+        """,
+    "honest_globals": """
+        if 'x' in globals():
+            print("x is defined")
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    try:
+        classroom.check_sandbox()
+    except classroom.SandboxUnavailable as err:
+        fail_or_skip(str(err))
+    base = tmp_path_factory.mktemp("trusted")
+    subs = base / "subs"
+    for student, (name, make) in CHEATS.items():
+        _put(subs, student, name, make(_instructor(name)))
+    for student, code in HONEST.items():
+        _put(subs, student, A2, _prepend(_instructor(A2), "majority", code))
+    _put(subs, "honest_plain", A2, _instructor(A2))
+    report = base / "grades.csv"
+    results = classroom.grade(subs, SOURCE, timeout=60, report=report,
+                              assignments=[A1, A2, A4])
+    by = {}
+    for r in results:
+        by.setdefault(r.submission, {})[r.check] = r
+    return {"results": results, "by": by, "base": base}
+
+
+def _automatic(rows):
+    return {c: r for c, r in rows.items() if not r.feedback.startswith(classroom.UNMARKED)}
+
+
+@pytest.mark.parametrize("student", sorted(CHEATS))
+def test_a_cheat_scores_nothing_it_did_not_do(graded, student):
+    rows = _automatic(graded["by"][student])
+    assert rows, student
+    assert sum(r.points for r in rows.values()) == 0, {
+        c: (r.points, r.feedback[:120]) for c, r in rows.items() if r.points}
+
+
+@pytest.mark.parametrize("student", sorted([*HONEST, "honest_plain"]))
+def test_honest_work_in_any_style_scores_full_marks(graded, student):
+    rows = _automatic(graded["by"][student])
+    lost = {c: r.feedback[:200] for c, r in rows.items() if r.points < r.max_points}
+    assert not lost, lost
+    assert sum(r.max_points for r in rows.values()) == 11
+
+
+def test_text_from_the_student_never_runs_in_the_grader(graded):
+    assert not PLANTED.exists()
+    feedback = " ".join(r.feedback for r in graded["by"]["cheat_lambdify"].values())
+    assert "SymPy expression" in feedback
+
+
+def test_the_reference_is_withheld_with_a_clear_message(graded):
+    feedback = " ".join(r.feedback for r in graded["by"]["cheat_sys_modules"].values())
+    assert "is withheld while assignment 'a2_dawid_skene_by_hand' is graded" in feedback
+
+
+def test_every_submission_is_graded_and_the_review_is_written(graded):
+    status = classroom.submission_status(graded["results"])
+    assert set(status.values()) == {"graded"}, status
+    assert (graded["base"] / "grades-review.csv").is_file()
+
+
+# -- the channel on its own ------------------------------------------------------------------------
+def _round_trip(value):
+    import json
+
+    data = json.loads(json.dumps(channel._kernel_encode(value)))
+    return channel.decode(data, handle=lambda key, info: ("handle", info["type"]))
+
+
+def test_the_channel_carries_data():
+    import sympy as sp
+
+    x = sp.Symbol("phi_j|n", positive=True)
+    value = {"a": np.arange(6, dtype=np.int32).reshape(2, 3), "b": (1.5, float("nan"), None),
+             x: sp.log(x) / (1 - x), "c": [np.float32(2.5), True, 3 + 4j, {1, 2}]}
+    out = _round_trip(value)
+    assert out["a"].dtype == np.int32 and (out["a"] == value["a"]).all()
+    assert out["b"][0] == 1.5 and np.isnan(out["b"][1]) and out["b"][2] is None
+    assert sp.simplify(out[x] - value[x]) == 0 and out[x].free_symbols == {x}
+    assert out["c"][0] == np.float32(2.5) and out["c"][1:] == [True, 3 + 4j, {1, 2}]
+    assert isinstance(out["a"], np.ndarray) and out["a"].flags.writeable
+
+
+def test_the_channel_hands_objects_as_handles():
+    out = _round_trip([len, object()])
+    assert out[0] == ("handle", "builtins.builtin_function_or_method")
+    assert out[1] == ("handle", "builtins.object")
+
+
+@pytest.mark.parametrize("text", [
+    "__import__('os').system('true')",
+    "Symbol('x').__class__",
+    "Function(\"os.system\")(Symbol('x'))",
+    "Symbol('x; import os')",
+    "Pow(Integer(10), Integer(100000))",
+    "getattr(Symbol('x'), 'subs')",
+    "Integer(" + "9" * 80 + ")",
+    "Add(" * 5000 + ")" * 5000,
+])
+def test_sympy_text_is_rebuilt_only_from_allowed_parts(text):
+    with pytest.raises(channel.ChannelError):
+        channel.parse_sympy(text)
+
+
+@pytest.mark.parametrize("data", [
+    {"$": "ndarray", "dtype": "O", "shape": [1], "b64": ""},
+    {"$": "ndarray", "dtype": "f8", "shape": [2], "b64": "AAAA"},
+    {"$": "pickle", "v": "gASV"},
+    {"$": "record", "name": "R", "fields": ["a"], "v": [1, 2]},
+    {"$": "dict", "v": [[[1], 2]]},
+    "x" * (channel.MAX_TEXT + 1),
+    10 ** 500,
+])
+def test_malformed_or_oversized_answers_are_refused(data):
+    with pytest.raises(channel.ChannelError):
+        channel.decode(data, handle=lambda key, info: None)
+
+
+def test_each_assignment_withholds_what_it_asks_for(tmp_path):
+    """The sandbox's package copy: the reference is a stand-in that says why; the rest works."""
+    import subprocess
+    import sys
+
+    top = withheld.package_copy(A2, parent=tmp_path)
+    code = ("from crowdlearn import DawidSkene\n"
+            "from crowdlearn.simulate import random_confusion, simulate_crowd\n"
+            "crowd = simulate_crowd(5, random_confusion(3, 2, random_state=0), "
+            "random_state=0)\n"
+            "try:\n    DawidSkene(n_classes=2)\nexcept ImportError as e:\n    print(e)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={"PYTHONPATH": str(top.parent), "PATH": "/usr/bin:/bin"},
+                         cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "crowdlearn.aggregation.dawid_skene.DawidSkene is withheld" in run.stdout
+    assert "def log_joint" not in (top / "aggregation" / "_ds_kernel.py").read_text()
+    assert set(withheld.WITHHELD) == set(classroom.find_assignments(SOURCE))

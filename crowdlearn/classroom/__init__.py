@@ -16,13 +16,19 @@ time, so every check runs against its solution.
   *instructor's* (setup, checks, hidden tests), with only the student's answer cells (matched
   by ``grade_id``) and the code cells the student added put in. Whatever the student did to
   the other cells -- edited a check or its metadata, deleted it, copied a cell twice -- the
-  instructor's cell runs, and a note in that student's feedback says so (a deleted check
-  scores 0). Then the notebook is executed by nbclient, the kernel in a sandbox, and each
-  check scores all its points iff its cell raised no error (output on stderr, a warning, is
-  not a failure). Cells nbgrader grades by hand (answers, tasks) are listed with 0 points and
-  "graded by hand". Last, ``crowdlearn.classroom.policy.flagged_checks(nb, assignment)``
-  (if that module exists) names checks to zero -- an answer that calls the package's
-  reference implementation or monkeypatches a module -- and its reason becomes the feedback.
+  instructor's cell runs, and a note in that student's feedback says so. **Nothing the student
+  runs decides a score**: the student's cells (and the instructor's setup cells) run in a
+  kernel in a sandbox; every check cell and hidden test runs in the grader's own process
+  (:mod:`~crowdlearn.classroom.trusted`), which calls the student's functions and reads the
+  student's variables over a data-only channel (:mod:`~crowdlearn.classroom.channel`: numbers,
+  strings, arrays, SymPy expressions as text rebuilt from an allowlist, handles for objects
+  that stay in the kernel; no pickle, bounded sizes). A check scores all its points iff it
+  raised no error there. The sandbox's copy of the package has the reference implementations
+  the assignment asks for withheld (:mod:`~crowdlearn.classroom.withheld`). Cells nbgrader
+  grades by hand (answers, tasks) are listed with 0 points and "graded by hand". Last,
+  ``crowdlearn.classroom.policy.flagged_checks(nb, assignment)`` (a static audit) names
+  checks for the instructor to review (``GradeResults.review``, ``<report>-review.csv``); it
+  changes no score.
 
 The sandbox (:func:`sandbox_command`) is bubblewrap (``apt-get install bubblewrap``). Only the
 kernel runs in it -- the notebook client that sends it cells and reads its outputs stays
@@ -106,6 +112,7 @@ _NAMES = {
                      "replace_solution", "solution_regions", "student_source"],
                     "crowdlearn.classroom.assignments"),
     "release": "crowdlearn.classroom.releasing",
+    "WITHHELD": "crowdlearn.classroom.withheld",
     "_is_check": "crowdlearn.classroom.submissions",
     **dict.fromkeys(["Limits", "SandboxUnavailable", "check_sandbox", "probe_sandbox",
                      "sandbox_command"], "crowdlearn.classroom.sandbox"),
@@ -120,9 +127,8 @@ _NAMES = {
                     "crowdlearn.classroom.exports"),
     "main": "crowdlearn.classroom.cli",
     **{name: f"crowdlearn.classroom.{name}" for name in (
-        "assignments", "cli", "exports", "grading", "kit", "policy", "releasing", "reports",
-        "sandbox",
-        "scoring", "submissions")},
+        "assignments", "channel", "cli", "exports", "grading", "kit", "policy", "releasing",
+        "reports", "sandbox", "scoring", "submissions", "trusted", "withheld")},
 }
 """Name -> the module it is imported from on first use: ``import crowdlearn.classroom.X``
 loads module X only (the book's extensions read :mod:`~crowdlearn.classroom.assignments`)."""

@@ -485,6 +485,10 @@ def serve() -> None:
     try:
         result = _dispatch(request, get_ipython().user_ns, ask)
         reply = json.dumps({"ok": _kernel_encode(result)})
+        most = request.get("max_bytes", 16 << 20)
+        if len(reply) > most:
+            raise ChannelError(f"the answer is {len(reply) / (1 << 20):.0f} MiB as data, more "
+                               f"than the grader reads ({most / (1 << 20):.0f} MiB)")
     except BaseException as exc:  # the student's code failed: say how, not why it matters
         reply = json.dumps({"error": {"type": type(exc).__name__,
                                       "message": str(exc)[:2000]}})

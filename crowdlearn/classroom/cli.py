@@ -289,6 +289,11 @@ def _export(args) -> int:
 def _print_status(results) -> None:
     """Every submission's status (graded, limit exceeded, not graded and why), then counts."""
     status = submission_status(results)
+    review = getattr(results, "review", [])
+    if review:
+        print(f"for review (the audit's notes; no score changed): {len(review)} checks of "
+              f"{len({(s, a) for s, a, _, _ in review})} submissions, listed in the report's "
+              "-review.csv")
     print("status of each submission:")
     for (student, name), text in status.items():
         print(f"  {student!r:<20} {name:<28} {text[:300]}")
@@ -297,8 +302,3 @@ def _print_status(results) -> None:
         kind = text.split(":")[0]
         kinds[kind] = kinds.get(kind, 0) + 1
     print("status: " + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items())))
-    review = getattr(results, "review", [])
-    if review:
-        print(f"for review (the audit's notes; no score changed): {len(review)} checks of "
-              f"{len({(s, a) for s, a, _, _ in review})} submissions, listed in the report's "
-              "-review.csv")

@@ -1,19 +1,23 @@
-r"""What a classroom submission may not do, found by reading its code (never running it).
+r"""A static audit of classroom submissions (read, never run), and the check cells' helpers.
 
 The assignments in ``book/assignments/`` ask students to write, by hand, what the package
 already does (a Naive Bayes estimator, Dawid--Skene's E- and M-steps, the surrogate risk...).
-Their checks compare the student's answer with the package. So a submission that *calls* the
-package -- or that makes the comparison itself lie, ``np.allclose = lambda *a, **k: True`` --
-would pass every check. This module closes both doors:
+Their checks compare the student's answer with the package. When a class is graded, that
+comparison is made in the grader's own process (:mod:`crowdlearn.classroom.trusted`) and the
+sandbox's package has the reference implementations withheld
+(:mod:`crowdlearn.classroom.withheld`): nothing a submission runs can call the reference or
+make a comparison lie. What is left here:
 
 * :data:`checks` -- the comparison helpers the check cells use (``_checks.allclose(...)``),
-  built from references captured when this module is first imported. Every assignment
-  imports it in a locked setup cell (``from crowdlearn.classroom.policy import checks as
-  _checks``) that runs before any student code, so rebinding ``np.allclose`` later changes
-  nothing for the checks.
+  built from references captured when this module is first imported (so in a student's own
+  Jupyter, rebinding ``np.allclose`` after the setup cell changes nothing for the visible
+  checks either); ``_checks.is_a`` and ``_checks.expression`` for objects and SymPy
+  answers that come over the grader's channel.
 * :func:`flagged_checks` -- a static audit (Python's :mod:`ast`) of every cell a student can
-  edit: the solution cells, and any code cell that is not the instructor's. It returns the
-  checks whose points must be withheld, each with a one-sentence reason for the feedback.
+  edit: the solution cells, and any code cell that is not the instructor's. It names checks
+  whose task's code looks like it reaches for the package or tampers with modules, each with
+  a one-sentence reason. The grader only *lists* them for the instructor to review
+  (``grades-review.csv``): they change no score, since the audit can be wrong both ways.
 
 What the audit flags (``RULES`` lists them):
 
@@ -1321,7 +1325,8 @@ def _task_checks(cells, index):
 
 
 def flagged_checks(nb, assignment_name: str, *, instructor=None, source=None) -> dict:
-    """The checks of a submission that must score 0, and why: ``{check grade_id: reason}``.
+    """The checks of a submission to review, and why: ``{check grade_id: reason}`` (the
+    grader lists them in ``grades-review.csv``; they change no score).
 
     Parameters
     ----------

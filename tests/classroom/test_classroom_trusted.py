@@ -278,3 +278,32 @@ def test_each_assignment_withholds_what_it_asks_for(tmp_path):
     assert "crowdlearn.aggregation.dawid_skene.DawidSkene is withheld" in run.stdout
     assert "def log_joint" not in (top / "aggregation" / "_ds_kernel.py").read_text()
     assert set(withheld.WITHHELD) == set(classroom.find_assignments(SOURCE))
+
+
+def test_a_hanging_or_huge_answer_costs_that_student_only(tmp_path):
+    """A function that never returns while a check calls it: "time limit" on that check, the
+    later ones not run; one that returns 200 MB: that check fails; the next student is graded
+    as usual, and nothing of theirs is left running."""
+    try:
+        classroom.check_sandbox()
+    except classroom.SandboxUnavailable as err:
+        fail_or_skip(str(err))
+    subs = tmp_path / "subs"
+    nb = _instructor(A2)
+    _put(subs, "a_hangs", A2, _prepend(nb, "majority", "import time\ntime.sleep(10_000)"))
+    _put(subs, "b_huge", A2, classroom.replace_solution(nb, "majority",
+                                                        "Q0 = np.ones((5000, 5000))"))
+    _put(subs, "c_honest", A2, nb)
+    results = classroom.grade(subs, SOURCE, timeout=8)
+    by = {}
+    for r in results:
+        by.setdefault(r.submission, {})[r.check] = r
+    assert by["a_hangs"]["check_majority"].points == 0
+    assert "time limit" in by["a_hangs"]["check_majority"].feedback
+    assert "not run" in by["a_hangs"]["check_m_step_rows"].feedback
+    assert by["b_huge"]["check_majority"].points == 0
+    assert by["b_huge"]["check_m_step_rows"].points == 1
+    assert sum(r.points for r in by["c_honest"].values()) == 11
+    status = classroom.submission_status(results)
+    assert status[("a_hangs", A2)].startswith("time limit")
+    assert status[("c_honest", A2)] == "graded"

@@ -68,9 +68,26 @@ def _sandbox_processes() -> list:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
         except (OSError, IndexError, ValueError):
             continue
-        if sandbox._UID_BASE <= uid < sandbox._UID_BASE + (1 << 23) or "sleep 4444" in cmd:
+        if (sandbox._UID_BASE <= uid < sandbox._UID_BASE + (1 << 23) and _ours(uid)) \
+                or "sleep 4444" in cmd:
             found.append((pid, uid, cmd[:100]))
     return found
+
+
+def _ours(uid: int) -> bool:
+    """Whether the sandbox uid ``uid`` is one of this test process's graders: its own, a
+    grading process it started (alive, or gone and so leaving the sandbox orphaned); not a
+    live grader of another test worker running at the same time."""
+    grader = uid - sandbox._UID_BASE
+    while grader > 1:
+        if grader == os.getpid():
+            return True
+        try:
+            status = Path(f"/proc/{grader}/status").read_text()
+        except OSError:
+            return True  # the grader is gone: what is left of its sandbox is a leftover
+        grader = int(status.split("PPid:")[1].split()[0])
+    return False
 
 
 def _run(cells, bwrap, limits=LIMITS, timeout=30):

@@ -92,8 +92,9 @@ def _grade_arguments(sub) -> None:
                           "(default 120; the slowest cell of an instructor version takes a few seconds)")
     gra.add_argument("--assignment", action="append", help="grade only this one (repeatable)")
     gra.add_argument("-j", "--jobs", type=int, default=1,
-                     help="grade this many assignments at once, in parallel processes "
+                     help="grade this many submissions at once, in parallel processes "
                           "(also with --course-dir)")
+    gra.add_argument("--only", help=argparse.SUPPRESS)  # JSON [[student, assignment], ...]
     gra.add_argument("--no-sandbox", action="store_true",
                      help="run the students' code WITHOUT bubblewrap, with your rights "
                           "(prints a warning)")
@@ -215,12 +216,21 @@ def _release(args) -> int:
     return 0
 
 
+def _only(path):
+    """The ``(student, assignment)`` pairs a ``--jobs`` worker grades (``--only``)."""
+    if path is None:
+        return None
+    import json
+
+    return [tuple(pair) for pair in json.loads(Path(path).read_text(encoding="utf-8"))]
+
+
 def _grade(args) -> int:
     results = grade(args.submissions, args.source, assignments=args.assignment,
                     report=args.report, course_dir=args.course_dir,
                     timeout=args.timeout, jobs=args.jobs, verbose=args.verbose,
                     sandbox=not args.no_sandbox, totals=args.totals,
-                    feedback=args.feedback, marks=args.marks,
+                    feedback=args.feedback, marks=args.marks, only=_only(args.only),
                     limits=Limits(*(getattr(args, f"{f}_limit") for f in Limits._fields)))
     _print_scores(results)
     report = Path(args.report)

@@ -34,7 +34,7 @@ _PROGRESS = logging.getLogger("crowdlearn.classroom.progress")
 
 def grade(submissions, source=None, *, assignments=None, report=None, course_dir=None,
           timeout: int = 120, jobs: int = 1, verbose: bool = False, sandbox: bool = True,
-          totals=None, feedback=None, marks=None, limits=None) -> GradeResults:
+          totals=None, feedback=None, marks=None, limits=None, only=None) -> GradeResults:
     """Execute and grade every submitted notebook in ``submissions``; one
     :class:`CheckResult` per check.
 
@@ -58,8 +58,9 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
     timeout : int, default 120
         Seconds a single cell may run; the kernel and everything it started are then killed.
     jobs : int, default 1
-        Grade up to this many assignments at once, in separate processes (with
-        ``course_dir`` too: their executed notebooks are moved into its ``autograded/``).
+        Grade up to this many submissions at once, in separate processes, each given about
+        the same number of submissions (with ``course_dir`` too: their executed notebooks are
+        moved into its ``autograded/``).
     sandbox : bool, default True
         Run each submission in a bubblewrap sandbox. Before the first student the sandbox is
         started once and must import the kernel, the package and every ``crowdlearn``
@@ -80,6 +81,8 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
         What each submission's sandbox may use (memory, processes, CPU time, file size,
         in-memory folders, output kept per cell); default ``Limits()``. A submission that
         hits one gets "exceeded the ... limit" in its feedback; the others are graded.
+    only : list of (student, assignment), optional
+        Grade only these submissions (how ``jobs`` splits the class among its processes).
 
     Returns
     -------
@@ -96,9 +99,14 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
     bwrap = _sandbox_or_warning(sandbox)
     known = find_assignments(source)
     subs = _submissions_to_grade(Path(submissions), known, assignments)
+    if only is not None:
+        wanted = {tuple(pair) for pair in only}
+        subs = {key: path for key, path in subs.items() if key in wanted}
+        if not subs:
+            raise ValueError("none of the submissions to grade (--only) is in the folder")
     names = {a: known[a] for a in sorted({a for _, a in subs})}
     root = _open_course(Path(course_dir)) if course_dir is not None else None
-    if jobs > 1 and len(names) > 1:
+    if jobs > 1 and len(subs) > 1:
         results = _grade_in_parallel(Path(submissions), source, subs, names, timeout, jobs,
                                      sandbox, limits,
                                      keep=root / "autograded" if root else None)
@@ -294,15 +302,14 @@ def _merge_course(root: Path, results) -> GradeResults:
 
 def _grade_in_parallel(submissions: Path, source, subs: dict, names: dict, timeout: int,
                        jobs: int, sandbox: bool, limits=None, keep=None) -> GradeResults:
-    """Split the assignments into ``jobs`` groups of about equal work; one process each.
-    With ``keep`` (a course's ``autograded/``), each process keeps its executed notebooks
-    in a course directory of its own, moved into ``keep`` at the end."""
+    """Deal the submissions into ``jobs`` groups of about equal size (each assignment's
+    spread over all of them); one process each, given its group with ``--only``. With
+    ``keep`` (a course's ``autograded/``), each process keeps its executed notebooks in a
+    course directory of its own, moved into ``keep`` at the end."""
     import subprocess
 
-    load = {a: sum(1 for _, b in subs if b == a) for a in names}
-    groups = [[] for _ in range(min(jobs, len(names)))]
-    for a in sorted(names, key=lambda a: -load[a]):
-        min(groups, key=lambda g: sum(load[b] for b in g)).append(a)
+    order = sorted(subs, key=lambda key: (key[1], key[0]))
+    groups = [order[i::jobs] for i in range(min(jobs, len(order)))]
     source = Path(source) if source is not None else _default_source()
     ungraded, review = [], []
     with tempfile.TemporaryDirectory(prefix="crowdlearn-grade-") as tmp:
@@ -319,8 +326,9 @@ def _grade_in_parallel(submissions: Path, source, subs: dict, names: dict, timeo
             for name, value in (limits or Limits())._asdict().items():
                 flag = {"processes": "process", "file_size": "file-size"}.get(name, name)
                 cmd.append(f"--{flag}-limit={value}")
-            for a in group:
-                cmd += ["--assignment", a]
+            only = Path(tmp) / f"only{i}.json"
+            only.write_text(json.dumps([list(key) for key in group]), encoding="utf-8")
+            cmd += ["--only", str(only)]
             with log.open("w") as err:
                 procs.append((part, log, subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                                                           stderr=err)))

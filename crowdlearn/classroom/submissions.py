@@ -152,6 +152,24 @@ def _instructor_cells(instructor) -> tuple:
     return by_id, released
 
 
+def _as_released(cell) -> bool:
+    """Whether a student's locked cell is exactly as nbgrader released it (its source matches
+    the checksum nbgrader stored in its metadata at release): an older release of a cell the
+    instructor has changed since, not the student's edit. A forged checksum only hides a
+    note: the instructor's cell runs either way."""
+    meta = cell.get("metadata", {}).get("nbgrader", {}) if isinstance(
+        cell.get("metadata"), dict) else {}
+    if not isinstance(meta, dict) or not isinstance(meta.get("checksum"), str):
+        return False
+    try:
+        import nbformat
+        from nbgrader.utils import compute_checksum
+
+        return compute_checksum(nbformat.from_dict(cell)) == meta["checksum"]
+    except Exception:
+        return False
+
+
 def _cell_meta_and_source(cell) -> tuple:
     """A student cell's nbgrader metadata (``{}`` if malformed) and its source as one string."""
     meta = _nbgrader_meta(cell) if isinstance(cell.get("metadata"), dict) else {}
@@ -174,6 +192,7 @@ class _StudentCells:
         self.extra: dict = {}
         self.present: set = set()
         self.anchor = None
+        self.older_release = False
 
     def note(self, gid, text: str) -> None:
         self.notes.setdefault(gid, []).append(text)
@@ -200,7 +219,7 @@ class _StudentCells:
         if _nbgrader_meta(target).get("solution"):
             self._answer(cell, target, gid, source)
         else:
-            self._locked(target, gid, source)
+            self._locked(target, gid, source, cell)
         self.present.add(gid)
         self.anchor = gid
 
@@ -214,12 +233,19 @@ class _StudentCells:
                            "copied cell?): all copies were run, in your order")
         self.answers.setdefault(gid, []).append(source)
 
-    def _locked(self, target, gid, source: str) -> None:
+    def _locked(self, target, gid, source: str, cell=None) -> None:
         if gid in self.present:
             self.note(gid, f"cell {gid!r} appears more than once (a copied cell?): the "
                            "instructor's cell was run once")
         elif source.strip() not in (target.source.strip(), _released_source(target)):
-            self.note(gid, "your copy of this cell was edited; the instructor's cell was run")
+            if cell is not None and _as_released(cell):  # an older release, not an edit
+                if not self.older_release:
+                    self.older_release = True
+                    self.note(None, "your notebook comes from an earlier release of this "
+                                    "assignment: the current version of its checks was run")
+            else:
+                self.note(gid, "your copy of this cell was edited; the instructor's cell "
+                               "was run")
 
 
 def _assemble(instructor, found: _StudentCells):

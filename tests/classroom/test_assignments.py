@@ -159,6 +159,19 @@ MISTAKES = [
         scores = np.array([s_hat(model.predict(X=X_train), Y_train) for model in models])
         best_lam = lam_grid[np.argmin(scores)]
         """, frozenset({"check_scores"}), "S-hat on the training items"),
+    Mistake("a2_shared_averaged", "a2_dawid_skene_by_hand", "shared_derivation", """
+        shared_objective = sum(C[r, p] * sp.log(M_row[p]) for r in range(2) for p in range(3))
+        M_shared_hat = {M: (C[0, p] / sum(C[0, :]) + C[1, p] / sum(C[1, :])) / 2
+                        for p, M in enumerate(M_row)}
+        """, frozenset({"check_shared_m_step"}), "averaged the two experts"),
+    Mistake("a5_sympy_no_flip", "a5_choosing_penalty", "sympy_expectation", """
+        disagreement = w * (1 - 2 * e) + e
+        expected_disagreement = R_ + eps_
+        """, frozenset({"check_expectation_symbolic"}), "they agree"),
+    Mistake("a5_sympy_squared", "a5_choosing_penalty", "sympy_expectation", """
+        disagreement = (w - e) ** 2
+        expected_disagreement = (1 - 2 * eps_) * R_ + eps_
+        """, frozenset({"check_lemma1_identity"}), "not affine in w"),
     Mistake("a5_no_flip", "a5_choosing_penalty", "expectation", """
         return risk + eps_bar
         """, frozenset({"check_expectation"}), "a classifier mistake agrees with it"),

@@ -183,7 +183,7 @@ def test_honest_work_in_any_style_scores_full_marks(graded, student):
     rows = _automatic(graded["by"][student])
     lost = {c: r.feedback[:200] for c, r in rows.items() if r.points < r.max_points}
     assert not lost, lost
-    assert sum(r.max_points for r in rows.values()) == 11
+    assert sum(r.max_points for r in rows.values()) == 13
 
 
 def test_text_from_the_student_never_runs_in_the_grader(graded):
@@ -303,7 +303,42 @@ def test_a_hanging_or_huge_answer_costs_that_student_only(tmp_path):
     assert "not run" in by["a_hangs"]["check_m_step_rows"].feedback
     assert by["b_huge"]["check_majority"].points == 0
     assert by["b_huge"]["check_m_step_rows"].points == 1
-    assert sum(r.points for r in by["c_honest"].values()) == 11
+    assert sum(r.points for r in by["c_honest"].values()) == 13
     status = classroom.submission_status(results)
     assert status[("a_hangs", A2)].startswith("time limit")
     assert status[("c_honest", A2)] == "graded"
+
+
+def test_a_notebook_from_an_earlier_release_is_not_called_edited():
+    """A check cell the instructor changed after release: the student's copy still matches
+    the checksum nbgrader stored at release, so one note says the notebook is from an earlier
+    release -- not "your copy of this cell was edited" on every check. A cell the student
+    did edit (source and checksum disagree) still gets that note."""
+    import copy
+
+    from nbgrader.utils import compute_checksum
+
+    from crowdlearn.classroom.submissions import _merge
+
+    instructor = _instructor(A2)
+    released = copy.deepcopy(instructor)
+    for cell in released.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade_id"):
+            cell.source = classroom.student_source(cell.source)
+            if meta.get("locked") or meta.get("grade"):
+                meta["checksum"] = compute_checksum(cell)
+    newer = copy.deepcopy(instructor)
+    for cell in newer.cells:  # the instructor edits every check after the release
+        if classroom._is_check(cell.metadata.get("nbgrader", {})):
+            cell.source += "\nassert True  # a later version"
+    _, notes, _ = _merge(newer, released)
+    text = " ".join(n for ns in notes.values() for n in ns)
+    assert "edited" not in text, notes
+    assert list(notes) == [None] and "earlier release" in notes[None][0]
+    tampered = copy.deepcopy(released)
+    check = next(c for c in tampered.cells if c.metadata.get("nbgrader", {}).get(
+        "grade_id") == "check_majority")
+    check.source = "pass"
+    _, notes, _ = _merge(newer, tampered)
+    assert any("was edited" in n for n in notes.get("check_majority", [])), notes

@@ -1,0 +1,55 @@
+"""Benchmark: grading a class with ``--jobs 1`` and ``--jobs 2``, side by side in one run.
+
+Run from the repository root (needs bubblewrap, as grading does)::
+
+    .venv/bin/python benchmarks/bench_grading_jobs.py [--students 8] [--assignment a2_dawid_skene_by_hand]
+
+Makes a class of ``--students`` submissions of one assignment (the instructor's notebook, so
+every check runs to the end), grades it with ``jobs=1`` and then ``jobs=2`` into separate
+reports, checks that both give the same points, and prints the wall time of each and their
+ratio. ``--jobs`` deals the submissions (not the assignments) to its processes, so a class of
+one assignment is split too. Not a test: nothing is asserted about time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+from crowdlearn import classroom
+
+SOURCE = Path(__file__).resolve().parents[1] / "book" / "assignments"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=8)
+    parser.add_argument("--assignment", default="a2_dawid_skene_by_hand")
+    args = parser.parse_args()
+    nb = classroom.read_assignment(SOURCE / f"{args.assignment}.md")
+    nb.metadata.pop("jupytext", None)
+    print(f"{args.students} submissions of {args.assignment}, {os.cpu_count()} CPUs")
+    with tempfile.TemporaryDirectory() as tmp:
+        subs = Path(tmp) / "subs"
+        for i in range(args.students):
+            (subs / f"s{i:02d}").mkdir(parents=True)
+            nbformat.write(nb, str(subs / f"s{i:02d}" / f"{args.assignment}.ipynb"))
+        times, points = {}, {}
+        for jobs in (1, 2):
+            start = time.perf_counter()
+            results = classroom.grade(subs, SOURCE, jobs=jobs, report=Path(tmp) / f"j{jobs}.csv")
+            times[jobs] = time.perf_counter() - start
+            points[jobs] = sorted((r.submission, r.check, r.points) for r in results)
+            print(f"  jobs={jobs}: {times[jobs]:6.1f} s")
+        assert points[1] == points[2], "the two runs disagree"
+        print(f"  jobs=2 / jobs=1 time: {times[2] / times[1]:.2f} "
+              f"(speed-up {times[1] / times[2]:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -98,12 +98,7 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
     limits = (limits or Limits()).checked()
     bwrap = _sandbox_or_warning(sandbox)
     known = find_assignments(source)
-    subs = _submissions_to_grade(Path(submissions), known, assignments)
-    if only is not None:
-        wanted = {tuple(pair) for pair in only}
-        subs = {key: path for key, path in subs.items() if key in wanted}
-        if not subs:
-            raise ValueError("none of the submissions to grade (--only) is in the folder")
+    subs = _submissions_to_grade(Path(submissions), known, assignments, only)
     names = {a: known[a] for a in sorted({a for _, a in subs})}
     root = _open_course(Path(course_dir)) if course_dir is not None else None
     if jobs > 1 and len(subs) > 1:
@@ -111,12 +106,8 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
                                      sandbox, limits,
                                      keep=root / "autograded" if root else None)
     else:
-        with _packages(names, bwrap) as packages:
-            for name, package in packages.items():  # before the first student: works?
-                probe_sandbox(bwrap, limits, _package_modules({name: names[name]}), package)
-            results = _grade(subs, names, timeout, bwrap,
-                             keep=root / "autograded" if root is not None else None,
-                             limits=limits, packages=packages)
+        results = _grade_here(subs, names, timeout, bwrap, limits,
+                              keep=root / "autograded" if root is not None else None)
     if root is not None:
         results = _merge_course(root, results)
     return _mark_and_write(results, marks, known, report=report, totals=totals,
@@ -177,6 +168,16 @@ def remark(marks, *, report, course_dir=None, totals=None, feedback=None) -> Gra
     marked = apply_marks(results, rows)
     _write_outputs(marked, None, report=report, totals=totals, feedback=feedback, root=root)
     return marked
+
+
+def _grade_here(subs: dict, names: dict, timeout: int, bwrap, limits, keep) -> GradeResults:
+    """Grade ``subs`` in this process, each assignment's sandbox with its own copy of the
+    package (probed before the first student)."""
+    with _packages(names, bwrap) as packages:
+        for name, package in packages.items():
+            probe_sandbox(bwrap, limits, _package_modules({name: names[name]}), package)
+        return _grade(subs, names, timeout, bwrap, keep=keep, limits=limits,
+                      packages=packages)
 
 
 @contextlib.contextmanager
@@ -247,16 +248,21 @@ def submission_status(results) -> dict:
     return status
 
 
-def _submissions_to_grade(submissions: Path, known: dict, assignments) -> dict:
-    """``(student, assignment) -> path`` (or :class:`_Refused`) of the chosen assignments."""
+def _submissions_to_grade(submissions: Path, known: dict, assignments, only=None) -> dict:
+    """``(student, assignment) -> path`` (or :class:`_Refused`) of the chosen assignments
+    (and only the ``only`` pairs, if given)."""
     chosen = _select(known, assignments)
     subs = {}
     for (student, name), path in _find_submissions(submissions, known).items():
         for a in ([name] if name is not None else sorted(chosen)):
             if a in chosen:
                 subs[(student, a)] = path
+    if only is not None:
+        wanted = {tuple(pair) for pair in only}
+        subs = {key: path for key, path in subs.items() if key in wanted}
     if not subs:
-        raise ValueError(f"no submissions of {sorted(chosen)} in {submissions}")
+        raise ValueError(f"no submissions of {sorted(chosen)} in {submissions}"
+                         + (" among those to grade (--only)" if only is not None else ""))
     return subs
 
 

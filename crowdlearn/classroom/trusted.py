@@ -150,7 +150,7 @@ class Channel:
         self.deadline = None
         self.callbacks: dict = {}
         self.busy = False
-        self.printed, self.kept, self.cap = [], 0, 1 << 20
+        self.printed, self.kept, self.cap, self.idle = [], 0, 1 << 20, None
 
     # the grader's data for the kernel
     def _unknown(self, obj):
@@ -242,16 +242,23 @@ class Channel:
             answer = said if isinstance(said, dict) else {}
         while time.monotonic() < end and not await self._replied(kc, msg_id):
             pass
+        settle = min(end, time.monotonic() + 2.0)  # the last output: before "idle" on iopub
+        while self.idle != msg_id and time.monotonic() < settle:
+            await self._drain(kc.iopub_channel, wait=0.02)
         return answer
 
-    async def _drain(self, channel, most: int = 1000) -> None:
+    async def _drain(self, channel, most: int = 1000, wait: float = 0) -> None:
         """Read what the kernel printed meanwhile: kept (``self.printed``, up to
-        ``self.cap`` characters) for the check's outputs, the rest dropped."""
+        ``self.cap`` characters) for the check's outputs, the rest dropped; note the
+        execution whose "idle" status arrived (``self.idle``)."""
         for _ in range(most):
             try:
-                msg = await channel.get_msg(timeout=0)
+                msg = await channel.get_msg(timeout=wait)
             except queue.Empty:
                 return
+            if msg.get("msg_type") == "status" and msg.get("content", {}).get(
+                    "execution_state") == "idle":
+                self.idle = msg.get("parent_header", {}).get("msg_id")
             if msg.get("msg_type") == "stream":
                 content = msg.get("content", {})
                 text = str(content.get("text", ""))[: max(self.cap - self.kept, 0)]

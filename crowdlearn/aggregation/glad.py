@@ -11,7 +11,8 @@ from scipy.optimize import minimize
 
 from crowdlearn._base import EMEstimator
 from crowdlearn._validation import as_float_array, check_em_params, check_scalar
-from crowdlearn.aggregation._common import _new_crowd, _softmax_rows_inplace
+from crowdlearn.aggregation._common import (_canonical_order, _new_crowd,
+                                            _softmax_rows_inplace)
 from crowdlearn.frames import ClassPrior, IdResults
 from crowdlearn.labels import CrowdLabels, as_crowd_labels
 
@@ -512,6 +513,7 @@ class GLAD(ClassPrior, IdResults, EMEstimator):
         crowd = as_crowd_labels(labels, n_classes=self.n_classes)
         if crowd.n_labels == 0:
             raise ValueError("labels holds no label at all")
+        crowd = _canonical_order(crowd)  # the same fit whatever the order of the rows
         return _GLADData(crowd, crowd.labels_per_item() > 0)
 
     def _init_params(self, data: _GLADData, restart: int, rng) -> GLADParams:
@@ -581,7 +583,8 @@ class GLAD(ClassPrior, IdResults, EMEstimator):
         if X is not None:
             raise ValueError("GLAD has no features: predict_proba takes labels only")
         J = self.n_experts_
-        crowd = _new_crowd(labels, self.expert_ids_, self.class_ids_, J, self.n_classes_)
+        crowd = _canonical_order(_new_crowd(labels, self.expert_ids_, self.class_ids_, J,
+                                            self.n_classes_))
         _, b0 = self._start_values(crowd.n_items, J)
         params = GLADParams(self.class_prior_, self.ability_, b0)
         q, _ = _softmax_rows_inplace(self._log_joint(crowd, params))

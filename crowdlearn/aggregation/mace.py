@@ -10,10 +10,10 @@ from scipy.special import expit
 
 from crowdlearn._base import EMEstimator, posterior_or_refuse
 from crowdlearn._validation import check_em_params, check_scalar
-from crowdlearn.aggregation._common import _flat_indices, _softmax_rows_inplace
+from crowdlearn.aggregation._common import (_canonical_order, _flat_indices, _new_crowd,
+                                            _softmax_last, _softmax_rows_inplace)
 from crowdlearn.frames import ClassPrior, IdResults
 from crowdlearn.labels import CrowdLabels, as_crowd_labels
-from crowdlearn.aggregation._common import _new_crowd, _softmax_last
 
 __all__ = ["MACE", "MACEParams"]
 
@@ -303,6 +303,7 @@ class MACE(ClassPrior, IdResults, EMEstimator):
         return a, b, c
 
     def _data(self, crowd: CrowdLabels) -> _Data:
+        crowd = _canonical_order(crowd)  # the same fit whatever the order of the rows
         K, J = crowd.n_classes, crowd.n_experts
         pair = crowd.expert * K + crowd.label
         n_pair = np.bincount(pair, minlength=J * K).reshape(J, K).astype(float)

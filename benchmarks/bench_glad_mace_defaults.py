@@ -1,6 +1,6 @@
 """GLAD's and MACE's class-prior settings on the bundled real crowds, and row-order independence.
 
-    .venv/bin/python benchmarks/bench_glad_mace_defaults.py          # about 45 s on 2 cores
+    .venv/bin/python benchmarks/bench_glad_mace_defaults.py          # about a minute on 2 cores
 
 Prints, all measured in this one run (seeded, so every run prints the same accuracies):
 

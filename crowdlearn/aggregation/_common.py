@@ -59,6 +59,20 @@ def _flat_indices(crowd: CrowdLabels, K: int):
     return votes, votes.T
 
 
+def _triple_order(item, expert, label, n_items: int, n_experts: int, n_classes: int, *,
+                  max_key: int = 2 ** 62) -> np.ndarray:
+    """The permutation that sorts the labels by item, then expert, then label: one argsort
+    of the int64 key ``(item * n_experts + expert) * n_classes + label`` (about 3x faster
+    than ``np.lexsort``) when every key stays below ``max_key``, ``np.lexsort`` otherwise."""
+    if n_items * n_experts * n_classes < max_key:
+        key = item.astype(np.int64) * n_experts
+        key += expert
+        key *= n_classes
+        key += label
+        return np.argsort(key, kind="stable")
+    return np.lexsort((label, expert, item))
+
+
 def _canonical_order(crowd: CrowdLabels) -> CrowdLabels:
     """The same labels sorted by item, then expert, then label.
 
@@ -78,7 +92,7 @@ def _canonical_order(crowd: CrowdLabels) -> CrowdLabels:
         (d_expert > 0) | ((d_expert == 0) & (label[1:] >= label[:-1]))))
     if in_order.all():
         return crowd
-    order = np.lexsort((label, expert, item))
+    order = _triple_order(item, expert, label, crowd.n_items, crowd.n_experts, crowd.n_classes)
     out = CrowdLabels(item[order], expert[order], label[order], crowd.n_items,
                       crowd.n_experts, crowd.n_classes, crowd.item_ids, crowd.expert_ids,
                       crowd.class_ids)

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
-from crowdlearn.aggregation._common import _canonical_order
+from crowdlearn.aggregation._common import _canonical_order, _triple_order
 from crowdlearn.aggregation.glad import GLAD
 from crowdlearn.aggregation.mace import MACE
 from crowdlearn.exceptions import ConvergenceWarning
@@ -133,3 +133,12 @@ def test_canonical_order_keeps_the_ids():
     for name in ("item_ids", "expert_ids", "class_ids"):
         np.testing.assert_array_equal(getattr(out, name), getattr(crowd, name))
     assert sorted(zip(*crowd.to_table())) == list(zip(*out.to_table()))
+
+
+def test_the_int64_key_and_lexsort_give_the_same_order():
+    for crowd in crowd_and_shuffles(6, n_shuffles=2):
+        args = (crowd.item, crowd.expert, crowd.label, crowd.n_items, crowd.n_experts,
+                crowd.n_classes)
+        by_key = _triple_order(*args)
+        by_lexsort = _triple_order(*args, max_key=0)
+        np.testing.assert_array_equal(by_key, by_lexsort)  # both stable: the same permutation

@@ -59,6 +59,48 @@ def _flat_indices(crowd: CrowdLabels, K: int):
     return votes, votes.T
 
 
+def _triple_order(item, expert, label, n_items: int, n_experts: int, n_classes: int, *,
+                  max_key: int = 2 ** 62) -> np.ndarray:
+    """The permutation that sorts the labels by item, then expert, then label: one argsort
+    of the int64 key ``(item * n_experts + expert) * n_classes + label`` (about 3x faster
+    than ``np.lexsort``) when every key stays below ``max_key``, ``np.lexsort`` otherwise."""
+    if n_items * n_experts * n_classes < max_key:
+        key = item.astype(np.int64) * n_experts
+        key += expert
+        key *= n_classes
+        key += label
+        return np.argsort(key, kind="stable")
+    return np.lexsort((label, expert, item))
+
+
+def _canonical_order(crowd: CrowdLabels) -> CrowdLabels:
+    """The same labels sorted by item, then expert, then label.
+
+    A model that fits on this copy does the same arithmetic, in the same order, whatever
+    the order of the input rows, so any permutation of the rows gives bit-identical
+    results: floating-point sums over the labels (``np.bincount``, ``sum``) depend on
+    the order of their terms, and an iterative fit (an M-step stopped after a few
+    optimiser iterations, a flat optimum) can amplify a last-bit difference into a
+    different answer. Equal triples are interchangeable, so ties need no rule. Labels
+    already in that order are returned as they are (one pass to check).
+    """
+    item, expert, label = crowd.item, crowd.expert, crowd.label
+    if item.size < 2:
+        return crowd
+    d_item, d_expert = np.diff(item), np.diff(expert)
+    in_order = (d_item > 0) | ((d_item == 0) & (
+        (d_expert > 0) | ((d_expert == 0) & (label[1:] >= label[:-1]))))
+    if in_order.all():
+        return crowd
+    order = _triple_order(item, expert, label, crowd.n_items, crowd.n_experts, crowd.n_classes)
+    out = CrowdLabels(item[order], expert[order], label[order], crowd.n_items,
+                      crowd.n_experts, crowd.n_classes, crowd.item_ids, crowd.expert_ids,
+                      crowd.class_ids)
+    if getattr(crowd, "_from_frame", False) is True:  # results by id, as for the input
+        object.__setattr__(out, "_from_frame", True)
+    return out
+
+
 def _softmax_rows_inplace(log_joint: np.ndarray, block_size: int = 1 << 17):
     """Turn rows of log joint probabilities into posteriors, in place.
 

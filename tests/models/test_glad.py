@@ -180,7 +180,7 @@ def test_every_step_matches_brute_force(K, priors):
 
 def test_fitted_attributes_match_brute_force():
     triples, crowd = tiny_problem(3)
-    glad = GLAD(max_iter=500).fit(crowd)
+    glad = GLAD(max_iter=500, fit_class_prior=True).fit(crowd)  # the estimated prior's path
     post, ll = brute_posterior_and_ll(triples, 5, glad.class_prior_, glad.ability_,
                                       glad.log_beta_)
     np.testing.assert_allclose(glad.posterior_, post, atol=1e-12)
@@ -399,3 +399,23 @@ def test_not_fitted_and_params():
     assert "m_step_max_iter=10" in repr(glad)
     with pytest.raises(ValueError, match="no parameter"):
         glad.set_params(alpha=1)
+
+
+def test_default_keeps_the_class_prior_uniform_and_loses_no_bundled_crowd():
+    """Issue 28: the estimated class prior runs off on bluebirds ((0.94, 0.06) against true
+    frequencies (0.56, 0.44)); the uniform prior, now the default, is as accurate or better
+    on every bundled crowd with a truth, and the estimate is still available."""
+    from crowdlearn.datasets import load_dataset
+
+    assert GLAD().get_params()["fit_class_prior"] is False
+    for name in ("bluebirds", "rte", "temp", "wsd"):
+        data = load_dataset(name)
+        default = GLAD().fit(data.labels)
+        fitted = GLAD(fit_class_prior=True).fit(data.labels)
+        np.testing.assert_allclose(default.class_prior_, 1 / data.labels.n_classes)
+        assert data.accuracy(default.predict()) >= data.accuracy(fitted.predict()), name
+    data = load_dataset("bluebirds")
+    fitted = GLAD(fit_class_prior=True).fit(data.labels)
+    assert fitted.class_prior_[0] > 0.9  # the collapse the default avoids
+    assert data.accuracy(GLAD().fit(data.labels).predict()) > \
+        data.accuracy(fitted.predict()) + 0.1

@@ -299,7 +299,9 @@ def test_rows_sum_to_one_and_shapes():
     assert (m.posterior_ >= 0).all()
     np.testing.assert_allclose(m.strategy_.sum(axis=1), 1.0, atol=1e-12)
     np.testing.assert_allclose(m.confusion_.sum(axis=2), 1.0, atol=1e-12)
-    np.testing.assert_allclose(m.class_prior_, 1 / 3)  # fixed uniform by default
+    assert m.class_prior_.sum() == pytest.approx(1.0)  # estimated by default
+    fixed = quiet_fit(MACE(n_init=2, random_state=0, max_iter=50, fit_class_prior=False), labels)
+    np.testing.assert_allclose(fixed.class_prior_, 1 / 3)  # uniform when not estimated
     assert m.posterior_.shape == (200, 3) and m.strategy_.shape == (3, 3)
     assert (m.n_items_, m.n_experts_, m.n_classes_) == (200, 3, 3)
     assert m.labels_.tolist() == np.argmax(m.posterior_, axis=1).tolist()
@@ -393,7 +395,7 @@ def test_numpy_input_gives_numpy_results():
 def test_api():
     m = MACE(n_init=2, random_state=5)
     assert m.get_params()["theta_prior"] == (1.0, 1.0)
-    assert m.get_params()["fit_class_prior"] is False
+    assert m.get_params()["fit_class_prior"] is True  # estimated by default (issue 28)
     assert repr(m).startswith("MACE(n_classes=None, theta_prior=(1.0, 1.0)")
     with pytest.raises(NotFittedError):
         m.predict()

@@ -88,7 +88,8 @@ def _parser() -> argparse.ArgumentParser:
     agg.add_argument("--classes", help="every class, comma-separated, in order (when some "
                                        "class never occurs in the answers)")
     agg.add_argument("--n-classes", type=int, help="the number of classes (passed to the model)")
-    agg.add_argument("--random-state", type=int, help="seed of the models that draw at random")
+    agg.add_argument("--random-state", type=int, help="seed of the models that draw at random "
+                                                      "(ignored by the others)")
     agg.add_argument("--max-iter", type=int, help="most iterations (iterative models)")
     agg.add_argument("--tol", type=float, help="convergence tolerance (iterative models)")
     agg.add_argument("--progress", action="store_true",
@@ -255,8 +256,8 @@ def _model(args, cls):
         if value is None:
             continue
         if name not in takes:
-            if name == "progress":
-                continue  # a vote is instant: nothing to show
+            if name in ("progress", "random_state"):
+                continue  # a deterministic vote: nothing drawn at random, nothing to show
             raise CLIError(f"--model {args.model} ({cls.__name__}) takes no "
                            f"--{name.replace('_', '-')}")
         kwargs[name] = value

@@ -127,11 +127,8 @@ def read_table(path, id_columns=()):
     Returns
     -------
     pandas.DataFrame
-
-    Raises
-    ------
-    CLIError
-        The file is missing, empty, unreadable, or parquet without pyarrow.
+        The file's rows; a file that is missing, empty or unreadable (or parquet without
+        pyarrow) is a ``CLIError`` that says so.
     """
     pd = _pandas()
     path = Path(path)
@@ -231,7 +228,9 @@ def _read_answers(args):
 def _read_gold(args, label, crowd) -> dict:
     """The gold file as ``{task id: label}``, restricted to the tasks of the answers."""
     cols = (args.gold_task_col, args.gold_label_col)
-    frame = read_table(args.gold, id_columns=cols[:1])
+    # text labels: the gold file's labels are text too ("1" stays "1", never the number 1)
+    as_text = not _pandas().api.types.is_numeric_dtype(label.dtype)  # bool counts as numeric
+    frame = read_table(args.gold, id_columns=cols if as_text else cols[:1])
     _require_columns(frame, cols, args.gold)
     task, truth = frame[cols[0]], frame[cols[1]]
     if task.duplicated().any():
@@ -312,6 +311,10 @@ def _report_gold(model, gold: dict, used_in_fit: bool) -> str:
 def aggregate(args) -> None:
     """The ``aggregate`` command: read, fit, write, report."""
     crowd, label = _read_answers(args)
+    if args.n_classes is not None and args.classes is None and args.n_classes != crowd.n_classes:
+        raise CLIError(f"--n-classes {args.n_classes}, but the answers hold {crowd.n_classes} "
+                       f"classes {crowd.class_ids.tolist()[:10]}: name every class with "
+                       f"--classes (comma-separated)")
     gold = None if args.gold is None else _read_gold(args, label, crowd)
     model, used_in_fit = _fit(args, crowd, gold)
     _write_outputs(args, model)

@@ -285,3 +285,39 @@ def test_import_crowdlearn_cli_loads_neither_pandas_nor_a_model():
             "assert 'pandas' not in sys.modules\n"
             "assert 'crowdlearn.aggregation' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_gold_labels_that_look_like_numbers_match_text_labels(tmp_path, capsys):
+    (tmp_path / "a.csv").write_text("task,worker,label\na,x,1\na,y,1\nb,x,x\nb,y,x\n")
+    (tmp_path / "g.csv").write_text("task,label\na,1\n")
+    status, _, err = _run(["aggregate", tmp_path / "a.csv", "--model", "mv",
+                           "--gold", tmp_path / "g.csv"], capsys)
+    assert status == 0, err
+    assert err.startswith("accuracy on 1 gold tasks: 1.0000 (1/1)")
+
+
+def test_gold_label_that_is_no_class(files, capsys):
+    tmp, _, _ = files
+    (tmp / "g.csv").write_text("task,label\nt000,yak\n")
+    _fails(["aggregate", tmp / "answers.csv", "--model", "ds", "--gold", tmp / "g.csv"],
+           capsys, "'yak'")
+
+
+def test_n_classes_without_the_classes_asks_for_them(files, capsys):
+    tmp, _, _ = files
+    _fails(["aggregate", tmp / "answers.csv", "--n-classes", "4"], capsys,
+           "--n-classes 4, but the answers hold 3 classes", "--classes")
+    status, _, err = _run(["aggregate", tmp / "answers.csv", "--n-classes", "3",
+                           "--out", tmp / "l.csv"], capsys)
+    assert status == 0, err
+
+
+def test_without_pandas_or_pyarrow_the_error_says_what_to_install(files, capsys, monkeypatch):
+    tmp, _, _ = files
+    (tmp / "a.parquet").write_bytes(b"PAR1")  # pyarrow is looked for before the file is read
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow -> ImportError
+    _fails(["aggregate", tmp / "a.parquet"], capsys, "parquet files need pyarrow",
+           "pip install pyarrow")
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    _fails(["aggregate", tmp / "answers.csv"], capsys, "needs pandas",
+           "pip install 'crowdlearn[pandas]'")

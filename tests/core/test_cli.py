@@ -1,8 +1,10 @@
 """Tests for the command line (crowdlearn.cli): ``python -m crowdlearn aggregate`` end to end
 in a subprocess, and ``main([...])`` in process for every model, output and error."""
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +14,10 @@ pd = pytest.importorskip("pandas")
 from crowdlearn.cli import MODELS, main  # noqa: E402 - after the pandas check
 from crowdlearn.simulate import random_confusion, simulate_crowd  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[2]
+# a child Python imports this checkout's crowdlearn, wherever the installed one lives
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
+    [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
 NAMES = np.array(["cat", "dog", "emu"])
 N_ITEMS = 40
 
@@ -60,7 +66,7 @@ def test_python_m_crowdlearn_aggregate_end_to_end(files):
     done = subprocess.run([sys.executable, "-m", "crowdlearn", "aggregate", "answers.csv",
                            "--model", "ds", "--gold", "gold.csv", "--out", "labels.csv",
                            "--probas", "probas.csv", "--score-only"],
-                          cwd=tmp, capture_output=True, text=True, check=False)
+                          cwd=tmp, env=ENV, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     assert done.stderr.startswith("accuracy on 15 gold tasks: ")
@@ -73,16 +79,16 @@ def test_python_m_crowdlearn_aggregate_end_to_end(files):
 
 def test_python_m_crowdlearn_error_is_one_line_and_status_2(tmp_path):
     done = subprocess.run([sys.executable, "-m", "crowdlearn", "aggregate", "missing.csv"],
-                          cwd=tmp_path, capture_output=True, text=True, check=False)
+                          cwd=tmp_path, env=ENV, capture_output=True, text=True,
+                          check=False)
     assert done.returncode == 2
     assert done.stderr == "crowdlearn: error: missing.csv: no such file\n"
 
 
 def test_the_console_script_is_declared():
     import tomllib
-    from pathlib import Path
 
-    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert project["project"]["scripts"] == {"crowdlearn": "crowdlearn.cli:main"}
 
 
@@ -284,7 +290,7 @@ def test_import_crowdlearn_cli_loads_neither_pandas_nor_a_model():
     code = ("import sys, crowdlearn.cli\n"
             "assert 'pandas' not in sys.modules\n"
             "assert 'crowdlearn.aggregation' not in sys.modules\n")
-    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", code], env=ENV, check=True)
 
 
 def test_gold_labels_that_look_like_numbers_match_text_labels(tmp_path, capsys):

@@ -53,14 +53,17 @@ class CLIError(Exception):
 class _Parser(argparse.ArgumentParser):
     """argparse, with its errors as one line (no usage block) and exit status 2."""
 
-    def error(self, message):  # noqa: D401 - argparse's hook
+    def error(self, message):
         """Raise :class:`CLIError` instead of printing the usage and exiting."""
         raise CLIError(f"{message} (see {self.prog} --help)")
 
 
 def _parser() -> argparse.ArgumentParser:
     """The ``crowdlearn`` argument parser, with its one command ``aggregate``."""
+    from crowdlearn import __version__
+
     top = _Parser(prog="crowdlearn", description="Learn true labels from crowd labels.")
+    top.add_argument("--version", action="version", version=f"crowdlearn {__version__}")
     commands = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
     agg = commands.add_parser(
@@ -183,14 +186,14 @@ def _require_columns(frame, columns, path) -> None:
                            f"rows without one (a missing label is a row that is not there)")
 
 
-def _as_label_type(values, like, what: str):
-    """``values`` (a Series) converted to the dtype of the answers' label column ``like``."""
+def _as_type(values, dtype, what: str, kind: str = "label"):
+    """``values`` (a Series) converted to ``dtype``, the type of the answers' column."""
     try:
-        return values.astype(like.dtype)
+        return values.astype(dtype)
     except (TypeError, ValueError):
-        bad = next((v for v in values if not _converts(v, like.dtype)), values.iloc[0])
-        raise CLIError(f"{what}: the label {bad!r} is not of the answers' label type "
-                       f"({like.dtype})") from None
+        bad = next((v for v in values if not _converts(v, dtype)), values.iloc[0])
+        raise CLIError(f"{what}: the {kind} {bad!r} is not of the answers' {kind} type "
+                       f"({dtype})") from None
 
 
 def _converts(value, dtype) -> bool:
@@ -220,7 +223,7 @@ def _read_answers(args):
     if args.classes is not None:
         pd = _pandas()
         given = pd.Series([c.strip() for c in args.classes.split(",")])
-        classes = _as_label_type(given, label, "--classes").tolist()
+        classes = _as_type(given, label.dtype, "--classes").tolist()
     crowd = from_dataframe(frame, task=cols[0], worker=cols[1], label=cols[2], classes=classes)
     return crowd, label
 
@@ -236,7 +239,9 @@ def _read_gold(args, label, crowd) -> dict:
     if task.duplicated().any():
         raise CLIError(f"{args.gold}: task {task[task.duplicated()].iloc[0]!r} is given "
                        f"more than once")
-    truth = _as_label_type(truth, label, str(args.gold))
+    truth = _as_type(truth, label.dtype, str(args.gold))
+    if crowd.item_ids.dtype.kind in "biuf":  # numeric task ids (parquet): gold's the same
+        task = _as_type(task, crowd.item_ids.dtype, str(args.gold), "task")
     known = set(crowd.item_ids.tolist())
     gold = {t: y for t, y in zip(task.tolist(), truth.tolist()) if t in known}
     if not gold:
@@ -310,6 +315,10 @@ def _report_gold(model, gold: dict, used_in_fit: bool) -> str:
 
 def aggregate(args) -> None:
     """The ``aggregate`` command: read, fit, write, report."""
+    for option in ("out", "probas", "skills"):  # before a long fit, not after it
+        path = getattr(args, option)
+        if path is not None and not Path(path).resolve().parent.is_dir():
+            raise CLIError(f"--{option} {path}: the folder {Path(path).parent} does not exist")
     crowd, label = _read_answers(args)
     if args.n_classes is not None and args.classes is None and args.n_classes != crowd.n_classes:
         raise CLIError(f"--n-classes {args.n_classes}, but the answers hold {crowd.n_classes} "

@@ -327,3 +327,26 @@ def test_without_pandas_or_pyarrow_the_error_says_what_to_install(files, capsys,
     monkeypatch.setitem(sys.modules, "pandas", None)
     _fails(["aggregate", tmp / "answers.csv"], capsys, "needs pandas",
            "pip install 'crowdlearn[pandas]'")
+
+
+def test_version_and_an_output_that_cannot_be_written(files, capsys):
+    tmp, _, _ = files
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == "crowdlearn 0.2.0\n"
+    _fails(["aggregate", tmp / "answers.csv", "--out", tmp / "no" / "such" / "dir.csv"],
+           capsys, "--out", "does not exist")
+
+
+def test_numeric_task_ids_from_parquet_match_gold_from_csv(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    answers = pd.DataFrame({"task": [10, 10, 20, 20], "worker": ["x", "y", "x", "y"],
+                            "label": ["a", "a", "b", "b"]})
+    answers.to_parquet(tmp_path / "a.parquet", index=False)
+    (tmp_path / "g.csv").write_text("task,label\n10,a\n20,a\n")
+    status, out, err = _run(["aggregate", tmp_path / "a.parquet", "--model", "mv",
+                             "--gold", tmp_path / "g.csv", "--score-only"], capsys)
+    assert status == 0, err
+    assert out.splitlines() == ["task,label", "10,a", "20,b"]
+    assert err.startswith("accuracy on 2 gold tasks: 0.5000 (1/2)")

@@ -112,6 +112,7 @@ def _pandas():
 
 
 def _need_pyarrow(path: Path) -> None:
+    """A :class:`CLIError` saying how to get pyarrow, unless it is installed."""
     try:
         import pyarrow  # noqa: F401 - only its presence is checked
     except ImportError:
@@ -169,6 +170,8 @@ def write_table(frame, path) -> None:
 
 
 def _require_columns(frame, columns, path) -> None:
+    """Refuse a table without one of ``columns`` (naming those it has), without rows, or
+    with a missing value in one of ``columns`` (naming its line)."""
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         found = ", ".join(map(str, frame.columns[:20]))
@@ -197,6 +200,7 @@ def _as_type(values, dtype, what: str, kind: str = "label"):
 
 
 def _converts(value, dtype) -> bool:
+    """True if ``value`` can be cast to ``dtype`` (to name the first value that cannot)."""
     import numpy as np
 
     try:

@@ -350,3 +350,26 @@ def test_numeric_task_ids_from_parquet_match_gold_from_csv(tmp_path, capsys):
     assert status == 0, err
     assert out.splitlines() == ["task,label", "10,a", "20,b"]
     assert err.startswith("accuracy on 2 gold tasks: 0.5000 (1/2)")
+
+
+def test_the_readme_commands_run_as_written(tmp_path, capsys, monkeypatch):
+    import re
+    import shlex
+
+    pytest.importorskip("pyarrow")
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("### Command line", 1)[1]
+    commands = re.search(r"```bash\n(.*?)```", section, re.S).group(1).splitlines()
+    answers, truth = _crowd(seed=7)
+    answers.to_csv(tmp_path / "answers.csv", index=False)
+    answers.to_parquet(tmp_path / "answers.parquet", index=False)
+    answers.rename(columns={"task": "item", "worker": "annotator", "label": "answer"}).to_csv(
+        tmp_path / "answers.tsv", sep="\t", index=False)
+    truth.iloc[:10].to_csv(tmp_path / "gold.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    assert len(commands) == 4
+    for line in commands:
+        argv = shlex.split(line.split("#")[0])
+        assert argv[0] == "crowdlearn"
+        status, _, err = _run(argv[1:], capsys)
+        assert status == 0, (line, err)
+    assert {"labels.csv", "probas.csv", "skills.csv"} <= {p.name for p in tmp_path.iterdir()}

@@ -107,8 +107,10 @@ def test_folders_hold_what_the_api_page_says():
                    "distributed", "datasets"):
         assert (PACKAGE / folder / "__init__.py").is_file(), folder
     assert (PACKAGE / "widgets" / "static" / "crowd_em.js").is_file()
-    flat = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert len(flat) <= 16, flat  # the ground, not 27 modules side by side
+    # __main__.py is `python -m crowdlearn` (it only calls cli.main), not a module to import
+    flat = sorted(p.name for p in PACKAGE.glob("*.py") if p.name != "__main__.py")
+    # the ground, not 27 modules side by side: 16, and cli.py, the command line (issue 28)
+    assert len(flat) <= 17, flat
 
 
 def test_paths_the_classroom_reads_still_point_where_they_should():

@@ -342,3 +342,61 @@ def test_a_notebook_from_an_earlier_release_is_not_called_edited():
     check.source = "pass"
     _, notes, _ = _merge(newer, tampered)
     assert any("was edited" in n for n in notes.get("check_majority", [])), notes
+
+
+def test_grading_as_an_unprivileged_user():
+    """The grader run by an ordinary user (not root; the sandbox is then built in one
+    unprivileged step and binds the withheld package copy itself): an honest submission
+    scores full marks and one that reaches for the reference gets the withheld message."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    if os.geteuid() != 0:
+        pytest.skip("already unprivileged: every other test here runs this way")
+    try:
+        classroom.check_sandbox()
+    except classroom.SandboxUnavailable as err:
+        fail_or_skip(str(err))
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("setpriv is not installed")
+    drop = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    probe = subprocess.run(drop + [sys.executable, "-c", "import crowdlearn.classroom"],
+                           capture_output=True, text=True, cwd="/")
+    if probe.returncode != 0:
+        pytest.skip(f"this checkout is not readable by an unprivileged user: {probe.stderr}")
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="crowdlearn-nonroot-") as tmp:
+        _grade_unprivileged(Path(tmp), drop)
+
+
+def _grade_unprivileged(tmp_path: Path, drop: list) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    os.chmod(tmp_path, 0o777)
+    subs = tmp_path / "subs"
+    _put(subs, "honest", A2, _instructor(A2))
+    _put(subs, "reaches", A2, _cheat("majority", SYS_MODULES)(_instructor(A2)))
+    for path in [subs, *subs.rglob("*")]:
+        os.chmod(path, 0o777 if path.is_dir() else 0o666)
+    script = (
+        "import json, sys\n"
+        "from crowdlearn import classroom\n"
+        f"res = classroom.grade({str(subs)!r}, {str(SOURCE)!r}, timeout=60)\n"
+        "print(json.dumps([list(r) for r in res]))\n")
+    run = subprocess.run(drop + [sys.executable, "-c", script], capture_output=True,
+                         text=True, cwd=tmp_path, env={"PATH": "/usr/bin:/bin",
+                                                       "HOME": str(tmp_path)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = [classroom.CheckResult(*r) for r in json.loads(run.stdout.splitlines()[-1])]
+    auto = [r for r in rows if not r.feedback.startswith(classroom.UNMARKED)]
+    honest = [r for r in auto if r.submission == "honest"]
+    assert sum(r.points for r in honest) == sum(r.max_points for r in honest) == 13
+    majority = next(r for r in auto if r.submission == "reaches" and r.check == "check_majority")
+    assert majority.points == 0 and "is withheld while assignment" in majority.feedback

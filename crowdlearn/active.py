@@ -23,7 +23,7 @@ a criterion of the posterior, before minus after:
       G^{\text{err}}_{ir} = \sum_y \max_n Q_i(n) M^{(r)}_{n y} - \max_n Q_i(n) \;\ge 0 .
 
 * ``criterion="entropy"``: the posterior entropy (in bits, as
-  :func:`~crowdlearn.posterior_entropy`); its expected drop is the mutual information between
+  :func:`~crowdlearn.metrics.posterior_entropy`); its expected drop is the mutual information between
   the true class and the label,
 
   .. math::
@@ -69,7 +69,7 @@ class LabelGains:
         ``"error"`` or ``"entropy"``.
     item_ids, worker_ids : ndarray or None
         The model's original identifiers (``item_ids_``, ``expert_ids_``) when it was
-        fitted on a table; used by :meth:`to_frame`.
+        fitted on a table; used by :meth:`LabelGains.to_frame`.
     """
 
     item: np.ndarray
@@ -280,10 +280,9 @@ def expected_label_gains(model, labels, *, criterion: str = "error", workers=Non
 
     Raises
     ------
-    NotFittedError
-        If the model is not fitted (a ``ValueError``).
     ValueError
-        For a model without confusion matrices, labels that do not match the model, an
+        For a model that is not fitted (``NotFittedError``, a ``ValueError``) or has no
+        confusion matrices, labels that do not match the model, an
         unknown criterion or worker, or a cost that is not positive.
 
     Notes

@@ -23,8 +23,8 @@ a criterion of the posterior, before minus after:
       G^{\text{err}}_{ir} = \sum_y \max_n Q_i(n) M^{(r)}_{n y} - \max_n Q_i(n) \;\ge 0 .
 
 * ``criterion="entropy"``: the posterior entropy (in bits, as
-  :func:`~crowdlearn.metrics.posterior_entropy`); its expected drop is the mutual information between
-  the true class and the label,
+  :func:`~crowdlearn.metrics.posterior_entropy`); its expected drop is the mutual
+  information between the true class and the label,
 
   .. math::
 
@@ -69,7 +69,7 @@ class LabelGains:
         ``"error"`` or ``"entropy"``.
     item_ids, worker_ids : ndarray or None
         The model's original identifiers (``item_ids_``, ``expert_ids_``) when it was
-        fitted on a table; used by :meth:`LabelGains.to_frame`.
+        fitted on a table; used by ``to_frame()``.
     """
 
     item: np.ndarray

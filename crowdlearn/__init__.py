@@ -17,6 +17,8 @@ The package behind the crowdlearn book. Public API, flat:
 * simulators: :mod:`crowdlearn.simulate`, :mod:`crowdlearn.simulate.annotators`,
   :mod:`crowdlearn.simulate.sparse`
 * model selection without true labels: :mod:`crowdlearn.selection`
+* where to spend the next label: :func:`expected_label_gains`, :func:`recommend_labels`
+  (:mod:`crowdlearn.active`)
 * derivations: :mod:`crowdlearn.symbolic`
 * real data sets: :mod:`crowdlearn.datasets`
 * widgets and experiments behind the chapters: :mod:`crowdlearn.widgets`,
@@ -68,9 +70,12 @@ _NAMES = {
                     "crowdlearn.metrics"),
     **dict.fromkeys(["expected_surrogate_risk", "select_by_surrogate", "select_penalty",
                      "surrogate_risk", "true_risk"], "crowdlearn.selection"),
+    # where to spend the next label
+    **dict.fromkeys(["LabelGains", "expected_label_gains", "labelled_pairs",
+                     "recommend_labels"], "crowdlearn.active"),
     # subpackages and modules
     **{name: f"crowdlearn.{name}" for name in (
-        "aggregation", "classroom", "datasets", "distributed", "experiments", "features",
+        "active", "aggregation", "classroom", "datasets", "distributed", "experiments", "features",
         "metrics", "selection", "simulate", "symbolic", "widgets",
         # not in __all__, but attributes of the package as before (crowdlearn.em.fit_em)
         "em", "exceptions", "frames", "labels", "solvers")},
@@ -80,9 +85,11 @@ _NAMES = {
 __getattr__, __dir__ = attach(__name__, _NAMES)
 
 if TYPE_CHECKING:  # what static tools (and readers) see; nothing of it runs
-    from crowdlearn import (aggregation, classroom, datasets, distributed, experiments,
+    from crowdlearn import (active, aggregation, classroom, datasets, distributed, experiments,
                             features, metrics, selection, simulate, symbolic, widgets)
     from crowdlearn._limits import SizeLimits, get_size_limits, set_size_limits, size_limits
+    from crowdlearn.active import (LabelGains, expected_label_gains, labelled_pairs,
+                                   recommend_labels)
     from crowdlearn.aggregation.dawid_skene import DawidSkene
     from crowdlearn.aggregation.glad import GLAD
     from crowdlearn.aggregation.mace import MACE
@@ -165,4 +172,9 @@ __all__ = [
     "features",
     "classroom",
     "distributed",
+    "active",
+    "LabelGains",
+    "expected_label_gains",
+    "labelled_pairs",
+    "recommend_labels",
 ]

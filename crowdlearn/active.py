@@ -1,0 +1,350 @@
+r"""Where to spend the next label: expected gains of asking a worker to label an item.
+
+A fitted Dawid--Skene-type model (anything with a posterior ``posterior_`` of shape
+``(n_items, K)`` and confusion matrices ``confusion_`` of shape ``(n_experts, K, K)``:
+:class:`~crowdlearn.DawidSkene`, :class:`~crowdlearn.OneCoinDawidSkene`) says, for every
+item :math:`i` and every worker :math:`r` who has not labelled it yet, what a label from
+:math:`r` would be worth. Under the fitted model the label :math:`y` that worker :math:`r`
+would give item :math:`i` has the predictive distribution
+
+.. math::
+
+    P_{ir}(y) = \sum_n Q_i(n)\, M^{(r)}_{n y},
+
+and after it the item's posterior would be :math:`Q'_i(n) \propto Q_i(n) M^{(r)}_{n y}`
+(Bayes' rule, the model's parameters held fixed). The *expected gain* is the expected drop of
+a criterion of the posterior, before minus after:
+
+* ``criterion="error"``: the probability that the arg-max of the posterior is wrong,
+  :math:`1 - \max_n Q_i(n)`. Since :math:`P_{ir}(y)\max_n Q'_i(n) = \max_n Q_i(n) M^{(r)}_{ny}`,
+
+  .. math::
+
+      G^{\text{err}}_{ir} = \sum_y \max_n Q_i(n) M^{(r)}_{n y} - \max_n Q_i(n) \;\ge 0 .
+
+* ``criterion="entropy"``: the posterior entropy (in bits, as
+  :func:`~crowdlearn.metrics.posterior_entropy`); its expected drop is the mutual
+  information between the true class and the label,
+
+  .. math::
+
+      G^{\text{ent}}_{ir} = H(P_{ir}) - \sum_n Q_i(n)\, H(M^{(r)}_{n\cdot}) \;\ge 0 .
+
+Both are myopic (one label at a time, parameters fixed): :func:`recommend_labels` ranks the
+pairs by gain per unit cost and keeps the best ``budget`` of them.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from crowdlearn.exceptions import NotFittedError
+from crowdlearn.labels import as_crowd_labels, require_pandas
+
+__all__ = ["LabelGains", "expected_label_gains", "labelled_pairs", "recommend_labels"]
+
+CRITERIA = ("error", "entropy")
+# floats per block of the (items, workers, K, K) array of the error criterion
+_BLOCK = 2 ** 22
+
+
+@dataclass(frozen=True, eq=False)
+class LabelGains:
+    """Candidate ``(item, worker)`` labels and their expected gains, best first.
+
+    Attributes
+    ----------
+    item, worker : ndarray of int, shape (n_pairs,)
+        Indices of the item and of the worker (rows of the model's ``posterior_`` and
+        ``confusion_``).
+    gain : ndarray of float, shape (n_pairs,)
+        Expected reduction of the criterion if that worker labelled that item.
+    score : ndarray of float, shape (n_pairs,)
+        ``gain`` divided by the cost of the label (``gain`` itself without a cost); the
+        pairs are sorted by it, descending (ties: lower item, then lower worker first).
+    criterion : str
+        ``"error"`` or ``"entropy"``.
+    item_ids, worker_ids : ndarray or None
+        The model's original identifiers (``item_ids_``, ``expert_ids_``) when it was
+        fitted on a table; used by ``to_frame()``.
+    """
+
+    item: np.ndarray
+    worker: np.ndarray
+    gain: np.ndarray
+    score: np.ndarray
+    criterion: str
+    item_ids: np.ndarray | None = field(default=None, repr=False)
+    worker_ids: np.ndarray | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return int(self.item.shape[0])
+
+    def to_frame(self):
+        """The pairs as a pandas ``DataFrame`` with columns ``task``, ``worker``, ``gain``
+        and ``score``, by original id where the model has them (indices otherwise)."""
+        pd = require_pandas()
+        task = self.item if self.item_ids is None else self.item_ids[self.item]
+        worker = self.worker if self.worker_ids is None else self.worker_ids[self.worker]
+        return pd.DataFrame({"task": task, "worker": worker, "gain": self.gain,
+                             "score": self.score})
+
+
+def _fitted_arrays(model) -> tuple[np.ndarray, np.ndarray]:
+    """The model's posterior ``(n_items, K)`` and confusion ``(n_experts, K, K)``, checked."""
+    if not hasattr(model, "posterior_"):
+        raise NotFittedError(f"this {type(model).__name__} is not fitted yet (it has no "
+                             f"posterior_): call fit first")
+    if not hasattr(model, "confusion_"):
+        raise ValueError(f"{type(model).__name__} has no confusion_: the expected gains "
+                         f"need a Dawid-Skene-type model with one confusion matrix per "
+                         f"worker (DawidSkene, OneCoinDawidSkene)")
+    Q = np.asarray(model.posterior_, dtype=float)
+    M = np.asarray(model.confusion_, dtype=float)
+    if Q.ndim != 2 or Q.shape[0] == 0 or Q.shape[1] < 2:
+        raise ValueError(f"posterior_ must have shape (n_items, n_classes) with n_classes "
+                         f">= 2, got {Q.shape}")
+    K = Q.shape[1]
+    if M.ndim != 3 or M.shape[1:] != (K, K) or M.shape[0] == 0:
+        raise ValueError(f"confusion_ must have shape (n_experts, {K}, {K}) to match "
+                         f"posterior_ {Q.shape}, got {M.shape}")
+    for name, arr in (("posterior_", Q), ("confusion_", M)):
+        if not np.isfinite(arr).all() or (arr < 0).any():
+            raise ValueError(f"{name} must hold finite non-negative probabilities")
+        if not np.allclose(arr.sum(axis=-1), 1.0, atol=1e-6):
+            raise ValueError(f"the rows of {name} must sum to one")
+    return Q, M
+
+
+def _onto(codes, new_ids, old_ids, n_old: int, what: str) -> np.ndarray:
+    """Indices of the labels' items (or workers) in the model's order."""
+    if new_ids is not None and old_ids is not None:
+        lookup = {v: i for i, v in enumerate(old_ids.tolist())}
+        mapped = np.array([lookup.get(v, -1) for v in new_ids.tolist()], dtype=np.intp)
+        used = np.unique(codes)
+        unknown = used[mapped[used] < 0]
+        if unknown.size:
+            raise ValueError(f"the labels name {what}(s) {new_ids[unknown][:5].tolist()} "
+                             f"that the model was not fitted on")
+        return mapped[codes]
+    if new_ids is not None:  # a table given to a model fitted on indices
+        if new_ids.dtype.kind not in "iu":
+            raise ValueError(f"the labels carry {what} identifiers such as "
+                             f"{new_ids[:3].tolist()} but the model was fitted on index-coded "
+                             f"labels; pass the labels it was fitted on")
+        codes = new_ids.astype(np.intp)[codes]
+    if codes.size and (codes.min() < 0 or codes.max() >= n_old):
+        raise ValueError(f"the labels use {what} index {int(codes.max())} but the model "
+                         f"has {n_old} {what}s; pass the labels it was fitted on")
+    return codes
+
+
+def labelled_pairs(model, labels) -> np.ndarray:
+    """Which ``(item, worker)`` pairs of a fitted model already have a label.
+
+    Parameters
+    ----------
+    model : fitted Dawid--Skene-type model
+        Anything with ``posterior_`` and ``confusion_``.
+    labels : CrowdLabels, (item, expert, label) tuple, dense matrix or DataFrame
+        The labels (those the model was fitted on, or any of the same items and
+        workers), matched to the model by original id when both have them.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_items, n_experts)
+    """
+    Q, M = _fitted_arrays(model)
+    crowd = as_crowd_labels(labels)
+    item = _onto(crowd.item, crowd.item_ids, getattr(model, "item_ids_", None), Q.shape[0],
+                 "item")
+    worker = _onto(crowd.expert, crowd.expert_ids, getattr(model, "expert_ids_", None),
+                   M.shape[0], "worker")
+    done = np.zeros((Q.shape[0], M.shape[0]), dtype=bool)
+    done[item, worker] = True
+    return done
+
+
+def _candidate_workers(model, workers, n_experts: int) -> np.ndarray:
+    """Indices of the workers who may be asked (all when ``workers`` is None)."""
+    if workers is None:
+        return np.arange(n_experts)
+    if isinstance(workers, (str, bytes)) or np.ndim(workers) != 1:
+        raise ValueError(f"workers must be a 1-D list of worker ids, got {workers!r}")
+    ids = getattr(model, "expert_ids_", None)
+    values = list(workers)
+    if not values:
+        raise ValueError("workers is empty: name at least one worker")
+    if ids is None:
+        bad = [w for w in values if isinstance(w, (bool, np.bool_))
+               or not isinstance(w, numbers.Integral) or not 0 <= w < n_experts]
+        if bad:
+            raise ValueError(f"workers must be worker indices 0..{n_experts - 1} (the model "
+                             f"was fitted without worker ids), got {bad[:5]}")
+        out = np.array(values, dtype=np.intp)
+    else:
+        lookup = {v: i for i, v in enumerate(ids.tolist())}
+        unknown = [w for w in values if w not in lookup]
+        if unknown:
+            raise ValueError(f"unknown worker(s) {unknown[:5]}: not among the {len(ids)} "
+                             f"workers the model was fitted on")
+        out = np.array([lookup[w] for w in values], dtype=np.intp)
+    if np.unique(out).size != out.size:
+        raise ValueError("workers names some worker more than once")
+    return out
+
+
+def _read_cost(cost, model, candidates: np.ndarray, workers) -> np.ndarray:
+    """One positive cost per candidate worker (ones when ``cost`` is None)."""
+    if cost is None:
+        return np.ones(candidates.size)
+    if hasattr(cost, "keys"):  # a dict or a pandas Series by worker id
+        ids = getattr(model, "expert_ids_", None)
+        names = candidates if ids is None else ids[candidates]
+        missing = [w for w in names.tolist() if w not in cost.keys()]
+        if missing:
+            raise ValueError(f"cost has no entry for worker(s) {missing[:5]}")
+        cost = [cost[w] for w in names.tolist()]
+    if isinstance(cost, (bool, np.bool_, str, bytes)):
+        raise ValueError(f"cost must be a positive number or one per worker, got {cost!r}")
+    try:
+        arr = np.asarray(cost, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"cost must be a positive number or one per worker, got "
+                         f"{cost!r}") from None
+    if arr.ndim == 0:
+        arr = np.full(candidates.size, float(arr))
+    elif arr.shape != (candidates.size,):
+        whom = "in workers" if workers is not None else "of the model"
+        raise ValueError(f"cost must be a number or hold one cost per worker {whom} "
+                         f"({candidates.size}), got shape {arr.shape}")
+    if not np.isfinite(arr).all() or (arr <= 0).any():
+        raise ValueError("cost must be finite and > 0 (a label costs something)")
+    return arr
+
+
+def _gains(Q: np.ndarray, M: np.ndarray, criterion: str) -> np.ndarray:
+    """Expected gains ``(n_items, n_workers)`` of one label from each worker of ``M``."""
+    from scipy.special import entr
+
+    n, K = Q.shape
+    W = M.shape[0]
+    out = np.empty((n, W))
+    step = max(1, _BLOCK // max(1, W * K * K))
+    if criterion == "entropy":
+        row_entropy = entr(M).sum(axis=2) / np.log(2)              # (W, K)
+    for start in range(0, n, step):
+        q = Q[start:start + step]
+        if criterion == "error":
+            joint = q[:, None, :, None] * M[None]                  # [i, r, n, y]
+            out[start:start + step] = joint.max(axis=2).sum(axis=2) - q.max(axis=1)[:, None]
+        else:
+            predictive = np.einsum("in,rny->iry", q, M)            # P_ir(y)
+            out[start:start + step] = (entr(predictive).sum(axis=2) / np.log(2)
+                                       - q @ row_entropy.T)
+    return out
+
+
+def expected_label_gains(model, labels, *, criterion: str = "error", workers=None,
+                         cost=None) -> LabelGains:
+    r"""Expected gain of one more label for every unlabelled ``(item, worker)`` pair.
+
+    Parameters
+    ----------
+    model : fitted Dawid--Skene-type model
+        Anything with ``posterior_`` (n_items, K) and ``confusion_`` (n_experts, K, K):
+        :class:`~crowdlearn.DawidSkene`, :class:`~crowdlearn.OneCoinDawidSkene`.
+    labels : CrowdLabels, (item, expert, label) tuple, dense matrix or DataFrame
+        The labels given so far (those the model was fitted on): pairs that already have a
+        label are left out. Matched to the model by original id when both have them.
+    criterion : {"error", "entropy"}, default "error"
+        ``"error"``: expected drop of the probability that the item's arg-max label is
+        wrong, :math:`1 - \max_n Q_i(n)`. ``"entropy"``: expected drop of the posterior
+        entropy in bits (the mutual information of the true class and the label).
+    workers : sequence, optional
+        The workers who may be asked (worker ids when the model was fitted on a table,
+        worker indices otherwise); all the model's workers when omitted.
+    cost : float, array-like or mapping, optional
+        Cost of one label: one number, one per worker (in the order of ``workers``, or of
+        the model's workers), or a dict/Series by worker id. Every cost must be > 0. The
+        pairs are ranked by ``gain / cost``.
+
+    Returns
+    -------
+    LabelGains
+        Every pair ``(item, worker)`` without a label, with its ``gain`` and ``score``,
+        sorted by ``score`` descending.
+
+    Raises
+    ------
+    ValueError
+        For a model that is not fitted (``NotFittedError``, a ``ValueError``) or has no
+        confusion matrices, labels that do not match the model, an
+        unknown criterion or worker, or a cost that is not positive.
+
+    Notes
+    -----
+    With :math:`Q_i` the item's posterior and :math:`M^{(r)}` the worker's confusion
+    matrix, :math:`G^{\text{err}}_{ir} = \sum_y \max_n Q_i(n) M^{(r)}_{ny} - \max_n Q_i(n)`
+    and :math:`G^{\text{ent}}_{ir} = H(\sum_n Q_i(n) M^{(r)}_{n\cdot}) - \sum_n Q_i(n)
+    H(M^{(r)}_{n\cdot})`; both are :math:`\ge 0` (see :mod:`crowdlearn.active`). A perfect
+    worker on an item gains all of its error; a worker whose confusion rows are all equal
+    gains nothing.
+    """
+    if criterion not in CRITERIA:
+        raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
+    Q, M = _fitted_arrays(model)
+    done = labelled_pairs(model, labels)
+    candidates = _candidate_workers(model, workers, M.shape[0])
+    costs = _read_cost(cost, model, candidates, workers)
+    gain = _gains(Q, M[candidates], criterion)
+    item, col = np.nonzero(~done[:, candidates])
+    gain = gain[item, col]
+    score = gain / costs[col]
+    worker = candidates[col]
+    order = np.lexsort((worker, item, -score))
+    return LabelGains(item[order], worker[order], gain[order], score[order], criterion,
+                      getattr(model, "item_ids_", None), getattr(model, "expert_ids_", None))
+
+
+def recommend_labels(model, labels, *, budget: int = 1, criterion: str = "error",
+                     workers=None, cost=None, one_per_item: bool = True) -> LabelGains:
+    """The ``budget`` labels worth buying next: the pairs of highest expected gain per cost.
+
+    Parameters
+    ----------
+    model, labels, criterion, workers, cost
+        As in :func:`expected_label_gains`.
+    budget : int, default 1
+        How many ``(item, worker)`` pairs to recommend (>= 1); fewer when fewer pairs are
+        left.
+    one_per_item : bool, default True
+        At most one new label per item. The gains are those of one label on its own, so
+        two labels for one item would be valued as if each came alone.
+
+    Returns
+    -------
+    LabelGains
+        The recommended pairs, best first.
+
+    Raises
+    ------
+    ValueError
+        For a ``budget`` that is not an integer >= 1, and as :func:`expected_label_gains`.
+    """
+    if isinstance(budget, (bool, np.bool_)) or not isinstance(budget, numbers.Integral) \
+            or budget < 1:
+        raise ValueError(f"budget must be an integer >= 1, got {budget!r}")
+    if not isinstance(one_per_item, (bool, np.bool_)):
+        raise ValueError(f"one_per_item must be True or False, got {one_per_item!r}")
+    gains = expected_label_gains(model, labels, criterion=criterion, workers=workers,
+                                 cost=cost)
+    keep = np.arange(len(gains))
+    if one_per_item:
+        keep = np.sort(np.unique(gains.item, return_index=True)[1])
+    keep = keep[:int(budget)]
+    return LabelGains(gains.item[keep], gains.worker[keep], gains.gain[keep],
+                      gains.score[keep], gains.criterion, gains.item_ids, gains.worker_ids)

@@ -1,0 +1,252 @@
+"""Tests of where to spend the next label (crowdlearn.active): the expected gains checked by
+hand, against a brute-force loop over the possible labels, and their laws."""
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from crowdlearn import active
+from crowdlearn.active import expected_label_gains, labelled_pairs, recommend_labels
+from crowdlearn.aggregation.dawid_skene import DawidSkene
+from crowdlearn.aggregation.majority_vote import MajorityVote
+from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
+from crowdlearn.labels import from_triples
+from crowdlearn.simulate import random_confusion, simulate_crowd
+
+
+def fake_model(posterior, confusion):
+    """A 'fitted model' that is only its posterior and its confusion matrices."""
+    return SimpleNamespace(posterior_=np.asarray(posterior, dtype=float),
+                           confusion_=np.asarray(confusion, dtype=float))
+
+
+def one_label(n_items, n_experts, item=0, expert=0, n_classes=2):
+    """Labels in which only ``expert`` labelled ``item``."""
+    return from_triples([item], [expert], [0], n_items=n_items, n_experts=n_experts,
+                        n_classes=n_classes)
+
+
+def gains_table(gains, n_items, n_workers):
+    """The gains as an (n_items, n_workers) table, NaN where the pair is not a candidate."""
+    table = np.full((n_items, n_workers), np.nan)
+    table[gains.item, gains.worker] = gains.gain
+    return table
+
+
+def entropy_bits(p):
+    return -sum(x * math.log2(x) for x in p if x > 0)
+
+
+# -- (a) a case computed by hand -------------------------------------------------------------
+def test_toy_case_by_hand():
+    M = [[0.8, 0.2], [0.3, 0.7]]       # worker 0; worker 1 has the label
+    model = fake_model([[0.5, 0.5]], [M, np.eye(2)])
+    labels = one_label(1, 2, expert=1)
+    # before: error 1 - 0.5; label 0 with prob .5*.8 + .5*.3 = .55, posterior (.4, .15)/.55;
+    # label 1 with prob .45, posterior (.1, .35)/.45; after: error .55*(.15/.55) + .45*(.1/.45)
+    before, after = 0.5, 0.15 + 0.10
+    err = expected_label_gains(model, labels, criterion="error")
+    assert err.item.tolist() == [0] and err.worker.tolist() == [0]
+    assert err.gain[0] == pytest.approx(before - after, abs=1e-14)
+    ent_after = 0.55 * entropy_bits([0.4 / 0.55, 0.15 / 0.55]) \
+        + 0.45 * entropy_bits([0.1 / 0.45, 0.35 / 0.45])
+    ent = expected_label_gains(model, labels, criterion="entropy")
+    assert ent.gain[0] == pytest.approx(1.0 - ent_after, abs=1e-14)
+    assert 0 < ent.gain[0] < 1
+
+
+# -- (b) against a loop over the K possible labels -------------------------------------------
+def brute_force(Q, M, criterion):
+    """Gain of every (item, worker) pair: each label y written out, Bayes' rule by hand."""
+    def crit(q):
+        return 1 - max(q) if criterion == "error" else entropy_bits(q)
+
+    n, K = Q.shape
+    out = np.zeros((n, M.shape[0]))
+    for i in range(n):
+        for r in range(M.shape[0]):
+            expected_after = 0.0
+            for y in range(K):
+                p_y = sum(Q[i, c] * M[r, c, y] for c in range(K))
+                if p_y == 0:
+                    continue
+                new = [Q[i, c] * M[r, c, y] / p_y for c in range(K)]
+                expected_after += p_y * crit(new)
+            out[i, r] = crit(Q[i]) - expected_after
+    return out
+
+
+def random_model(rng, n_items, n_workers, K):
+    Q = rng.dirichlet(np.full(K, 0.7), size=n_items)
+    M = rng.dirichlet(np.ones(K), size=(n_workers, K))
+    return fake_model(Q, M)
+
+
+@pytest.mark.parametrize("criterion", ["error", "entropy"])
+@pytest.mark.parametrize("seed, K", [(0, 2), (1, 3), (2, 4), (3, 5)])
+def test_vectorised_gains_equal_the_brute_force(seed, K, criterion):
+    rng = np.random.default_rng(seed)
+    model = random_model(rng, 7, 4, K)
+    labels = one_label(7, 4, item=3, expert=2, n_classes=K)
+    table = gains_table(expected_label_gains(model, labels, criterion=criterion), 7, 4)
+    expected = brute_force(model.posterior_, model.confusion_, criterion)
+    expected[3, 2] = np.nan  # labelled already: not a candidate
+    np.testing.assert_allclose(table, expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("criterion", ["error", "entropy"])
+def test_blocks_of_items_give_the_same_gains(monkeypatch, criterion):
+    rng = np.random.default_rng(5)
+    model = random_model(rng, 30, 6, 3)
+    labels = one_label(30, 6, n_classes=3)
+    whole = expected_label_gains(model, labels, criterion=criterion)
+    monkeypatch.setattr(active, "_BLOCK", 20)  # one item (6 x 3 x 3 > 20) per block
+    blocks = expected_label_gains(model, labels, criterion=criterion)
+    np.testing.assert_allclose(blocks.gain, whole.gain, rtol=1e-12, atol=1e-15)
+    assert blocks.item.tolist() == whole.item.tolist()
+
+
+def test_a_fitted_dawid_skene_against_the_brute_force():
+    sim = simulate_crowd(60, random_confusion(5, 3, random_state=0), missing=0.5,
+                         random_state=1)
+    model = DawidSkene().fit(sim.labels)
+    done = labelled_pairs(model, sim.labels)
+    assert done.sum() == np.unique(sim.labels.item * 5 + sim.labels.expert).size
+    for criterion in ("error", "entropy"):
+        table = gains_table(expected_label_gains(model, sim.labels, criterion=criterion),
+                            60, 5)
+        expected = brute_force(model.posterior_, model.confusion_, criterion)
+        expected[done] = np.nan
+        np.testing.assert_allclose(table, expected, rtol=1e-9, atol=1e-12)
+
+
+# -- (c) information never hurts in expectation ----------------------------------------------
+@pytest.mark.parametrize("criterion", ["error", "entropy"])
+def test_gains_are_never_negative(criterion):
+    rng = np.random.default_rng(11)
+    for K in (2, 3, 6):
+        model = random_model(rng, 200, 8, K)
+        gains = expected_label_gains(model, one_label(200, 8, n_classes=K),
+                                     criterion=criterion)
+        assert len(gains) == 200 * 8 - 1
+        assert gains.gain.min() >= -1e-12
+        assert np.all(np.diff(gains.score) <= 0)  # best first
+
+
+# -- (d) labelled pairs are never recommended ------------------------------------------------
+def test_pairs_already_labelled_are_never_recommended():
+    sim = simulate_crowd(80, random_confusion(6, 2, random_state=2), missing=0.6,
+                         random_state=3)
+    model = DawidSkene().fit(sim.labels)
+    given = set(zip(sim.labels.item.tolist(), sim.labels.expert.tolist()))
+    everything = recommend_labels(model, sim.labels, budget=10 ** 6, one_per_item=False)
+    assert len(everything) == 80 * 6 - len(given)
+    assert not given & set(zip(everything.item.tolist(), everything.worker.tolist()))
+    best = recommend_labels(model, sim.labels, budget=30)
+    assert len(best) == 30 and np.unique(best.item).size == 30  # one per item
+    assert not given & set(zip(best.item.tolist(), best.worker.tolist()))
+
+
+def test_a_dataframe_is_matched_by_id_and_the_frame_has_the_ids():
+    pd = pytest.importorskip("pandas")
+    sim = simulate_crowd(40, random_confusion(4, 2, random_state=4), missing=0.5,
+                         random_state=5)
+    df = pd.DataFrame({"task": [f"t{i}" for i in sim.labels.item],
+                       "worker": [f"w{j}" for j in sim.labels.expert],
+                       "label": np.array(["no", "yes"])[sim.labels.label]})
+    model = DawidSkene().fit(df)
+    frame = recommend_labels(model, df, budget=10 ** 6, one_per_item=False).to_frame()
+    assert list(frame.columns) == ["task", "worker", "gain", "score"]
+    given = set(zip(df["task"], df["worker"]))
+    assert len(frame) == len(model.item_ids_) * 4 - len(given)  # items with a label
+    assert not given & set(zip(frame["task"], frame["worker"]))
+    only = expected_label_gains(model, df, workers=["w1", "w3"])
+    assert set(model.expert_ids_[only.worker].tolist()) <= {"w1", "w3"}
+    with pytest.raises(ValueError, match="unknown worker"):
+        expected_label_gains(model, df, workers=["w9"])
+
+
+# -- (e) a perfect worker and an uninformative one -------------------------------------------
+def test_a_perfect_worker_removes_all_the_doubt_and_a_coin_none():
+    Q = [[0.3, 0.7], [0.25, 0.75]]
+    model = fake_model(Q, [np.eye(2), [[0.6, 0.4], [0.6, 0.4]], np.eye(2)])
+    labels = one_label(2, 3, item=0, expert=2)
+    table = gains_table(expected_label_gains(model, labels), 2, 3)
+    assert table[0, 0] == pytest.approx(0.3, abs=1e-15)  # the whole error, 1 - 0.7
+    assert table[1, 0] == pytest.approx(0.25, abs=1e-15)
+    assert table[0, 1] == pytest.approx(0.0, abs=1e-15)
+    assert table[1, 1] == pytest.approx(0.0, abs=1e-15)
+    ent = gains_table(expected_label_gains(model, labels, criterion="entropy"), 2, 3)
+    assert ent[0, 0] == pytest.approx(entropy_bits([0.3, 0.7]), abs=1e-14)
+    assert ent[0, 1] == pytest.approx(0.0, abs=1e-15)
+    best = recommend_labels(model, labels, budget=2)
+    assert best.item.tolist() == [0, 1] and best.worker.tolist() == [0, 0]
+
+
+def test_cost_divides_the_gain_and_ranks_by_gain_per_cost():
+    model = fake_model([[0.5, 0.5]], [np.eye(2), [[0.9, 0.1], [0.1, 0.9]], np.eye(2)])
+    labels = one_label(1, 3, expert=2)
+    plain = recommend_labels(model, labels)
+    assert plain.worker.tolist() == [0]  # the perfect worker
+    cheap = recommend_labels(model, labels, cost=[10.0, 1.0, 1.0])
+    assert cheap.worker.tolist() == [1]
+    assert cheap.gain[0] == pytest.approx(0.4) and cheap.score[0] == pytest.approx(0.4)
+    both = expected_label_gains(model, labels, cost={0: 10.0, 1: 1.0, 2: 1.0})
+    np.testing.assert_allclose(both.score, [0.4, 0.05])
+    halved = expected_label_gains(model, labels, cost=2)
+    np.testing.assert_allclose(halved.score, halved.gain / 2)
+    only = expected_label_gains(model, labels, workers=[1, 0], cost=[1.0, 10.0])
+    np.testing.assert_allclose(only.score, [0.4, 0.05])
+    with pytest.raises(ValueError, match="no entry for worker"):
+        expected_label_gains(model, labels, cost={0: 1.0})
+
+
+def test_one_coin_and_restricted_workers():
+    sim = simulate_crowd(50, random_confusion(5, 2, random_state=6), missing=0.5,
+                         random_state=7)
+    model = OneCoinDawidSkene().fit(sim.labels)
+    gains = expected_label_gains(model, sim.labels, workers=[1, 4], cost=[1.0, 2.0])
+    assert set(gains.worker.tolist()) <= {1, 4}
+    np.testing.assert_allclose(gains.score[gains.worker == 4], gains.gain[gains.worker == 4] / 2)
+
+
+# -- (f) bad input ----------------------------------------------------------------------------
+def test_bad_input_is_refused():
+    sim = simulate_crowd(20, random_confusion(3, 2, random_state=8), random_state=9)
+    fitted = DawidSkene().fit(sim.labels)
+    with pytest.raises(ValueError, match="not fitted"):
+        expected_label_gains(DawidSkene(), sim.labels)
+    with pytest.raises(ValueError, match="no confusion_"):
+        expected_label_gains(MajorityVote().fit(sim.labels), sim.labels)
+    with pytest.raises(ValueError, match="confusion_ must have shape"):
+        expected_label_gains(fake_model([[0.5, 0.5]], np.ones((2, 3, 3)) / 3), sim.labels)
+    with pytest.raises(ValueError, match="posterior_ must have shape"):
+        expected_label_gains(fake_model([0.5, 0.5], np.ones((2, 2, 2)) / 2), sim.labels)
+    with pytest.raises(ValueError, match="sum to one"):
+        expected_label_gains(fake_model([[0.5, 0.6]], np.ones((2, 2, 2)) / 2), sim.labels)
+    with pytest.raises(ValueError, match="the model has 1 items"):
+        expected_label_gains(fake_model([[0.5, 0.5]], np.ones((3, 2, 2)) / 2), sim.labels)
+    for cost in (-1.0, 0, [1.0, -2.0, 1.0], [1.0, 1.0], np.nan, "1", True):
+        with pytest.raises(ValueError, match="cost"):
+            expected_label_gains(fitted, sim.labels, cost=cost)
+    for budget in (0, -3, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="budget"):
+            recommend_labels(fitted, sim.labels, budget=budget)
+    with pytest.raises(ValueError, match="criterion"):
+        expected_label_gains(fitted, sim.labels, criterion="variance")
+    with pytest.raises(ValueError, match="worker indices"):
+        expected_label_gains(fitted, sim.labels, workers=[0, 3])
+    with pytest.raises(ValueError, match="more than once"):
+        expected_label_gains(fitted, sim.labels, workers=[0, 0])
+    with pytest.raises(ValueError, match="one_per_item"):
+        recommend_labels(fitted, sim.labels, one_per_item="no")
+
+
+def test_the_names_are_public():
+    import crowdlearn
+
+    for name in ("expected_label_gains", "recommend_labels", "labelled_pairs", "LabelGains"):
+        assert getattr(crowdlearn, name) is getattr(active, name)
+        assert name in crowdlearn.__all__

@@ -114,19 +114,19 @@ class Remote:
     def __complex__(self):
         return self._number("complex", complex)
 
-    def __str__(self):
+    def _text(self, op: str) -> str:
+        """``str``/``repr`` as the kernel gives it, or a placeholder if it cannot."""
         try:
-            text = self._ask("str")
+            text = self._ask(op)
         except Exception:
             text = None
         return text if isinstance(text, str) else f"<student's {self._info.get('type', '')}>"
 
+    def __str__(self):
+        return self._text("str")
+
     def __repr__(self):
-        try:
-            text = self._ask("repr")
-        except Exception:
-            text = None
-        return text if isinstance(text, str) else f"<student's {self._info.get('type', '')}>"
+        return self._text("repr")
 
     def __format__(self, spec):
         return format(str(self), spec) if spec else str(self)

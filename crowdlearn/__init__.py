@@ -17,8 +17,8 @@ The package behind the crowdlearn book. Public API, flat:
 * simulators: :mod:`crowdlearn.simulate`, :mod:`crowdlearn.simulate.annotators`,
   :mod:`crowdlearn.simulate.sparse`
 * model selection without true labels: :mod:`crowdlearn.selection`
-* where to spend the next label: :func:`expected_label_gains`, :func:`recommend_labels`
-  (:mod:`crowdlearn.active`)
+* where to spend the next label: :func:`expected_label_gains`, :func:`recommend_labels`,
+  :func:`replay_policies` (:mod:`crowdlearn.active`)
 * derivations: :mod:`crowdlearn.symbolic`
 * real data sets: :mod:`crowdlearn.datasets`
 * widgets and experiments behind the chapters: :mod:`crowdlearn.widgets`,
@@ -71,8 +71,8 @@ _NAMES = {
     **dict.fromkeys(["expected_surrogate_risk", "select_by_surrogate", "select_penalty",
                      "surrogate_risk", "true_risk"], "crowdlearn.selection"),
     # where to spend the next label
-    **dict.fromkeys(["LabelGains", "expected_label_gains", "labelled_pairs",
-                     "recommend_labels"], "crowdlearn.active"),
+    **dict.fromkeys(["LabelGains", "ReplayResult", "expected_label_gains", "labelled_pairs",
+                     "recommend_labels", "replay_policies"], "crowdlearn.active"),
     # subpackages and modules
     **{name: f"crowdlearn.{name}" for name in (
         "active", "aggregation", "classroom", "datasets", "distributed", "experiments", "features",
@@ -88,8 +88,8 @@ if TYPE_CHECKING:  # what static tools (and readers) see; nothing of it runs
     from crowdlearn import (active, aggregation, classroom, datasets, distributed, experiments,
                             features, metrics, selection, simulate, symbolic, widgets)
     from crowdlearn._limits import SizeLimits, get_size_limits, set_size_limits, size_limits
-    from crowdlearn.active import (LabelGains, expected_label_gains, labelled_pairs,
-                                   recommend_labels)
+    from crowdlearn.active import (LabelGains, ReplayResult, expected_label_gains,
+                                   labelled_pairs, recommend_labels, replay_policies)
     from crowdlearn.aggregation.dawid_skene import DawidSkene
     from crowdlearn.aggregation.glad import GLAD
     from crowdlearn.aggregation.mace import MACE
@@ -174,7 +174,9 @@ __all__ = [
     "distributed",
     "active",
     "LabelGains",
+    "ReplayResult",
     "expected_label_gains",
     "labelled_pairs",
     "recommend_labels",
+    "replay_policies",
 ]

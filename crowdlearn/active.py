@@ -44,7 +44,8 @@ import numpy as np
 from crowdlearn.exceptions import NotFittedError
 from crowdlearn.labels import as_crowd_labels, require_pandas
 
-__all__ = ["LabelGains", "expected_label_gains", "labelled_pairs", "recommend_labels"]
+__all__ = ["LabelGains", "ReplayResult", "expected_label_gains", "labelled_pairs",
+           "recommend_labels", "replay_policies"]
 
 CRITERIA = ("error", "entropy")
 # floats per block of the (items, workers, K, K) array of the error criterion
@@ -257,9 +258,10 @@ def expected_label_gains(model, labels, *, criterion: str = "error", workers=Non
     model : fitted Dawid--Skene-type model
         Anything with ``posterior_`` (n_items, K) and ``confusion_`` (n_experts, K, K):
         :class:`~crowdlearn.DawidSkene`, :class:`~crowdlearn.OneCoinDawidSkene`.
-    labels : CrowdLabels, (item, expert, label) tuple, dense matrix or DataFrame
+    labels : CrowdLabels, (item, expert, label) tuple, dense matrix, DataFrame or None
         The labels given so far (those the model was fitted on): pairs that already have a
         label are left out. Matched to the model by original id when both have them.
+        ``None``: no pair is labelled yet, every pair is a candidate.
     criterion : {"error", "entropy"}, default "error"
         ``"error"``: expected drop of the probability that the item's arg-max label is
         wrong, :math:`1 - \max_n Q_i(n)`. ``"entropy"``: expected drop of the posterior
@@ -297,7 +299,10 @@ def expected_label_gains(model, labels, *, criterion: str = "error", workers=Non
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
     Q, M = _fitted_arrays(model)
-    done = labelled_pairs(model, labels)
+    if labels is None:
+        done = np.zeros((Q.shape[0], M.shape[0]), dtype=bool)
+    else:
+        done = labelled_pairs(model, labels)
     candidates = _candidate_workers(model, workers, M.shape[0])
     costs = _read_cost(cost, model, candidates, workers)
     gain = _gains(Q, M[candidates], criterion)
@@ -348,3 +353,243 @@ def recommend_labels(model, labels, *, budget: int = 1, criterion: str = "error"
     keep = keep[:int(budget)]
     return LabelGains(gains.item[keep], gains.worker[keep], gains.gain[keep],
                       gains.score[keep], gains.criterion, gains.item_ids, gains.worker_ids)
+
+
+# ------------------------------------------------------------------ replaying a real crowd
+
+POLICIES = ("random", "round-robin", "uncertainty", "model")
+
+
+@dataclass(frozen=True, eq=False)
+class ReplayResult:
+    """Accuracy against budget when labels of a real crowd are bought by several policies.
+
+    Attributes
+    ----------
+    policies : tuple of str
+        The policies replayed, in the order given.
+    labels_per_item : ndarray, shape (n_rounds + 1,)
+        Labels bought so far per item, after 0, 1, ..., ``n_rounds`` rounds (1 at the
+        start: every replay starts with one label per item).
+    accuracy : dict of str to ndarray, shape (n_replays, n_rounds + 1)
+        For each policy, the accuracy of the refitted model against the truth after each
+        round of each replay. Replay ``j`` starts from the same shuffled crowd for every
+        policy, so the policies are compared on paired replays.
+    whole_crowd : float
+        Accuracy of the same model fitted on every label of the crowd.
+    n_iter : dict of str to int
+        Total EM iterations the refits of each policy took (over all replays and rounds).
+    """
+
+    policies: tuple
+    labels_per_item: np.ndarray
+    accuracy: dict
+    whole_crowd: float
+    n_iter: dict
+
+    def summary(self, level: float = 0.95):
+        """Mean accuracy per policy and round with a ``level`` interval over the replays.
+
+        The interval is Student's t interval for the mean over the replays (its width is
+        0 with a single replay). Returns a pandas ``DataFrame`` indexed by
+        ``(policy, labels_per_item)`` with columns ``mean``, ``low``, ``high``.
+        """
+        from scipy import stats
+
+        if isinstance(level, (bool, np.bool_, str, bytes)) or not 0 < float(level) < 1:
+            raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+        pd = require_pandas()
+        rows = []
+        for policy in self.policies:
+            acc = self.accuracy[policy]
+            n = acc.shape[0]
+            mean = acc.mean(axis=0)
+            half = np.zeros_like(mean)
+            if n > 1:
+                sem = acc.std(axis=0, ddof=1) / np.sqrt(n)
+                half = stats.t.ppf(0.5 + float(level) / 2, n - 1) * sem
+            for k, per_item in enumerate(self.labels_per_item):
+                rows.append((policy, per_item, mean[k], mean[k] - half[k], mean[k] + half[k]))
+        frame = pd.DataFrame(rows, columns=["policy", "labels_per_item", "mean", "low",
+                                            "high"])
+        return frame.set_index(["policy", "labels_per_item"])
+
+
+def _check_count(value, name: str, low: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) \
+            or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def _replay_truth(truth, n_items: int, n_classes: int) -> np.ndarray:
+    if isinstance(truth, (str, bytes)) or np.ndim(truth) != 1:
+        raise ValueError("truth must be a 1-D array of true classes, one per item "
+                         "(negative for an item whose truth is unknown)")
+    arr = np.asarray(truth)
+    if arr.dtype.kind not in "iu" or arr.shape[0] != n_items:
+        raise ValueError(f"truth must hold {n_items} integer classes (one per item of the "
+                         f"crowd, negative where unknown), got dtype {arr.dtype} and "
+                         f"shape {arr.shape}")
+    if (arr >= n_classes).any():
+        raise ValueError(f"truth has a class >= n_classes = {n_classes}")
+    if not (arr >= 0).any():
+        raise ValueError("truth knows no item's class: nothing to measure accuracy on")
+    return arr.astype(np.intp)
+
+
+class _Pool:
+    """One replay's crowd: every (item, worker) pair once, in a shuffled order."""
+
+    def __init__(self, crowd, rng):
+        order = rng.permutation(crowd.n_labels)
+        item, worker, label = crowd.item[order], crowd.expert[order], crowd.label[order]
+        keep = np.sort(np.unique(item * crowd.n_experts + worker, return_index=True)[1])
+        self.item, self.worker, self.label = item[keep], worker[keep], label[keep]
+        self.shape = (crowd.n_items, crowd.n_experts, crowd.n_classes)
+        self.row = np.full(self.shape[:2], -1, dtype=np.intp)
+        self.row[self.item, self.worker] = np.arange(keep.size)
+        self.bought = np.zeros(keep.size, dtype=bool)
+        self.bought[np.unique(self.item, return_index=True)[1]] = True  # one per item
+
+    def crowd(self):
+        from crowdlearn.labels import from_triples
+
+        b = self.bought
+        return from_triples(self.item[b], self.worker[b], self.label[b],
+                            n_items=self.shape[0], n_experts=self.shape[1],
+                            n_classes=self.shape[2])
+
+    def first_per_item(self, rows: np.ndarray, n: int) -> np.ndarray:
+        """The first ``n`` of ``rows`` (in their order) whose items have not come before."""
+        first = np.sort(np.unique(self.item[rows], return_index=True)[1])
+        return rows[first][:n]
+
+
+def _choose(policy, rng, pool: _Pool, model, crowd, n: int, criterion: str) -> np.ndarray:
+    """Rows of the pool the policy buys this round (at most ``n``, one per item)."""
+    from crowdlearn.metrics import posterior_entropy
+
+    free = np.flatnonzero(~pool.bought)
+    if free.size == 0:
+        return free
+    if policy == "random":
+        return pool.first_per_item(rng.permutation(free), n)
+    if policy == "model":
+        gains = expected_label_gains(model, crowd, criterion=criterion)
+        rows = pool.row[gains.item, gains.worker]
+        return pool.first_per_item(rows[rows >= 0], n)
+    shuffled = rng.permutation(free)  # a random worker per item, random ties
+    if policy == "round-robin":
+        key = np.bincount(pool.item[pool.bought], minlength=pool.shape[0])[pool.item[shuffled]]
+    else:
+        key = -posterior_entropy(model)[pool.item[shuffled]]
+    return pool.first_per_item(shuffled[np.argsort(key, kind="stable")], n)
+
+
+def _replay_one(crowd, truth, policy, seed, rounds, step, make_model, criterion):
+    known = truth >= 0
+    state = [int(x) for x in seed.generate_state(2)]  # the same for every policy
+    pool = _Pool(crowd, np.random.default_rng([*state, len(POLICIES)]))
+    rng = np.random.default_rng([*state, POLICIES.index(policy)])
+    accuracy, n_iter = [], 0
+    for k in range(rounds + 1):
+        if k:
+            pool.bought[_choose(policy, rng, pool, model, labels, step, criterion)] = True
+        labels = pool.crowd()
+        model = make_model().fit(labels)
+        n_iter += int(getattr(model, "n_iter_", 0))
+        accuracy.append(float((model.predict()[known] == truth[known]).mean()))
+    return accuracy, n_iter
+
+
+def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
+                    n_rounds: int = 10, per_round: float = 0.1, criterion: str = "error",
+                    model=None, random_state=0) -> ReplayResult:
+    """Replay a real crowd label by label and compare policies for buying labels.
+
+    Each replay shuffles the crowd's labels (seeded) and starts with the first label of
+    every item in that order; the crowd's other labels form the pool that may be bought.
+    A bought label is the one the worker really gave, so only pairs the real crowd holds
+    can be bought. In each round a policy buys ``per_round * n_items`` labels, at most
+    one per item, the model is refitted on the labels bought so far and its accuracy on
+    the items of known truth is recorded. The policies:
+
+    * ``"random"``: pairs drawn uniformly from the pool;
+    * ``"round-robin"``: the items with the fewest labels so far, a random worker each;
+    * ``"uncertainty"``: the items of highest posterior entropy, a random worker each;
+    * ``"model"``: the pairs of highest expected gain (:func:`expected_label_gains`
+      with ``criterion``), at most one per item.
+
+    Parameters
+    ----------
+    labels : CrowdLabels, (item, expert, label) tuple, dense matrix or DataFrame
+        The whole crowd (the pool and the starting labels).
+    truth : array-like of int, shape (n_items,)
+        True class of every item in the crowd's item order, negative where unknown.
+    policies : sequence of str, default all four
+    n_replays : int, default 10
+        Replays, each on its own shuffle of the crowd (the same shuffle for every policy).
+    n_rounds : int, default 10
+        Rounds of buying after the start.
+    per_round : float, default 0.1
+        Labels bought per round as a fraction of the items (at least one label).
+    criterion : {"error", "entropy"}, default "error"
+        The ``"model"`` policy's criterion.
+    model : callable, optional
+        Returns a new unfitted Dawid--Skene-type model (one with ``posterior_`` and
+        ``confusion_`` after ``fit``); ``DawidSkene(n_classes=K)`` by default.
+    random_state : int, default 0
+        Seed of the shuffles and of the policies' random choices.
+
+    Returns
+    -------
+    ReplayResult
+
+    Notes
+    -----
+    The fits of a replay are on small crowds, so their ``ConvergenceWarning`` and
+    ``DegenerateFitWarning`` are silenced while it runs.
+    """
+    import warnings
+
+    from crowdlearn.aggregation.dawid_skene import DawidSkene
+
+    crowd = as_crowd_labels(labels)
+    K = crowd.n_classes
+    truth = _replay_truth(truth, crowd.n_items, K)
+    if isinstance(policies, (str, bytes)) or not len(policies) \
+            or any(p not in POLICIES for p in policies) or len(set(policies)) < len(policies):
+        raise ValueError(f"policies must be distinct names among {POLICIES}, got "
+                         f"{policies!r}")
+    if criterion not in CRITERIA:
+        raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
+    n_replays = _check_count(n_replays, "n_replays", 1)
+    n_rounds = _check_count(n_rounds, "n_rounds", 0)
+    if isinstance(per_round, (bool, np.bool_, str, bytes)) \
+            or not isinstance(per_round, numbers.Real) or not 0 < per_round <= 1:
+        raise ValueError(f"per_round must be a fraction in (0, 1], got {per_round!r}")
+    if isinstance(random_state, (bool, np.bool_)) \
+            or not isinstance(random_state, numbers.Integral) or random_state < 0:
+        raise ValueError(f"random_state must be an integer >= 0, got {random_state!r}")
+    make_model = model if model is not None else (lambda: DawidSkene(n_classes=K))
+    if not callable(make_model):
+        raise ValueError("model must be a callable that returns a new unfitted model")
+    step = max(1, int(round(per_round * crowd.n_items)))
+    seeds = np.random.SeedSequence(int(random_state)).spawn(n_replays)
+    accuracy, n_iter = {}, {}
+    with warnings.catch_warnings():
+        from crowdlearn.exceptions import ConvergenceWarning, DegenerateFitWarning
+
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", DegenerateFitWarning)
+        for policy in policies:
+            runs = [_replay_one(crowd, truth, policy, s, n_rounds, step, make_model,
+                                criterion) for s in seeds]
+            accuracy[policy] = np.array([r[0] for r in runs])
+            n_iter[policy] = sum(r[1] for r in runs)
+        whole = make_model().fit(crowd)
+    known = truth >= 0
+    full = float((whole.predict()[known] == truth[known]).mean())
+    return ReplayResult(tuple(policies), 1 + np.arange(n_rounds + 1) * step / crowd.n_items,
+                        accuracy, full, n_iter)

@@ -250,3 +250,110 @@ def test_the_names_are_public():
     for name in ("expected_label_gains", "recommend_labels", "labelled_pairs", "LabelGains"):
         assert getattr(crowdlearn, name) is getattr(active, name)
         assert name in crowdlearn.__all__
+
+
+# -- (e) no label yet, and replaying a crowd policy against policy ---------------------------
+def test_labels_none_makes_every_pair_a_candidate():
+    model = fake_model([[0.6, 0.4], [0.5, 0.5]], [np.eye(2), [[0.7, 0.3], [0.3, 0.7]]])
+    gains = expected_label_gains(model, None)
+    assert len(gains) == 4
+    table = gains_table(gains, 2, 2)
+    assert table[0, 0] == pytest.approx(0.4, abs=1e-14)   # a perfect worker: all the error
+    assert table[1, 1] == pytest.approx(0.2, abs=1e-14)   # .35 + .35 - .5
+    # item 1 (0.5, 0.5) with the perfect worker gains 0.5, item 0 with it 0.4
+    assert recommend_labels(model, None, budget=2).item.tolist() == [1, 0]
+
+
+@pytest.fixture(scope="module")
+def replay_crowd():
+    rng = np.random.default_rng(3)
+    sim = simulate_crowd(120, random_confusion(12, 2, random_state=rng), labels_per_item=4,
+                         random_state=rng)
+    return sim.labels, sim.truth
+
+
+def test_replay_shapes_pairing_and_reproducibility(replay_crowd):
+    labels, truth = replay_crowd
+    first = active.replay_policies(labels, truth, n_replays=3, n_rounds=4, per_round=0.25,
+                                   random_state=5)
+    again = active.replay_policies(labels, truth, n_replays=3, n_rounds=4, per_round=0.25,
+                                   random_state=5)
+    assert first.policies == active.POLICIES
+    np.testing.assert_allclose(first.labels_per_item, [1, 1.25, 1.5, 1.75, 2.0])
+    for policy in first.policies:
+        acc = first.accuracy[policy]
+        assert acc.shape == (3, 5) and ((0 <= acc) & (acc <= 1)).all()
+        np.testing.assert_array_equal(acc, again.accuracy[policy])   # same seed, same result
+        # every policy starts from the same shuffled crowd in each replay
+        np.testing.assert_array_equal(acc[:, 0], first.accuracy["random"][:, 0])
+    assert 0.5 < first.whole_crowd <= 1
+    summary = first.summary(level=0.9)
+    assert list(summary.columns) == ["mean", "low", "high"]
+    assert (summary["low"] <= summary["mean"] + 1e-12).all()
+    assert (summary["mean"] <= summary["high"] + 1e-12).all()
+    assert len(summary) == 4 * 5
+
+
+def test_replay_buys_only_what_the_crowd_gave(replay_crowd):
+    """With every label bought, each policy ends on the whole crowd's fit."""
+    labels, truth = replay_crowd
+    result = active.replay_policies(labels, truth, n_replays=2, n_rounds=3, per_round=1.0,
+                                    random_state=1)
+    # three rounds of one label per item buy the 3 labels left of each item's 4
+    np.testing.assert_allclose(result.labels_per_item[-1], 4.0)
+    for policy in result.policies:
+        assert np.allclose(result.accuracy[policy][:, -1], result.whole_crowd)
+
+
+def test_replay_unknown_truth_is_not_scored(replay_crowd):
+    labels, truth = replay_crowd
+    partial = truth.copy()
+    partial[::2] = -1
+    result = active.replay_policies(labels, partial, policies=("random",), n_replays=1,
+                                    n_rounds=1, per_round=0.5)
+    acc = result.accuracy["random"]
+    assert acc.shape == (1, 2)
+    # an accuracy over the 60 scored items is a multiple of 1/60
+    assert np.allclose(acc * 60, np.round(acc * 60))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"policies": ("random", "oracle")}, "policies"),
+    ({"policies": "random"}, "policies"),
+    ({"policies": ("random", "random")}, "policies"),
+    ({"n_replays": 0}, "n_replays"),
+    ({"n_replays": True}, "n_replays"),
+    ({"n_rounds": -1}, "n_rounds"),
+    ({"per_round": 0}, "per_round"),
+    ({"per_round": "0.1"}, "per_round"),
+    ({"per_round": 1.5}, "per_round"),
+    ({"criterion": "gini"}, "criterion"),
+    ({"random_state": -1}, "random_state"),
+    ({"model": 3}, "model"),
+])
+def test_replay_bad_settings(replay_crowd, kwargs, message):
+    labels, truth = replay_crowd
+    with pytest.raises(ValueError, match=message):
+        active.replay_policies(labels, truth, **kwargs)
+
+
+@pytest.mark.parametrize("truth, message", [
+    ("abc", "truth"),
+    (np.zeros(5, dtype=int), "120"),
+    (np.full(120, -1), "no item"),
+    (np.full(120, 0.5), "integer"),
+    (np.full(120, 2), "n_classes"),
+])
+def test_replay_bad_truth(replay_crowd, truth, message):
+    labels, _ = replay_crowd
+    with pytest.raises(ValueError, match=message):
+        active.replay_policies(labels, truth, n_replays=1, n_rounds=1)
+
+
+def test_summary_bad_level(replay_crowd):
+    labels, truth = replay_crowd
+    result = active.replay_policies(labels, truth, policies=("random",), n_replays=2,
+                                    n_rounds=1)
+    for level in (0, 1, "0.9", True):
+        with pytest.raises(ValueError, match="level"):
+            result.summary(level=level)

@@ -422,6 +422,23 @@ def _check_count(value, name: str, low: int) -> int:
     return int(value)
 
 
+def _check_replay(policies, criterion, per_round, random_state, model) -> None:
+    if isinstance(policies, (str, bytes)) or not len(policies) \
+            or any(p not in POLICIES for p in policies) or len(set(policies)) < len(policies):
+        raise ValueError(f"policies must be distinct names among {POLICIES}, got "
+                         f"{policies!r}")
+    if criterion not in CRITERIA:
+        raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
+    if isinstance(per_round, (bool, np.bool_, str, bytes)) \
+            or not isinstance(per_round, numbers.Real) or not 0 < per_round <= 1:
+        raise ValueError(f"per_round must be a fraction in (0, 1], got {per_round!r}")
+    if isinstance(random_state, (bool, np.bool_)) \
+            or not isinstance(random_state, numbers.Integral) or random_state < 0:
+        raise ValueError(f"random_state must be an integer >= 0, got {random_state!r}")
+    if model is not None and not callable(model):
+        raise ValueError("model must be a callable that returns a new unfitted model")
+
+
 def _replay_truth(truth, n_items: int, n_classes: int) -> np.ndarray:
     if isinstance(truth, (str, bytes)) or np.ndim(truth) != 1:
         raise ValueError("truth must be a 1-D array of true classes, one per item "
@@ -558,23 +575,10 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
     crowd = as_crowd_labels(labels)
     K = crowd.n_classes
     truth = _replay_truth(truth, crowd.n_items, K)
-    if isinstance(policies, (str, bytes)) or not len(policies) \
-            or any(p not in POLICIES for p in policies) or len(set(policies)) < len(policies):
-        raise ValueError(f"policies must be distinct names among {POLICIES}, got "
-                         f"{policies!r}")
-    if criterion not in CRITERIA:
-        raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
+    _check_replay(policies, criterion, per_round, random_state, model)
     n_replays = _check_count(n_replays, "n_replays", 1)
     n_rounds = _check_count(n_rounds, "n_rounds", 0)
-    if isinstance(per_round, (bool, np.bool_, str, bytes)) \
-            or not isinstance(per_round, numbers.Real) or not 0 < per_round <= 1:
-        raise ValueError(f"per_round must be a fraction in (0, 1], got {per_round!r}")
-    if isinstance(random_state, (bool, np.bool_)) \
-            or not isinstance(random_state, numbers.Integral) or random_state < 0:
-        raise ValueError(f"random_state must be an integer >= 0, got {random_state!r}")
     make_model = model if model is not None else (lambda: DawidSkene(n_classes=K))
-    if not callable(make_model):
-        raise ValueError("model must be a callable that returns a new unfitted model")
     step = max(1, int(round(per_round * crowd.n_items)))
     seeds = np.random.SeedSequence(int(random_state)).spawn(n_replays)
     accuracy, n_iter = {}, {}

@@ -101,6 +101,7 @@ from crowdlearn._validation import check_probability_matrix, check_random_state,
 from crowdlearn.aggregation.dawid_skene import DawidSkene
 from crowdlearn.aggregation._common import _Data, _flat_indices, _softmax_rows_inplace
 from crowdlearn.labels import CrowdLabels, _is_dataframe, as_crowd_labels
+from crowdlearn.aggregation.multilabel import MultiCrowdLabels
 from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
 from crowdlearn.aggregation._common import _one_coin_matrices
 
@@ -134,32 +135,71 @@ def coincidence_matrix(labels, *, n_classes=None) -> np.ndarray:
     return o
 
 
-def krippendorff_alpha(labels, *, n_classes=None) -> float:
-    r"""Krippendorff's alpha for nominal labels with missing values.
+_DISTANCES = ("nominal", "interval", "ordinal", "masi", "jaccard")
+
+
+def krippendorff_alpha(labels, *, n_classes=None, distance="nominal") -> float:
+    r"""Krippendorff's alpha with missing values, for nominal, interval, ordinal or
+    set-valued labels.
 
     Parameters
     ----------
-    labels : any form :func:`~crowdlearn.as_crowd_labels` accepts
+    labels : any form :func:`~crowdlearn.as_crowd_labels` accepts, or MultiCrowdLabels
         A :class:`~crowdlearn.CrowdLabels`, ``(item, expert, label)`` triples,
         a dense ``(n_items, n_experts)`` matrix with ``-1`` for missing, or a
-        pandas DataFrame with ``task``, ``worker`` and ``label`` columns.
+        pandas DataFrame with ``task``, ``worker`` and ``label`` columns (whose
+        labels may be ``frozenset`` objects: set-valued labels, as crowd-kit
+        takes them). A :class:`~crowdlearn.MultiCrowdLabels` whose targets are
+        all binary is read as set-valued labels: the value a worker gave an item
+        is the set of targets they marked 1 (every target of the item must be
+        answered, once).
     n_classes : int, optional
         Number of classes (for index-coded labels); classes never used change
         nothing.
+    distance : {"nominal", "interval", "ordinal", "masi", "jaccard"} or callable
+        The difference :math:`\delta_{ck}` between two values (Krippendorff
+        2011; Passonneau 2006 for MASI):
+
+        * ``"nominal"`` (default): 0 for equal values, 1 otherwise.
+        * ``"interval"``: :math:`(v_c - v_k)^2`, with :math:`v_c` the numeric
+          value of class ``c``: its label when the labels were numbers in a
+          table, its index for index-coded labels. Strings are refused.
+        * ``"ordinal"``: :math:`\big(\sum_{g=c}^{k} n_g - \frac{n_c + n_k}{2}\big)^2`,
+          the classes ranked by value and :math:`n_g` the marginal counts of the
+          coincidence matrix (the number of pairable values ``g``). Only the
+          order of the values matters; string labels are refused (their order
+          is not known).
+        * ``"masi"``: :math:`1 - J(A, B)\, M(A, B)` between two sets of tags,
+          :math:`J` the Jaccard index :math:`|A \cap B| / |A \cup B|` and
+          :math:`M` 1 if :math:`A = B`, 2/3 if one contains the other, 1/3 if
+          they intersect otherwise, 0 if they are disjoint.
+        * ``"jaccard"``: :math:`1 - J(A, B)`.
+        * a callable ``distance(a, b) -> float``: called once for each unordered
+          pair of distinct values used (class ids, or class indices for
+          index-coded labels; frozensets of target indices for MultiCrowdLabels),
+          as nltk's and crowd-kit's distances are; it must return a finite
+          number >= 0. :math:`\delta_{cc} = 0`.
+
+        Two empty sets are equal (MASI and Jaccard distance 0).
 
     Returns
     -------
     float
         :math:`\alpha = 1 - D_o / D_e`, 1 for perfect agreement, 0 for agreement
-        at chance level, negative below chance.
+        at chance level, negative below chance; never above 1.
 
     Raises
     ------
     ValueError
-        When no item has two labels or more (nothing can be paired), or when all
-        the pairable labels are the same class: then the expected disagreement
-        :math:`D_e` is zero and alpha is undefined (0/0; Krippendorff leaves it
-        undefined). We raise rather than return NaN.
+        When no item has two labels or more (nothing can be paired), or when
+        every pair of pairable values is at distance 0 (e.g. all of them are
+        the same class): then the expected disagreement :math:`D_e` is zero and
+        alpha is undefined (0/0; Krippendorff leaves it undefined). We raise
+        rather than return NaN.
+    TypeError
+        When the distance cannot apply to the labels (``"interval"`` on string
+        labels, ``"masi"`` on labels that are not sets), or is neither a known
+        name nor callable.
 
     Notes
     -----
@@ -171,11 +211,16 @@ def krippendorff_alpha(labels, *, n_classes=None) -> float:
     .. math::
 
         \begin{aligned}
-        D_o &= \frac{1}{n}\sum_{c \ne k} o_{ck}, \qquad
-        D_e = \frac{1}{n(n-1)}\sum_{c \ne k} n_c\, n_k, \\
+        D_o &= \frac{1}{n}\sum_{c, k} o_{ck}\,\delta_{ck}, \qquad
+        D_e = \frac{1}{n(n-1)}\sum_{c, k} n_c\, n_k\,\delta_{ck}, \\
         \alpha &= 1 - \frac{D_o}{D_e}
-               = 1 - (n - 1)\frac{\sum_{c \ne k} o_{ck}}{n^2 - \sum_c n_c^2}.
+               = 1 - (n - 1)\frac{\sum_{c, k} o_{ck}\,\delta_{ck}}{\sum_{c, k} n_c\, n_k\,\delta_{ck}}.
         \end{aligned}
+
+    crowd-kit's ``alpha_krippendorff(answers, distance)`` takes nltk's distances;
+    nltk's ``masi_distance`` rounds the weights 2/3 and 1/3 to 0.67 and 0.33,
+    so its alpha differs slightly from ``distance="masi"`` (pass the same
+    callable to get crowd-kit's number).
 
     Examples
     --------
@@ -183,19 +228,195 @@ def krippendorff_alpha(labels, *, n_classes=None) -> float:
     >>> from crowdlearn.metrics import krippendorff_alpha
     >>> round(krippendorff_alpha(np.array([[0, 0, -1], [1, 1, 1], [0, 1, 1]])), 4)
     0.5333
+    >>> dense = np.array([[0, 1, -1], [2, 2, 2], [0, 1, 1]])
+    >>> round(krippendorff_alpha(dense, distance="interval"), 4)
+    0.641
     """
-    o = coincidence_matrix(labels, n_classes=n_classes)
+    kind = _check_distance(distance)
+    if kind == "nominal" and not isinstance(labels, MultiCrowdLabels):
+        return _nominal_alpha(coincidence_matrix(labels, n_classes=n_classes))
+    crowd, values = _alpha_input(labels, n_classes)
+    o = coincidence_matrix(crowd)
     n_c = o.sum(axis=1)
     n = float(n_c.sum())
     if n == 0:
-        raise ValueError("Krippendorff's alpha needs at least one item with two labels or "
-                         "more (no item is pairable)")
+        raise ValueError(_NOT_PAIRABLE)
+    used = np.flatnonzero(n_c > 0)            # values never paired play no part
+    o, n_c = o[np.ix_(used, used)], n_c[used]
+    delta = _distance_matrix(kind, distance, values[used], n_c)
+    observed = float((o * delta).sum())
+    expected = float(n_c @ delta @ n_c)
+    if expected <= 0:
+        raise ValueError("Krippendorff's alpha is undefined: every pair of pairable values "
+                         "is at distance 0, so the expected disagreement D_e is 0 "
+                         "(alpha = 0/0)")
+    return float(1.0 - (n - 1.0) * observed / expected)
+
+
+_NOT_PAIRABLE = ("Krippendorff's alpha needs at least one item with two labels or more (no "
+                 "item is pairable)")
+
+
+def _nominal_alpha(o: np.ndarray) -> float:
+    """Nominal alpha from the coincidence matrix (the closed form, as before distances)."""
+    n_c = o.sum(axis=1)
+    n = float(n_c.sum())
+    if n == 0:
+        raise ValueError(_NOT_PAIRABLE)
     disagree = float(o.sum() - np.trace(o))
     expected = float(n * n - (n_c ** 2).sum())
     if expected <= 0:
         raise ValueError("Krippendorff's alpha is undefined: every pairable label is the "
                          "same class, so the expected disagreement D_e is 0 (alpha = 0/0)")
     return float(1.0 - (n - 1.0) * disagree / expected)
+
+
+def _check_distance(distance) -> str:
+    """The kind of ``distance``: one of the names, or ``"callable"``."""
+    if isinstance(distance, str):
+        if distance not in _DISTANCES:
+            raise ValueError(f"distance must be one of {list(_DISTANCES)} or a callable "
+                             f"distance(a, b), got {distance!r}")
+        return distance
+    if callable(distance):
+        return "callable"
+    raise TypeError(f"distance must be one of {list(_DISTANCES)} or a callable distance(a, b), "
+                    f"got {type(distance).__name__}")
+
+
+def _alpha_input(labels, n_classes):
+    """Index-coded labels and the value of each class (an object array: the class ids, the
+    class indices, or frozensets for MultiCrowdLabels)."""
+    if isinstance(labels, MultiCrowdLabels):
+        if n_classes is not None:
+            raise ValueError("n_classes is not used with MultiCrowdLabels: the values are the "
+                             "sets of targets marked 1")
+        return _sets_from_multi(labels)
+    crowd = as_crowd_labels(labels, n_classes=n_classes)
+    if crowd.class_ids is None:
+        values = np.arange(crowd.n_classes)
+    else:
+        values = np.asarray(crowd.class_ids)
+    return crowd, values
+
+
+def _sets_from_multi(crowd):
+    """Set-valued labels from binary targets: each (item, worker) answer is the set of the
+    targets it marked 1."""
+    D, J = crowd.n_targets, crowd.n_experts
+    wide = [d for d, k in enumerate(crowd.n_classes) if k != 2]
+    if wide:
+        raise ValueError(f"set-valued labels are read from binary targets (0: not in the set, "
+                         f"1: in it); target(s) {wide[:5]} have more than two classes")
+    pair = crowd.item.astype(np.int64) * J + crowd.expert
+    key = pair * D + crowd.target
+    if np.unique(key).size != key.size:
+        raise ValueError("a worker answered the same target of an item twice: its set is "
+                         "ambiguous")
+    pairs, where, counts = np.unique(pair, return_inverse=True, return_counts=True)
+    if (counts != D).any():
+        first = int(np.flatnonzero(counts != D)[0])
+        raise ValueError(f"worker {int(pairs[first] % J)} answered {int(counts[first])} of the "
+                         f"{D} targets of item {int(pairs[first] // J)}: a set-valued label "
+                         f"needs every target answered (0 or 1)")
+    bits = np.zeros((pairs.size, D), dtype=bool)
+    bits[where.ravel(), crowd.target] = crowd.label == 1
+    sets, code = np.unique(bits, axis=0, return_inverse=True)
+    K = max(sets.shape[0], 2)               # CrowdLabels needs two classes; padding is unused
+    values = np.empty(K, dtype=object)
+    values[:sets.shape[0]] = [frozenset(np.flatnonzero(row).tolist()) for row in sets]
+    values[sets.shape[0]:] = [frozenset()] * (K - sets.shape[0])
+    flat = CrowdLabels(pairs // J, pairs % J, code.ravel(), crowd.n_items, J, K)
+    return flat, values
+
+
+def _distance_matrix(kind, distance, values, n_c) -> np.ndarray:
+    """:math:`\\delta_{ck}` between the used values (``n_c``: their marginal counts)."""
+    K = values.shape[0]
+    if kind == "nominal":
+        return 1.0 - np.eye(K)
+    if kind == "interval":
+        v = _numeric_values(values, kind)
+        return (v[:, None] - v[None, :]) ** 2
+    if kind == "ordinal":
+        order = np.argsort(_numeric_values(values, kind), kind="stable")
+        n = n_c[order]
+        cum = np.cumsum(n)
+        # between ranks a <= b: sum_{g=a..b} n_g = cum[b] - cum[a] + n[a]
+        lo, hi = np.minimum.outer(np.arange(K), np.arange(K)), \
+            np.maximum.outer(np.arange(K), np.arange(K))
+        ranked = (cum[hi] - cum[lo] + n[lo] - (n[lo] + n[hi]) / 2.0) ** 2
+        np.fill_diagonal(ranked, 0.0)
+        back = np.argsort(order)
+        return ranked[np.ix_(back, back)]
+    if kind in ("masi", "jaccard"):
+        return _set_distances(values, kind)
+    return _callable_distances(distance, values)
+
+
+def _numeric_values(values, kind) -> np.ndarray:
+    """The classes' values as finite floats, or a TypeError (strings are not numbers)."""
+    arr = np.asarray(values)
+    if arr.dtype == object:
+        bad = [v for v in arr.tolist()
+               if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real)]
+        if not bad:
+            arr = arr.astype(float)
+    if arr.dtype.kind not in "iuf":
+        example = arr.ravel()[0] if arr.size else None
+        raise TypeError(f"the {kind} distance needs labels that are numbers; these labels are "
+                        f"{type(example).__name__} values such as {example!r:.40}: map them to "
+                        f"numbers first, or use distance='nominal'")
+    arr = arr.astype(float)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"the {kind} distance needs finite label values, got "
+                         f"{arr[~np.isfinite(arr)][0]}")
+    return arr
+
+
+def _set_distances(values, kind) -> np.ndarray:
+    """MASI (Passonneau 2006) or Jaccard distances between sets of tags."""
+    bad = [v for v in values.tolist() if not isinstance(v, (set, frozenset))]
+    if bad:
+        raise TypeError(f"the {kind} distance needs set-valued labels (frozenset objects, "
+                        f"or MultiCrowdLabels of binary targets), got "
+                        f"{type(bad[0]).__name__} values such as {bad[0]!r:.40}")
+    tags = {t: i for i, t in enumerate(set().union(*values.tolist()))}
+    member = np.zeros((values.shape[0], max(len(tags), 1)))
+    for row, v in enumerate(values.tolist()):
+        member[row, [tags[t] for t in v]] = 1.0
+    inter = member @ member.T
+    size = member.sum(axis=1)
+    union = size[:, None] + size[None, :] - inter
+    equal = (inter == size[:, None]) & (inter == size[None, :])
+    jac = np.where(equal, 1.0, inter / np.where(union > 0, union, 1.0))
+    if kind == "jaccard":
+        return 1.0 - jac
+    nested = (inter == size[:, None]) | (inter == size[None, :])
+    m = np.where(equal, 1.0, np.where(nested, 2 / 3, np.where(inter > 0, 1 / 3, 0.0)))
+    return 1.0 - jac * m
+
+
+def _callable_distances(distance, values) -> np.ndarray:
+    """``distance(a, b)`` for every unordered pair of distinct values, checked."""
+    K = values.shape[0]
+    limit = get_size_limits().max_cells
+    if K * K > limit:
+        raise ValueError(f"a callable distance between {K:,} distinct values needs {K * K:,} "
+                         f"numbers, beyond the size limits' max_cells={limit:,}")
+    items = values.tolist()
+    delta = np.zeros((K, K))
+    for a in range(K):
+        for b in range(a + 1, K):
+            d = distance(items[a], items[b])
+            if isinstance(d, (str, bytes)) or not isinstance(d, numbers.Real):
+                raise TypeError(f"distance({items[a]!r:.30}, {items[b]!r:.30}) returned "
+                                f"{type(d).__name__} {d!r:.30}, not a number")
+            if not np.isfinite(d) or d < 0:
+                raise ValueError(f"distance({items[a]!r:.30}, {items[b]!r:.30}) returned {d!r}; "
+                                 f"a distance must be finite and >= 0")
+            delta[a, b] = delta[b, a] = float(d)
+    return delta
 
 
 # -- posterior entropy -------------------------------------------------------------------------

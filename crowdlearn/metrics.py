@@ -241,9 +241,9 @@ def krippendorff_alpha(labels, *, n_classes=None, distance="nominal") -> float:
     0.641
     """
     kind = _check_distance(distance)
-    if kind == "nominal" and not isinstance(labels, MultiCrowdLabels):
-        return _nominal_alpha(coincidence_matrix(labels, n_classes=n_classes))
     crowd, values = _alpha_input(labels, n_classes)
+    if kind == "nominal" and not isinstance(labels, MultiCrowdLabels):
+        return _nominal_alpha(coincidence_matrix(crowd))
     o = coincidence_matrix(crowd)
     n_c = o.sum(axis=1)
     n = float(n_c.sum())
@@ -300,12 +300,54 @@ def _alpha_input(labels, n_classes):
             raise ValueError("n_classes is not used with MultiCrowdLabels: the values are the "
                              "sets of targets marked 1")
         return _sets_from_multi(labels)
+    sets = _sets_in_frame(labels)
+    if sets is not None:
+        return sets
     crowd = as_crowd_labels(labels, n_classes=n_classes)
     if crowd.class_ids is None:
-        values = np.arange(crowd.n_classes)
-    else:
-        values = np.asarray(crowd.class_ids)
-    return crowd, values
+        return crowd, np.arange(crowd.n_classes)
+    values = np.asarray(crowd.class_ids)
+    if values.dtype != object:
+        return crowd, values
+    # objects that do not sort (frozensets: < is "subset of") may reach us as several
+    # classes for one value; alpha pairs values, so equal values become one class again
+    first = {}
+    canon = np.array([first.setdefault(v, len(first)) for v in values.tolist()], dtype=np.intp)
+    if len(first) == values.shape[0]:
+        return crowd, values
+    merged = np.empty(max(len(first), 2), dtype=object)
+    merged[:len(first)] = list(first)
+    merged[len(first):] = [None] * (merged.shape[0] - len(first))
+    return CrowdLabels(crowd.item, crowd.expert, canon[crowd.label], crowd.n_items,
+                       crowd.n_experts, merged.shape[0]), merged
+
+
+def _sets_in_frame(labels):
+    """A DataFrame whose labels are sets, read with one class per distinct set (sets do
+    not sort -- ``<`` means "subset of" -- so they are not left to the id encoder), and
+    the sets; None for any other input."""
+    if not _is_dataframe(labels) or "label" not in labels.columns \
+            or labels["label"].dtype != object:
+        return None
+    values = labels["label"].tolist()
+    is_set = [isinstance(v, (set, frozenset)) for v in values]
+    if not any(is_set):
+        return None
+    if not all(is_set):
+        other = values[is_set.index(False)]
+        raise TypeError(f"the label column mixes sets with {type(other).__name__} values such "
+                        f"as {other!r:.40}: give every label as a frozenset")
+    first = {}
+    codes = np.array([first.setdefault(frozenset(v), len(first)) for v in values],
+                     dtype=np.intp)
+    crowd = as_crowd_labels(labels.assign(label=codes))
+    distinct = np.empty(len(first) + 1, dtype=object)
+    distinct[:len(first)] = list(first)
+    distinct[-1] = frozenset()          # the padding class of a crowd with a single set
+    ids = np.asarray(crowd.class_ids, dtype=np.intp)
+    ids = np.concatenate([ids, np.full(crowd.n_classes - ids.size, len(first))])
+    return CrowdLabels(crowd.item, crowd.expert, crowd.label, crowd.n_items, crowd.n_experts,
+                       crowd.n_classes), distinct[ids]
 
 
 def _sets_from_multi(crowd):

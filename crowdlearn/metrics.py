@@ -18,6 +18,25 @@ r"""Agreement and uncertainty: how much the crowd agrees, how sure a fitted mode
 
 Everything is vectorised: no Python loop over items or labels.
 
+The distances of :func:`krippendorff_alpha` (Krippendorff 2011; Passonneau 2006 for
+MASI), between the values :math:`c` and :math:`k`:
+
+* ``"nominal"``: :math:`\delta_{ck} = 1\{c \ne k\}`.
+* ``"interval"``: :math:`(v_c - v_k)^2`, :math:`v_c` the numeric value of class
+  :math:`c`: its label when the labels were numbers in a table, its index for
+  index-coded labels. String labels are refused.
+* ``"ordinal"``: :math:`\big(\sum_{g=c}^{k} n_g - \frac{n_c + n_k}{2}\big)^2`,
+  the classes ranked by value and :math:`n_g` the marginal counts of the
+  coincidence matrix; only the order of the values matters. String labels are
+  refused (their order is not known).
+* ``"masi"``: :math:`1 - J(A, B)\, M(A, B)` for two sets of tags, :math:`J` the
+  Jaccard index :math:`|A \cap B| / |A \cup B|` and :math:`M` 1 if
+  :math:`A = B`, 2/3 if one contains the other, 1/3 if they intersect
+  otherwise, 0 if they are disjoint. nltk's ``masi_distance``, which crowd-kit
+  uses, rounds 2/3 and 1/3 to 0.67 and 0.33, so its alpha differs slightly
+  (pass it as the callable to get crowd-kit's number).
+* ``"jaccard"``: :math:`1 - J(A, B)`. Two empty sets are equal (distance 0).
+
 The methods of :func:`worker_quality_intervals`, and what each ignores:
 
 **Bootstrap.** Items are resampled with replacement (an item drawn twice
@@ -147,88 +166,54 @@ _DISTANCES = ("nominal", "interval", "ordinal", "masi", "jaccard")
 
 
 def krippendorff_alpha(labels, *, n_classes=None, distance="nominal") -> float:
-    r"""Krippendorff's alpha with missing values, for nominal, interval, ordinal or
-    set-valued labels.
+    r"""Krippendorff's alpha with missing values: nominal, interval, ordinal or set-valued
+    labels, or any distance.
 
     Parameters
     ----------
     labels : any form :func:`~crowdlearn.as_crowd_labels` accepts, or MultiCrowdLabels
-        A :class:`~crowdlearn.CrowdLabels`, ``(item, expert, label)`` triples,
-        a dense ``(n_items, n_experts)`` matrix with ``-1`` for missing, or a
-        pandas DataFrame with ``task``, ``worker`` and ``label`` columns (whose
-        labels may be ``frozenset`` objects: set-valued labels, as crowd-kit
-        takes them). A :class:`~crowdlearn.MultiCrowdLabels` whose targets are
-        all binary is read as set-valued labels: the value a worker gave an item
-        is the set of targets they marked 1 (every target of the item must be
-        answered, once).
+        A :class:`~crowdlearn.CrowdLabels`, ``(item, expert, label)`` triples, a dense
+        ``(n_items, n_experts)`` matrix with ``-1`` for missing, or a pandas DataFrame
+        with ``task``, ``worker`` and ``label`` columns (set-valued labels as
+        frozensets, as crowd-kit takes them). A :class:`~crowdlearn.MultiCrowdLabels`
+        of binary targets is read as set-valued labels: each worker's value for an
+        item is the set of targets they marked 1 (all of them answered, once).
     n_classes : int, optional
-        Number of classes (for index-coded labels); classes never used change
-        nothing.
+        Number of classes of index-coded labels (classes never used change nothing).
     distance : {"nominal", "interval", "ordinal", "masi", "jaccard"} or callable
-        The difference :math:`\delta_{ck}` between two values (Krippendorff
-        2011; Passonneau 2006 for MASI):
-
-        * ``"nominal"`` (default): 0 for equal values, 1 otherwise.
-        * ``"interval"``: :math:`(v_c - v_k)^2`, with :math:`v_c` the numeric
-          value of class ``c``: its label when the labels were numbers in a
-          table, its index for index-coded labels. Strings are refused.
-        * ``"ordinal"``: :math:`\big(\sum_{g=c}^{k} n_g - \frac{n_c + n_k}{2}\big)^2`,
-          the classes ranked by value and :math:`n_g` the marginal counts of the
-          coincidence matrix (the number of pairable values ``g``). Only the
-          order of the values matters; string labels are refused (their order
-          is not known).
-        * ``"masi"``: :math:`1 - J(A, B)\, M(A, B)` between two sets of tags,
-          :math:`J` the Jaccard index :math:`|A \cap B| / |A \cup B|` and
-          :math:`M` 1 if :math:`A = B`, 2/3 if one contains the other, 1/3 if
-          they intersect otherwise, 0 if they are disjoint.
-        * ``"jaccard"``: :math:`1 - J(A, B)`.
-        * a callable ``distance(a, b) -> float``: called once for each unordered
-          pair of distinct values used (class ids, or class indices for
-          index-coded labels; frozensets of target indices for MultiCrowdLabels),
-          as nltk's and crowd-kit's distances are; it must return a finite
-          number >= 0. :math:`\delta_{cc} = 0`.
-
-        Two empty sets are equal (MASI and Jaccard distance 0).
+        The difference :math:`\delta_{ck}` of two values (defined in the module's
+        notes): equal or not, squared difference of the values, ordinal rank
+        distance, MASI or Jaccard distance between sets. A callable
+        ``distance(a, b) -> float`` (nltk's and crowd-kit's kind) is called once
+        for each unordered pair of distinct values used -- the class ids, class
+        indices for index-coded labels, frozensets of target indices for
+        MultiCrowdLabels -- and must return a finite number >= 0.
 
     Returns
     -------
     float
-        :math:`\alpha = 1 - D_o / D_e`, 1 for perfect agreement, 0 for agreement
-        at chance level, negative below chance; never above 1.
+        :math:`\alpha = 1 - D_o / D_e`: 1 for perfect agreement, 0 at chance, at most 1.
 
     Raises
     ------
     ValueError
-        When no item has two labels or more (nothing can be paired), or when
-        every pair of pairable values is at distance 0 (e.g. all of them are
-        the same class): then the expected disagreement :math:`D_e` is zero and
-        alpha is undefined (0/0; Krippendorff leaves it undefined). We raise
-        rather than return NaN.
+        When no item has two labels (nothing can be paired), or every pair of pairable
+        values is at distance 0 (e.g. one class only): :math:`D_e = 0` and alpha is
+        0/0, undefined (we raise rather than return NaN).
     TypeError
-        When the distance cannot apply to the labels (``"interval"`` on string
-        labels, ``"masi"`` on labels that are not sets), or is neither a known
-        name nor callable.
+        When the distance does not apply to the labels (``"interval"`` or ``"ordinal"``
+        on strings, whose order is unknown; ``"masi"`` on labels that are not sets).
 
     Notes
     -----
-    Following K. Krippendorff, *Computing Krippendorff's Alpha-Reliability*
-    (2011): from the coincidence matrix :math:`o_{ck}` (see
-    :func:`coincidence_matrix`), with :math:`n_c = \sum_k o_{ck}` and
-    :math:`n = \sum_c n_c` the number of pairable values,
+    K. Krippendorff, *Computing Krippendorff's Alpha-Reliability* (2011): from the
+    coincidence matrix :math:`o_{ck}` (:func:`coincidence_matrix`), with
+    :math:`n_c = \sum_k o_{ck}` and :math:`n = \sum_c n_c` pairable values,
 
     .. math::
 
-        \begin{aligned}
-        D_o &= \frac{1}{n}\sum_{c, k} o_{ck}\,\delta_{ck}, \qquad
-        D_e = \frac{1}{n(n-1)}\sum_{c, k} n_c\, n_k\,\delta_{ck}, \\
-        \alpha &= 1 - \frac{D_o}{D_e}
-               = 1 - (n - 1)\frac{\sum_{c, k} o_{ck}\,\delta_{ck}}{\sum_{c, k} n_c\, n_k\,\delta_{ck}}.
-        \end{aligned}
-
-    crowd-kit's ``alpha_krippendorff(answers, distance)`` takes nltk's distances;
-    nltk's ``masi_distance`` rounds the weights 2/3 and 1/3 to 0.67 and 0.33,
-    so its alpha differs slightly from ``distance="masi"`` (pass the same
-    callable to get crowd-kit's number).
+        \alpha = 1 - \frac{D_o}{D_e} = 1 - (n - 1)
+            \frac{\sum_{c, k} o_{ck}\,\delta_{ck}}{\sum_{c, k} n_c\, n_k\,\delta_{ck}}.
 
     Examples
     --------
@@ -610,13 +595,11 @@ def consistency(model_or_posterior, labels, *, skills=None, by_task: bool = Fals
 
     Notes
     -----
-    Differences from crowd-kit: crowd-kit fits its aggregator (majority vote
-    by default) on the answers; here the model is already fitted. It uses the
-    number of distinct labels in the data as :math:`K`; here the model's (or
-    the posterior's) classes. With a model that has confusion matrices they
-    are used instead of one accuracy per worker (for one-coin models the two
-    agree). Products are computed as sums of logarithms, so long items do not
-    underflow to 0 as crowd-kit's products can.
+    Unlike crowd-kit, the model comes fitted (crowd-kit fits its aggregator,
+    a majority vote by default); :math:`K` is the model's number of classes
+    (crowd-kit's: the distinct labels in the data); a model's confusion
+    matrices are used when it has them (for one-coin models they are its
+    accuracies'); products are sums of logarithms, which do not underflow.
 
     Examples
     --------
@@ -627,24 +610,8 @@ def consistency(model_or_posterior, labels, *, skills=None, by_task: bool = Fals
     >>> round(consistency(posterior, labels, skills=[0.8, 0.8, 0.6]), 4)
     0.9371
     """
-    if _is_model(model_or_posterior):
-        model = model_or_posterior
-        crowd = _crowd_of_model(model, labels)
-        aggregated = np.asarray(model.predict(), dtype=np.intp)
-        if skills is None:
-            skills = _model_skills(model)
-        expert_ids = getattr(model, "expert_ids_", None)
-    else:
-        model = None
-        if skills is None:
-            raise ValueError("with a posterior, pass the workers' skills: skills=")
-        q = check_probability_matrix(model_or_posterior, "posterior", atol=1e-6)
-        crowd = as_crowd_labels(labels, n_classes=q.shape[1])
-        if crowd.n_items != q.shape[0] or crowd.n_classes != q.shape[1]:
-            raise ValueError(f"the posterior has shape {q.shape} but the labels describe "
-                             f"{crowd.n_items} items and {crowd.n_classes} classes")
-        aggregated = np.argmax(q, axis=1)
-        expert_ids = crowd.expert_ids
+    model, crowd, aggregated, skills, expert_ids = _consistency_inputs(model_or_posterior,
+                                                                       labels, skills)
     by_task = check_bool(by_task, "by_task")
     conf = _skill_matrices(skills, crowd, expert_ids)
     per_item = _consistency_per_item(crowd, conf, aggregated)
@@ -655,6 +622,25 @@ def consistency(model_or_posterior, labels, *, skills=None, by_task: bool = Fals
     if not labelled.any():
         raise ValueError("no item has a label: consistency is undefined")
     return float(per_item[labelled].mean())
+
+
+def _consistency_inputs(model_or_posterior, labels, skills):
+    """``(model or None, crowd, aggregated class indices, skills, worker ids)``."""
+    if _is_model(model_or_posterior):
+        model = model_or_posterior
+        crowd = _crowd_of_model(model, labels)
+        aggregated = np.asarray(model.predict(), dtype=np.intp)
+        if skills is None:
+            skills = _model_skills(model)
+        return model, crowd, aggregated, skills, getattr(model, "expert_ids_", None)
+    if skills is None:
+        raise ValueError("with a posterior, pass the workers' skills: skills=")
+    q = check_probability_matrix(model_or_posterior, "posterior", atol=1e-6)
+    crowd = as_crowd_labels(labels, n_classes=q.shape[1])
+    if crowd.n_items != q.shape[0] or crowd.n_classes != q.shape[1]:
+        raise ValueError(f"the posterior has shape {q.shape} but the labels describe "
+                         f"{crowd.n_items} items and {crowd.n_classes} classes")
+    return None, crowd, np.argmax(q, axis=1), skills, crowd.expert_ids
 
 
 def _consistency_per_item(crowd, conf, aggregated) -> np.ndarray:

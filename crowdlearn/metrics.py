@@ -471,7 +471,11 @@ def _fitted_posterior(model) -> np.ndarray:
 def _crowd_of_model(model, labels) -> CrowdLabels:
     """``labels``, the labels ``model`` was fitted on, indexed like the model: its items,
     workers and classes. Labels of other items are refused."""
-    n, K = _fitted_posterior(model).shape
+    posterior = _fitted_posterior(model)
+    if posterior.ndim != 2:
+        raise ValueError(f"{type(model).__name__} has a posterior of shape {posterior.shape}: "
+                         f"only models of one label per item are supported")
+    n, K = posterior.shape
     J = int(getattr(model, "n_experts_", 0))
     crowd = as_crowd_labels(labels, n_classes=None if _is_dataframe(labels)
                             or isinstance(labels, CrowdLabels) else K)

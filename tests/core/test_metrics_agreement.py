@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from crowdlearn import (GLAD, MACE, DawidSkene, MajorityVote, OneCoinDawidSkene,
-                        accuracy_on_aggregates, consistency, krippendorff_alpha, spammer_score)
+from crowdlearn import (GLAD, MACE, DawidSkene, MajorityVote, MultiLabelDawidSkene,
+                        OneCoinDawidSkene, accuracy_on_aggregates, consistency,
+                        krippendorff_alpha, spammer_score)
 from crowdlearn.aggregation.multilabel import from_quadruples
 from crowdlearn.exceptions import NotFittedError
 from crowdlearn.labels import from_triples
@@ -452,6 +453,10 @@ def test_consistency_bad_input():
         consistency(glad, df)
     with pytest.raises(NotFittedError):
         consistency(DawidSkene(), df)
+    multi = from_quadruples([0, 0, 1, 1], [0, 1, 0, 1], [0, 0, 0, 0], [1, 1, 0, 1],
+                            n_classes=[2])
+    with pytest.raises(ValueError, match="one label per item"):
+        consistency(quiet_fit(MultiLabelDawidSkene(), multi), multi)
 
 
 # -- accuracy on aggregates --------------------------------------------------------------------

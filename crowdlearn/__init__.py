@@ -9,7 +9,8 @@ The package behind the crowdlearn book. Public API, flat:
   :class:`LogisticAnnotators`, :class:`SparseExpertsEM`, :class:`MajorityVoteLogistic`,
   :class:`GLAD`, :class:`MACE`, :class:`WeightedMajorityVote`, :class:`Wawa`,
   :class:`ZeroBasedSkill`, :class:`GoldMajorityVote`
-* agreement and doubt: :func:`krippendorff_alpha`, :func:`posterior_entropy`,
+* agreement and doubt: :func:`krippendorff_alpha`, :func:`consistency`,
+  :func:`accuracy_on_aggregates`, :func:`spammer_score`, :func:`posterior_entropy`,
   :func:`worker_quality_intervals` (:mod:`crowdlearn.metrics`)
 * results by original id (pandas): :mod:`crowdlearn.frames`
 * the EM engine: :func:`run_em`, :func:`fit_em`
@@ -66,7 +67,8 @@ _NAMES = {
     **dict.fromkeys(["MajorityVoteLogistic", "SparseExpertsEM", "sparse_experts_path"],
                     "crowdlearn.features.sparse_experts"),
     # agreement, model selection
-    **dict.fromkeys(["krippendorff_alpha", "posterior_entropy", "worker_quality_intervals"],
+    **dict.fromkeys(["accuracy_on_aggregates", "consistency", "krippendorff_alpha",
+                     "posterior_entropy", "spammer_score", "worker_quality_intervals"],
                     "crowdlearn.metrics"),
     **dict.fromkeys(["expected_surrogate_risk", "select_by_surrogate", "select_penalty",
                      "surrogate_risk", "true_risk"], "crowdlearn.selection"),
@@ -110,8 +112,8 @@ if TYPE_CHECKING:  # what static tools (and readers) see; nothing of it runs
                                                     sparse_experts_path)
     from crowdlearn.labels import (CrowdLabels, as_crowd_labels, from_dataframe, from_dense,
                                    from_table, from_triples)
-    from crowdlearn.metrics import (krippendorff_alpha, posterior_entropy,
-                                    worker_quality_intervals)
+    from crowdlearn.metrics import (accuracy_on_aggregates, consistency, krippendorff_alpha,
+                                    posterior_entropy, spammer_score, worker_quality_intervals)
     from crowdlearn.selection import (expected_surrogate_risk, select_by_surrogate,
                                       select_penalty, surrogate_risk, true_risk)
 
@@ -121,6 +123,9 @@ __all__ = [
     "worker_quality_intervals",
     "posterior_entropy",
     "krippendorff_alpha",
+    "consistency",
+    "accuracy_on_aggregates",
+    "spammer_score",
     "ZeroBasedSkill",
     "WeightedMajorityVote",
     "Wawa",

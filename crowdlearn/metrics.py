@@ -1,9 +1,15 @@
 r"""Agreement and uncertainty: how much the crowd agrees, how sure a fitted model is.
 
-* :func:`krippendorff_alpha` -- Krippendorff's alpha for nominal labels with
-  missing values, from the coincidence matrix.
+* :func:`krippendorff_alpha` -- Krippendorff's alpha with missing values, from
+  the coincidence matrix: nominal, interval, ordinal, MASI, Jaccard or any
+  distance.
 * :func:`posterior_entropy` -- the entropy of each item's posterior under a
   fitted model.
+* :func:`consistency`, :func:`accuracy_on_aggregates` -- crowd-kit's metrics:
+  how probable the aggregates are under the workers' skills, and how often
+  the workers agree with them.
+* :func:`spammer_score` -- Raykar and Yu's distance of every worker's
+  confusion matrix to a spammer's.
 * :func:`worker_quality_intervals` -- confidence intervals for every worker's
   estimated accuracy and confusion matrix under a fitted
   :class:`~crowdlearn.DawidSkene` or :class:`~crowdlearn.OneCoinDawidSkene`:
@@ -11,6 +17,25 @@ r"""Agreement and uncertainty: how much the crowd agrees, how sure a fitted mode
   or Beta/Dirichlet intervals from the expected counts.
 
 Everything is vectorised: no Python loop over items or labels.
+
+The distances of :func:`krippendorff_alpha` (Krippendorff 2011; Passonneau 2006 for
+MASI), between the values :math:`c` and :math:`k`:
+
+* ``"nominal"``: :math:`\delta_{ck} = 1\{c \ne k\}`.
+* ``"interval"``: :math:`(v_c - v_k)^2`, :math:`v_c` the numeric value of class
+  :math:`c`: its label when the labels were numbers in a table, its index for
+  index-coded labels. String labels are refused.
+* ``"ordinal"``: :math:`\big(\sum_{g=c}^{k} n_g - \frac{n_c + n_k}{2}\big)^2`,
+  the classes ranked by value and :math:`n_g` the marginal counts of the
+  coincidence matrix; only the order of the values matters. String labels are
+  refused (their order is not known).
+* ``"masi"``: :math:`1 - J(A, B)\, M(A, B)` for two sets of tags, :math:`J` the
+  Jaccard index :math:`|A \cap B| / |A \cup B|` and :math:`M` 1 if
+  :math:`A = B`, 2/3 if one contains the other, 1/3 if they intersect
+  otherwise, 0 if they are disjoint. nltk's ``masi_distance``, which crowd-kit
+  uses, rounds 2/3 and 1/3 to 0.67 and 0.33, so its alpha differs slightly
+  (pass it as the callable to get crowd-kit's number).
+* ``"jaccard"``: :math:`1 - J(A, B)`. Two empty sets are equal (distance 0).
 
 The methods of :func:`worker_quality_intervals`, and what each ignores:
 
@@ -97,15 +122,18 @@ from scipy.special import expit
 from scipy.optimize import linear_sum_assignment
 
 from crowdlearn._limits import get_size_limits
-from crowdlearn._validation import check_probability_matrix, check_random_state, check_scalar
+from crowdlearn._validation import (as_float_array, check_bool, check_int_array,
+                                    check_probability_matrix, check_random_state,
+                                    check_scalar)
 from crowdlearn.aggregation.dawid_skene import DawidSkene
 from crowdlearn.aggregation._common import _Data, _flat_indices, _softmax_rows_inplace
-from crowdlearn.labels import CrowdLabels, _is_dataframe, as_crowd_labels
+from crowdlearn.labels import CrowdLabels, _is_dataframe, _reindex_onto, as_crowd_labels
+from crowdlearn.aggregation.multilabel import MultiCrowdLabels
 from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
 from crowdlearn.aggregation._common import _one_coin_matrices
 
 __all__ = ["krippendorff_alpha", "posterior_entropy", "worker_quality_intervals",
-           "WorkerQualityIntervals"]
+           "WorkerQualityIntervals", "consistency", "accuracy_on_aggregates", "spammer_score"]
 
 
 # -- Krippendorff's alpha ----------------------------------------------------------------------
@@ -134,48 +162,58 @@ def coincidence_matrix(labels, *, n_classes=None) -> np.ndarray:
     return o
 
 
-def krippendorff_alpha(labels, *, n_classes=None) -> float:
-    r"""Krippendorff's alpha for nominal labels with missing values.
+_DISTANCES = ("nominal", "interval", "ordinal", "masi", "jaccard")
+
+
+def krippendorff_alpha(labels, *, n_classes=None, distance="nominal") -> float:
+    r"""Krippendorff's alpha with missing values: nominal, interval, ordinal or set-valued
+    labels, or any distance.
 
     Parameters
     ----------
-    labels : any form :func:`~crowdlearn.as_crowd_labels` accepts
-        A :class:`~crowdlearn.CrowdLabels`, ``(item, expert, label)`` triples,
-        a dense ``(n_items, n_experts)`` matrix with ``-1`` for missing, or a
-        pandas DataFrame with ``task``, ``worker`` and ``label`` columns.
+    labels : any form :func:`~crowdlearn.as_crowd_labels` accepts, or MultiCrowdLabels
+        A :class:`~crowdlearn.CrowdLabels`, ``(item, expert, label)`` triples, a dense
+        ``(n_items, n_experts)`` matrix with ``-1`` for missing, or a pandas DataFrame
+        with ``task``, ``worker`` and ``label`` columns (set-valued labels as
+        frozensets, as crowd-kit takes them). A :class:`~crowdlearn.MultiCrowdLabels`
+        of binary targets is read as set-valued labels: each worker's value for an
+        item is the set of targets they marked 1 (all of them answered, once).
     n_classes : int, optional
-        Number of classes (for index-coded labels); classes never used change
-        nothing.
+        Number of classes of index-coded labels (classes never used change nothing).
+    distance : {"nominal", "interval", "ordinal", "masi", "jaccard"} or callable
+        The difference :math:`\delta_{ck}` of two values (defined in the module's
+        notes): equal or not, squared difference of the values, ordinal rank
+        distance, MASI or Jaccard distance between sets. A callable
+        ``distance(a, b) -> float`` (nltk's and crowd-kit's kind) is called once
+        for each unordered pair of distinct values used -- the class ids, class
+        indices for index-coded labels, frozensets of target indices for
+        MultiCrowdLabels -- and must return a finite number >= 0.
 
     Returns
     -------
     float
-        :math:`\alpha = 1 - D_o / D_e`, 1 for perfect agreement, 0 for agreement
-        at chance level, negative below chance.
+        :math:`\alpha = 1 - D_o / D_e`: 1 for perfect agreement, 0 at chance, at most 1.
 
     Raises
     ------
     ValueError
-        When no item has two labels or more (nothing can be paired), or when all
-        the pairable labels are the same class: then the expected disagreement
-        :math:`D_e` is zero and alpha is undefined (0/0; Krippendorff leaves it
-        undefined). We raise rather than return NaN.
+        When no item has two labels (nothing can be paired), or every pair of pairable
+        values is at distance 0 (e.g. one class only): :math:`D_e = 0` and alpha is
+        0/0, undefined (we raise rather than return NaN).
+    TypeError
+        When the distance does not apply to the labels (``"interval"`` or ``"ordinal"``
+        on strings, whose order is unknown; ``"masi"`` on labels that are not sets).
 
     Notes
     -----
-    Following K. Krippendorff, *Computing Krippendorff's Alpha-Reliability*
-    (2011): from the coincidence matrix :math:`o_{ck}` (see
-    :func:`coincidence_matrix`), with :math:`n_c = \sum_k o_{ck}` and
-    :math:`n = \sum_c n_c` the number of pairable values,
+    K. Krippendorff, *Computing Krippendorff's Alpha-Reliability* (2011): from the
+    coincidence matrix :math:`o_{ck}` (:func:`coincidence_matrix`), with
+    :math:`n_c = \sum_k o_{ck}` and :math:`n = \sum_c n_c` pairable values,
 
     .. math::
 
-        \begin{aligned}
-        D_o &= \frac{1}{n}\sum_{c \ne k} o_{ck}, \qquad
-        D_e = \frac{1}{n(n-1)}\sum_{c \ne k} n_c\, n_k, \\
-        \alpha &= 1 - \frac{D_o}{D_e}
-               = 1 - (n - 1)\frac{\sum_{c \ne k} o_{ck}}{n^2 - \sum_c n_c^2}.
-        \end{aligned}
+        \alpha = 1 - \frac{D_o}{D_e} = 1 - (n - 1)
+            \frac{\sum_{c, k} o_{ck}\,\delta_{ck}}{\sum_{c, k} n_c\, n_k\,\delta_{ck}}.
 
     Examples
     --------
@@ -183,19 +221,624 @@ def krippendorff_alpha(labels, *, n_classes=None) -> float:
     >>> from crowdlearn.metrics import krippendorff_alpha
     >>> round(krippendorff_alpha(np.array([[0, 0, -1], [1, 1, 1], [0, 1, 1]])), 4)
     0.5333
+    >>> dense = np.array([[0, 1, -1], [2, 2, 2], [0, 1, 1]])
+    >>> round(krippendorff_alpha(dense, distance="interval"), 4)
+    0.641
     """
-    o = coincidence_matrix(labels, n_classes=n_classes)
+    kind = _check_distance(distance)
+    crowd, values = _alpha_input(labels, n_classes)
+    if kind == "nominal" and not isinstance(labels, MultiCrowdLabels):
+        return _nominal_alpha(coincidence_matrix(crowd))
+    o = coincidence_matrix(crowd)
     n_c = o.sum(axis=1)
     n = float(n_c.sum())
     if n == 0:
-        raise ValueError("Krippendorff's alpha needs at least one item with two labels or "
-                         "more (no item is pairable)")
+        raise ValueError(_NOT_PAIRABLE)
+    used = np.flatnonzero(n_c > 0)            # values never paired play no part
+    o, n_c = o[np.ix_(used, used)], n_c[used]
+    delta = _distance_matrix(kind, distance, values[used], n_c)
+    observed = float((o * delta).sum())
+    expected = float(n_c @ delta @ n_c)
+    if expected <= 0:
+        raise ValueError("Krippendorff's alpha is undefined: every pair of pairable values "
+                         "is at distance 0, so the expected disagreement D_e is 0 "
+                         "(alpha = 0/0)")
+    return float(1.0 - (n - 1.0) * observed / expected)
+
+
+_NOT_PAIRABLE = ("Krippendorff's alpha needs at least one item with two labels or more (no "
+                 "item is pairable)")
+
+
+def _nominal_alpha(o: np.ndarray) -> float:
+    """Nominal alpha from the coincidence matrix (the closed form, as before distances)."""
+    n_c = o.sum(axis=1)
+    n = float(n_c.sum())
+    if n == 0:
+        raise ValueError(_NOT_PAIRABLE)
     disagree = float(o.sum() - np.trace(o))
     expected = float(n * n - (n_c ** 2).sum())
     if expected <= 0:
         raise ValueError("Krippendorff's alpha is undefined: every pairable label is the "
                          "same class, so the expected disagreement D_e is 0 (alpha = 0/0)")
     return float(1.0 - (n - 1.0) * disagree / expected)
+
+
+def _check_distance(distance) -> str:
+    """The kind of ``distance``: one of the names, or ``"callable"``."""
+    if isinstance(distance, str):
+        if distance not in _DISTANCES:
+            raise ValueError(f"distance must be one of {list(_DISTANCES)} or a callable "
+                             f"distance(a, b), got {distance!r}")
+        return distance
+    if callable(distance):
+        return "callable"
+    raise TypeError(f"distance must be one of {list(_DISTANCES)} or a callable distance(a, b), "
+                    f"got {type(distance).__name__}")
+
+
+def _alpha_input(labels, n_classes):
+    """Index-coded labels and the value of each class (an object array: the class ids, the
+    class indices, or frozensets for MultiCrowdLabels)."""
+    if isinstance(labels, MultiCrowdLabels):
+        if n_classes is not None:
+            raise ValueError("n_classes is not used with MultiCrowdLabels: the values are the "
+                             "sets of targets marked 1")
+        return _sets_from_multi(labels)
+    sets = _sets_in_frame(labels)
+    if sets is not None:
+        return sets
+    crowd = as_crowd_labels(labels, n_classes=n_classes)
+    if crowd.class_ids is None:
+        return crowd, np.arange(crowd.n_classes)
+    values = np.asarray(crowd.class_ids)
+    if values.dtype != object:
+        return crowd, values
+    # objects that do not sort (frozensets: < is "subset of") may reach us as several
+    # classes for one value; alpha pairs values, so equal values become one class again
+    first = {}
+    canon = np.array([first.setdefault(v, len(first)) for v in values.tolist()], dtype=np.intp)
+    if len(first) == values.shape[0]:
+        return crowd, values
+    merged = np.empty(max(len(first), 2), dtype=object)
+    merged[:len(first)] = list(first)
+    merged[len(first):] = [None] * (merged.shape[0] - len(first))
+    return CrowdLabels(crowd.item, crowd.expert, canon[crowd.label], crowd.n_items,
+                       crowd.n_experts, merged.shape[0]), merged
+
+
+def _sets_in_frame(labels):
+    """A DataFrame whose labels are sets, read with one class per distinct set (sets do
+    not sort -- ``<`` means "subset of" -- so they are not left to the id encoder), and
+    the sets; None for any other input."""
+    if not _is_dataframe(labels) or "label" not in labels.columns \
+            or labels["label"].dtype != object:
+        return None
+    values = labels["label"].tolist()
+    is_set = [isinstance(v, (set, frozenset)) for v in values]
+    if not any(is_set):
+        return None
+    if not all(is_set):
+        other = values[is_set.index(False)]
+        raise TypeError(f"the label column mixes sets with {type(other).__name__} values such "
+                        f"as {other!r:.40}: give every label as a frozenset")
+    first = {}
+    codes = np.array([first.setdefault(frozenset(v), len(first)) for v in values],
+                     dtype=np.intp)
+    crowd = as_crowd_labels(labels.assign(label=codes))
+    distinct = np.empty(len(first) + 1, dtype=object)
+    distinct[:len(first)] = list(first)
+    distinct[-1] = frozenset()          # the padding class of a crowd with a single set
+    ids = np.asarray(crowd.class_ids, dtype=np.intp)
+    ids = np.concatenate([ids, np.full(crowd.n_classes - ids.size, len(first))])
+    return CrowdLabels(crowd.item, crowd.expert, crowd.label, crowd.n_items, crowd.n_experts,
+                       crowd.n_classes), distinct[ids]
+
+
+def _sets_from_multi(crowd):
+    """Set-valued labels from binary targets: each (item, worker) answer is the set of the
+    targets it marked 1."""
+    D, J = crowd.n_targets, crowd.n_experts
+    wide = [d for d, k in enumerate(crowd.n_classes) if k != 2]
+    if wide:
+        raise ValueError(f"set-valued labels are read from binary targets (0: not in the set, "
+                         f"1: in it); target(s) {wide[:5]} have more than two classes")
+    pair = crowd.item.astype(np.int64) * J + crowd.expert
+    key = pair * D + crowd.target
+    if np.unique(key).size != key.size:
+        raise ValueError("a worker answered the same target of an item twice: its set is "
+                         "ambiguous")
+    pairs, where, counts = np.unique(pair, return_inverse=True, return_counts=True)
+    if (counts != D).any():
+        first = int(np.flatnonzero(counts != D)[0])
+        raise ValueError(f"worker {int(pairs[first] % J)} answered {int(counts[first])} of the "
+                         f"{D} targets of item {int(pairs[first] // J)}: a set-valued label "
+                         f"needs every target answered (0 or 1)")
+    bits = np.zeros((pairs.size, D), dtype=bool)
+    bits[where.ravel(), crowd.target] = crowd.label == 1
+    sets, code = np.unique(bits, axis=0, return_inverse=True)
+    K = max(sets.shape[0], 2)               # CrowdLabels needs two classes; padding is unused
+    values = np.empty(K, dtype=object)
+    values[:sets.shape[0]] = [frozenset(np.flatnonzero(row).tolist()) for row in sets]
+    values[sets.shape[0]:] = [frozenset()] * (K - sets.shape[0])
+    flat = CrowdLabels(pairs // J, pairs % J, code.ravel(), crowd.n_items, J, K)
+    return flat, values
+
+
+def _distance_matrix(kind, distance, values, n_c) -> np.ndarray:
+    """:math:`\\delta_{ck}` between the used values (``n_c``: their marginal counts)."""
+    K = values.shape[0]
+    if kind == "nominal":
+        return 1.0 - np.eye(K)
+    if kind == "interval":
+        v = _numeric_values(values, kind)
+        return (v[:, None] - v[None, :]) ** 2
+    if kind == "ordinal":
+        order = np.argsort(_numeric_values(values, kind), kind="stable")
+        n = n_c[order]
+        cum = np.cumsum(n)
+        # between ranks a <= b: sum_{g=a..b} n_g = cum[b] - cum[a] + n[a]
+        lo, hi = np.minimum.outer(np.arange(K), np.arange(K)), \
+            np.maximum.outer(np.arange(K), np.arange(K))
+        ranked = (cum[hi] - cum[lo] + n[lo] - (n[lo] + n[hi]) / 2.0) ** 2
+        np.fill_diagonal(ranked, 0.0)
+        back = np.argsort(order)
+        return ranked[np.ix_(back, back)]
+    if kind in ("masi", "jaccard"):
+        return _set_distances(values, kind)
+    return _callable_distances(distance, values)
+
+
+def _numeric_values(values, kind) -> np.ndarray:
+    """The classes' values as finite floats, or a TypeError (strings are not numbers)."""
+    arr = np.asarray(values)
+    if arr.dtype == object:
+        bad = [v for v in arr.tolist()
+               if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real)]
+        if not bad:
+            arr = arr.astype(float)
+    if arr.dtype.kind not in "iuf":
+        example = arr.ravel()[0] if arr.size else None
+        raise TypeError(f"the {kind} distance needs labels that are numbers; these labels are "
+                        f"{type(example).__name__} values such as {example!r:.40}: map them to "
+                        f"numbers first, or use distance='nominal'")
+    arr = arr.astype(float)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"the {kind} distance needs finite label values, got "
+                         f"{arr[~np.isfinite(arr)][0]}")
+    return arr
+
+
+def _set_distances(values, kind) -> np.ndarray:
+    """MASI (Passonneau 2006) or Jaccard distances between sets of tags."""
+    bad = [v for v in values.tolist() if not isinstance(v, (set, frozenset))]
+    if bad:
+        raise TypeError(f"the {kind} distance needs set-valued labels (frozenset objects, "
+                        f"or MultiCrowdLabels of binary targets), got "
+                        f"{type(bad[0]).__name__} values such as {bad[0]!r:.40}")
+    tags = {t: i for i, t in enumerate(set().union(*values.tolist()))}
+    member = np.zeros((values.shape[0], max(len(tags), 1)))
+    for row, v in enumerate(values.tolist()):
+        member[row, [tags[t] for t in v]] = 1.0
+    inter = member @ member.T
+    size = member.sum(axis=1)
+    union = size[:, None] + size[None, :] - inter
+    equal = (inter == size[:, None]) & (inter == size[None, :])
+    jac = np.where(equal, 1.0, inter / np.where(union > 0, union, 1.0))
+    if kind == "jaccard":
+        return 1.0 - jac
+    nested = (inter == size[:, None]) | (inter == size[None, :])
+    m = np.where(equal, 1.0, np.where(nested, 2 / 3, np.where(inter > 0, 1 / 3, 0.0)))
+    return 1.0 - jac * m
+
+
+def _callable_distances(distance, values) -> np.ndarray:
+    """``distance(a, b)`` for every unordered pair of distinct values, checked."""
+    K = values.shape[0]
+    limit = get_size_limits().max_cells
+    if K * K > limit:
+        raise ValueError(f"a callable distance between {K:,} distinct values needs {K * K:,} "
+                         f"numbers, beyond the size limits' max_cells={limit:,}")
+    items = values.tolist()
+    delta = np.zeros((K, K))
+    for a in range(K):
+        for b in range(a + 1, K):
+            d = distance(items[a], items[b])
+            if isinstance(d, (str, bytes)) or not isinstance(d, numbers.Real):
+                raise TypeError(f"distance({items[a]!r:.30}, {items[b]!r:.30}) returned "
+                                f"{type(d).__name__} {d!r:.30}, not a number")
+            if not np.isfinite(d) or d < 0:
+                raise ValueError(f"distance({items[a]!r:.30}, {items[b]!r:.30}) returned {d!r}; "
+                                 f"a distance must be finite and >= 0")
+            delta[a, b] = delta[b, a] = float(d)
+    return delta
+
+
+# -- crowd-kit's metrics: consistency, accuracy on aggregates; the spammer score ---------------
+def _is_model(obj) -> bool:
+    return hasattr(obj, "fit") or hasattr(obj, "posterior_")
+
+
+def _fitted_posterior(model) -> np.ndarray:
+    check = getattr(model, "_check_fitted", None)
+    if check is not None:
+        check()
+    if not hasattr(model, "posterior_"):
+        raise ValueError(f"{type(model).__name__} has no posterior_: fit it first")
+    return np.asarray(model.posterior_, dtype=float)
+
+
+def _crowd_of_model(model, labels) -> CrowdLabels:
+    """``labels``, the labels ``model`` was fitted on, indexed like the model: its items,
+    workers and classes. Labels of other items are refused."""
+    posterior = _fitted_posterior(model)
+    if posterior.ndim != 2:
+        raise ValueError(f"{type(model).__name__} has a posterior of shape {posterior.shape}: "
+                         f"only models of one label per item are supported")
+    n, K = posterior.shape
+    J = int(getattr(model, "n_experts_", 0))
+    crowd = as_crowd_labels(labels, n_classes=None if _is_dataframe(labels)
+                            or isinstance(labels, CrowdLabels) else K)
+    ids = getattr(model, "item_ids_", None)
+    same_items = crowd.n_items == n and (
+        (ids is None and crowd.item_ids is None)
+        or (ids is not None and crowd.item_ids is not None
+            and np.array_equal(np.asarray(ids), np.asarray(crowd.item_ids))))
+    if not same_items:
+        raise ValueError(f"labels must be the labels the model was fitted on: the model has "
+                         f"{n} items{'' if ids is None else ' with task ids'}, these labels "
+                         f"{crowd.n_items}{'' if crowd.item_ids is None else ' with task ids'}"
+                         f" that differ")
+    crowd = _reindex_onto(crowd, getattr(model, "expert_ids_", None),
+                          getattr(model, "class_ids_", None))
+    if crowd.expert.size and crowd.expert.max() >= J:
+        raise ValueError(f"unknown worker {int(crowd.expert.max())}: the model was fitted on "
+                         f"{J} workers")
+    if crowd.label.size and crowd.label.max() >= K:
+        raise ValueError(f"label {int(crowd.label.max())} out of range: the model has {K} "
+                         f"classes")
+    return CrowdLabels(crowd.item, crowd.expert, crowd.label, n, J, K)
+
+
+def _skill_matrices(skills, crowd: CrowdLabels, expert_ids) -> np.ndarray:
+    """Workers' confusion matrices ``(J, K, K)`` from ``skills``: one accuracy per worker
+    (a one-coin matrix), confusion matrices, or a pandas Series by worker id."""
+    J, K = crowd.n_experts, crowd.n_classes
+    if hasattr(skills, "reindex") and hasattr(skills, "index"):      # pandas, by worker id
+        if expert_ids is None:
+            raise ValueError("skills given as a Series by worker id need labels (or a model) "
+                             "with worker ids, e.g. a DataFrame of labels")
+        skills = skills.reindex(_pd_index(expert_ids)).to_numpy()
+    arr = as_float_array(skills, "skills")
+    used = np.unique(crowd.expert)
+    if arr.ndim == 1:
+        if arr.shape[0] != J:
+            raise ValueError(f"skills must hold one accuracy per worker ({J}), got {arr.shape[0]}")
+        p = arr[used]
+        if not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
+            raise ValueError("skills must be probabilities in [0, 1] (a worker's chance of a "
+                             "correct label), with one for every worker who gave a label; got "
+                             f"{p[~((p >= 0) & (p <= 1))][:3].tolist()}")
+        return _one_coin_matrices(np.where(np.isfinite(arr), arr, 1.0 / K), K)
+    if arr.shape != (J, K, K):
+        raise ValueError(f"skills must have shape ({J},) (accuracies) or ({J}, {K}, {K}) "
+                         f"(confusion matrices), got {arr.shape}")
+    check_probability_matrix(arr[used].reshape(-1, K), "skills (confusion rows)", atol=1e-6)
+    return arr
+
+
+def _pd_index(ids):
+    """A pandas Index of ``ids``."""
+    from crowdlearn.frames import require_pandas
+    return require_pandas().Index(ids)
+
+
+def _model_skills(model):
+    """A fitted model's workers: its confusion matrices, or else its ``skills_``."""
+    conf = getattr(model, "confusion_", None)
+    if conf is not None and np.ndim(conf) == 3:
+        return np.asarray(conf, dtype=float)
+    if hasattr(model, "skills_"):
+        skills = np.asarray(model.skills_, dtype=float)
+        finite = skills[np.isfinite(skills)]
+        if ((finite < 0) | (finite > 1)).any():
+            raise ValueError(f"the skills_ of {type(model).__name__} are not probabilities "
+                             f"(they range over [{finite.min():.3g}, {finite.max():.3g}]), so "
+                             f"they cannot be read as accuracies: pass skills=")
+        return skills
+    raise ValueError(f"{type(model).__name__} has neither confusion matrices (confusion_) "
+                     f"nor skills_: pass skills=")
+
+
+def consistency(model_or_posterior, labels, *, skills=None, by_task: bool = False):
+    r"""How probable the aggregated labels are given the workers' answers and skills
+    (crowd-kit's ``consistency``).
+
+    For item :math:`i` with aggregated class :math:`\hat y_i` and labels
+    :math:`l_t` from workers :math:`j_t`,
+
+    .. math::
+
+        c_i = \frac{\prod_{t \in i} \pi^{(j_t)}_{\hat y_i l_t}}
+                   {\sum_{k} \prod_{t \in i} \pi^{(j_t)}_{k l_t}},
+
+    the posterior of :math:`\hat y_i` under a *uniform* class prior, where
+    :math:`\pi^{(j)}` is worker :math:`j`'s confusion matrix (rows: true
+    class) or, when the skills are one accuracy :math:`s_j` per worker, the
+    one-coin matrix with :math:`s_j` on the diagonal and
+    :math:`(1 - s_j)/(K - 1)` elsewhere (crowd-kit's definition). The result
+    is the mean of :math:`c_i` over the items with at least one label.
+
+    Parameters
+    ----------
+    model_or_posterior : fitted model, or array of shape (n_items, n_classes)
+        A fitted crowdlearn model: the aggregated labels are its ``predict()``
+        (its own tie rule). Or a posterior: the aggregated label of each item
+        is its most probable class (the lowest on ties), and ``skills`` must be
+        given.
+    labels : labels in any form ``fit`` accepts
+        The labels the model was fitted on (the same items; a DataFrame is read
+        onto the model's workers and classes). With a posterior, its rows are
+        these labels' items and its columns their classes.
+    skills : array-like or pandas Series, optional
+        One accuracy in [0, 1] per worker, shape ``(n_experts,)`` (a Series by
+        worker id for labels with ids), or confusion matrices
+        ``(n_experts, K, K)``. Default: the model's ``confusion_`` when it has
+        them (Dawid--Skene, one-coin, MACE), else its ``skills_`` (which must be
+        probabilities: GLAD's are not).
+    by_task : bool, default False
+        Return :math:`c_i` for every item instead of the mean.
+
+    Returns
+    -------
+    float, or ndarray of shape (n_items,) / pandas Series by task id
+        In [0, 1]. By task: NaN for an item without labels (crowd-kit leaves
+        such items out); a Series when the model was fitted on a DataFrame.
+        An item whose labels have probability 0 under every class (two
+        workers of skill 1 disagreeing) gets 0, as in crowd-kit.
+
+    Notes
+    -----
+    Unlike crowd-kit, the model comes fitted (crowd-kit fits its aggregator,
+    a majority vote by default); :math:`K` is the model's number of classes
+    (crowd-kit's: the distinct labels in the data); a model's confusion
+    matrices are used when it has them (for one-coin models they are its
+    accuracies'); products are sums of logarithms, which do not underflow.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn.metrics import consistency
+    >>> posterior = np.array([[0.9, 0.1], [0.2, 0.8]])
+    >>> labels = np.array([[0, 0, 1], [1, 1, 1]])
+    >>> round(consistency(posterior, labels, skills=[0.8, 0.8, 0.6]), 4)
+    0.9371
+    """
+    model, crowd, aggregated, skills, expert_ids = _consistency_inputs(model_or_posterior,
+                                                                       labels, skills)
+    by_task = check_bool(by_task, "by_task")
+    conf = _skill_matrices(skills, crowd, expert_ids)
+    per_item = _consistency_per_item(crowd, conf, aggregated)
+    if by_task:
+        by_item = getattr(model, "_by_item", None)
+        return by_item(per_item, "consistency") if callable(by_item) else per_item
+    labelled = ~np.isnan(per_item)
+    if not labelled.any():
+        raise ValueError("no item has a label: consistency is undefined")
+    return float(per_item[labelled].mean())
+
+
+def _consistency_inputs(model_or_posterior, labels, skills):
+    """``(model or None, crowd, aggregated class indices, skills, worker ids)``."""
+    if _is_model(model_or_posterior):
+        model = model_or_posterior
+        crowd = _crowd_of_model(model, labels)
+        aggregated = np.asarray(model.predict(), dtype=np.intp)
+        if skills is None:
+            skills = _model_skills(model)
+        return model, crowd, aggregated, skills, getattr(model, "expert_ids_", None)
+    if skills is None:
+        raise ValueError("with a posterior, pass the workers' skills: skills=")
+    q = check_probability_matrix(model_or_posterior, "posterior", atol=1e-6)
+    crowd = as_crowd_labels(labels, n_classes=q.shape[1])
+    if crowd.n_items != q.shape[0] or crowd.n_classes != q.shape[1]:
+        raise ValueError(f"the posterior has shape {q.shape} but the labels describe "
+                         f"{crowd.n_items} items and {crowd.n_classes} classes")
+    return None, crowd, np.argmax(q, axis=1), skills, crowd.expert_ids
+
+
+def _consistency_per_item(crowd, conf, aggregated) -> np.ndarray:
+    """:math:`c_i` of every item (NaN without labels)."""
+    n, K = crowd.n_items, crowd.n_classes
+    with np.errstate(divide="ignore"):
+        log_pi = np.log(conf[crowd.expert, :, crowd.label])          # (L, K)
+    loglik = np.stack([np.bincount(crowd.item, weights=log_pi[:, k], minlength=n)
+                       for k in range(K)], axis=1)
+    top = loglik.max(axis=1, keepdims=True)
+    dead = ~np.isfinite(top[:, 0])                                   # 0 under every class
+    shifted = np.exp(loglik - np.where(dead, 0.0, top[:, 0])[:, None])
+    post = shifted / np.where(dead, 1.0, shifted.sum(axis=1))[:, None]
+    c = np.where(dead, 0.0, post[np.arange(n), aggregated])
+    c[crowd.labels_per_item() == 0] = np.nan
+    return c
+
+
+def accuracy_on_aggregates(labels, aggregated, *, by=None):
+    r"""The share of the workers' labels that equal the aggregated label of their item
+    (crowd-kit's ``accuracy_on_aggregates``).
+
+    Parameters
+    ----------
+    labels : labels in any form ``fit`` accepts
+    aggregated : fitted model, array-like of shape (n_items,), or pandas Series
+        The aggregated labels: a fitted model (its ``predict()``; ``labels`` must
+        be the labels it was fitted on), class indices (``-1``: no aggregate for
+        that item, its labels are left out), or a Series of class ids indexed by
+        task id, for labels with task ids (tasks absent or NaN are left out, as
+        crowd-kit's join does).
+    by : {None, "worker", "task"}, default None
+        ``None``: one number over all the labels scored (each label counts
+        once, so workers with more labels weigh more); ``"worker"``: each
+        worker's agreement; ``"task"``: each item's.
+
+    Returns
+    -------
+    float, or ndarray / pandas Series
+        In [0, 1]. Per worker or task: NaN where no label was scored; a Series
+        by worker or task id when the labels have ids (a DataFrame).
+
+    Notes
+    -----
+    crowd-kit drops exact duplicate ``(task, worker, label)`` rows before
+    counting; here every label counts, repeated ones included (as everywhere
+    in crowdlearn). Its default aggregator is a majority vote fitted on the
+    labels: pass ``MajorityVote().fit(labels)`` for the same.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn.metrics import accuracy_on_aggregates
+    >>> labels = np.array([[0, 0, 1], [1, 1, 1], [0, 1, -1]])
+    >>> accuracy_on_aggregates(labels, [0, 1, 0])
+    0.75
+    >>> accuracy_on_aggregates(labels, [0, 1, 0], by="worker").tolist()
+    [1.0, 0.6666666666666666, 0.5]
+    """
+    if by not in (None, "worker", "task"):
+        raise ValueError(f"by must be None, 'worker' or 'task', got {by!r}")
+    model = aggregated if _is_model(aggregated) else None
+    if model is not None:
+        crowd = _crowd_of_model(model, labels)
+        agg = np.asarray(model.predict(), dtype=np.intp)
+    else:
+        crowd = as_crowd_labels(labels)
+        agg = _read_aggregates(aggregated, crowd)
+    target = agg[crowd.item]
+    scored = target >= 0
+    hit = (crowd.label == target) & scored
+    if by is None:
+        if not scored.any():
+            raise ValueError("no label has an aggregated label to be compared with")
+        return float(hit.sum() / scored.sum())
+    index, size = (crowd.expert, crowd.n_experts) if by == "worker" else \
+        (crowd.item, crowd.n_items)
+    total = np.bincount(index[scored], minlength=size).astype(float)
+    rate = np.bincount(index, weights=hit.astype(float), minlength=size)
+    rate = np.where(total > 0, rate / np.where(total > 0, total, 1.0), np.nan)
+    if model is None:
+        ids = crowd.expert_ids if by == "worker" else crowd.item_ids
+        frame = _is_dataframe(labels)
+    else:
+        ids = getattr(model, "expert_ids_" if by == "worker" else "item_ids_", None)
+        frame = bool(getattr(model, "_frame_out", lambda: False)())
+    if ids is None or not frame:
+        return rate
+    from crowdlearn.frames import require_pandas
+    pd = require_pandas()
+    return pd.Series(rate, index=pd.Index(ids, name=by), name="accuracy")
+
+
+def _read_aggregates(aggregated, crowd) -> np.ndarray:
+    """Aggregated class indices per item (-1: none) from an array or a Series by task id."""
+    n, K = crowd.n_items, crowd.n_classes
+    if hasattr(aggregated, "reindex") and hasattr(aggregated, "index"):
+        if crowd.item_ids is None:
+            raise ValueError("aggregated given as a Series by task id needs labels with task "
+                             "ids (a DataFrame); pass an array of class indices otherwise")
+        if not aggregated.index.is_unique:
+            raise ValueError("aggregated has a task id more than once")
+        values = aggregated.reindex(_pd_index(crowd.item_ids)).tolist()
+        classes = np.arange(K) if crowd.class_ids is None else crowd.class_ids
+        lookup = {c: i for i, c in enumerate(classes.tolist())}
+        out = np.full(n, -1, dtype=np.intp)
+        for i, v in enumerate(values):
+            if v is None or (isinstance(v, float) and np.isnan(v)):
+                continue
+            if v not in lookup:
+                raise ValueError(f"aggregated label {v!r:.40} of task "
+                                 f"{crowd.item_ids[i]!r:.40} is not a class of the labels")
+            out[i] = lookup[v]
+        return out
+    if isinstance(aggregated, (str, bytes)):
+        raise ValueError("aggregated must be class indices, a Series or a fitted model, not a "
+                         "string")
+    if np.ndim(aggregated) != 1 or np.shape(aggregated)[0] != n:
+        raise ValueError(f"aggregated must hold one class index per item ({n}), got shape "
+                         f"{np.shape(aggregated)}")
+    return check_int_array(aggregated, "aggregated", low=-1, high=K, high_name=f"n_classes={K}")
+
+
+def spammer_score(model_or_confusions):
+    r"""Raykar and Yu's spammer score of every worker, from their confusion matrices.
+
+    A spammer labels without looking at the item: every row of their confusion
+    matrix is the same (a rank-one matrix :math:`e u^\top`). The score is the
+    squared Frobenius distance of the matrix :math:`\pi` to the nearest such
+    matrix, scaled to [0, 1]:
+
+    .. math::
+
+        S = \frac{1}{K (K-1)} \sum_{c < c'} \sum_{l} (\pi_{cl} - \pi_{c'l})^2
+          = \frac{K \sum_c \lVert \pi_c \rVert^2 - \lVert \sum_c \pi_c \rVert^2}{K (K-1)},
+
+    0 for a spammer, 1 for a worker whose rows are distinct vertices (a
+    perfect worker, or one who always answers a fixed permutation of the
+    truth: informative all the same).
+
+    Parameters
+    ----------
+    model_or_confusions : fitted model, or array of shape (n_experts, K, K) or (K, K)
+        A fitted model with confusion matrices ``confusion_`` (rows: true class),
+        such as :class:`~crowdlearn.DawidSkene`, :class:`~crowdlearn.OneCoinDawidSkene`
+        or :class:`~crowdlearn.MACE`, or the matrices themselves (rows summing to 1).
+
+    Returns
+    -------
+    ndarray of shape (n_experts,), float, or pandas Series by worker id
+        A float for one ``(K, K)`` matrix; a Series named ``"spam_score"`` when the
+        model was fitted on a DataFrame.
+
+    Notes
+    -----
+    V. C. Raykar and S. Yu, *Eliminating spammers and ranking annotators for
+    crowdsourced labeling tasks*, JMLR 13 (2012), section 3; the normalisation
+    by :math:`K(K-1)` is peerannot's (``peerannot.models.identification.Spam_score``).
+    A worker without labels keeps the model's uninformative matrix and scores
+    near 0. For :class:`~crowdlearn.MultiLabelDawidSkene` pass one target's
+    matrices, ``model.confusion_[:, d, :K_d, :K_d]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdlearn.metrics import spammer_score
+    >>> spammer_score(np.array([np.eye(3), np.full((3, 3), 1 / 3)])).tolist()
+    [1.0, 0.0]
+    """
+    model = None
+    if _is_model(model_or_confusions):
+        model = model_or_confusions
+        _fitted_posterior(model)
+        conf = getattr(model, "confusion_", None)
+        if conf is None or np.ndim(conf) != 3:
+            raise ValueError(f"{type(model).__name__} has no confusion matrices of shape "
+                             f"(n_experts, K, K) (confusion_); pass the matrices instead")
+        arr = np.asarray(conf, dtype=float)
+    else:
+        arr = as_float_array(model_or_confusions, "confusions")
+        if arr.ndim not in (2, 3):
+            raise ValueError(f"confusions must have shape (n_experts, K, K) or (K, K), got "
+                             f"{arr.shape}")
+    K = arr.shape[-1]
+    if arr.shape[-2] != K or K < 2:
+        raise ValueError(f"confusion matrices must be square with K >= 2 classes, got shape "
+                         f"{arr.shape}")
+    check_probability_matrix(arr.reshape(-1, K), "confusions (rows)", atol=1e-6)
+    square = K * (arr ** 2).sum(axis=(-2, -1)) - (arr.sum(axis=-2) ** 2).sum(axis=-1)
+    score = np.clip(square / (K * (K - 1)), 0.0, 1.0)
+    if arr.ndim == 2:
+        return float(score)
+    by_worker = getattr(model, "_by_worker", None)
+    return by_worker(score, "spam_score") if callable(by_worker) else score
 
 
 # -- posterior entropy -------------------------------------------------------------------------

@@ -129,3 +129,12 @@ def test_worker_without_gold_is_a_value_error_unless_default_skill():
 def test_bad_parameters_are_value_errors(kw, match):
     with pytest.raises(ValueError, match=match):
         GoldMajorityVote(**kw).fit(TOY, GOLD)
+
+
+def test_fit_predict_takes_gold_by_keyword():
+    # crowd-kit's fit_predict(data, true_labels=...) is fit_predict(data, gold=...) here
+    np.testing.assert_array_equal(GoldMajorityVote().fit_predict(TOY, gold=GOLD), [0, 1, 0, 1])
+    np.testing.assert_allclose(GoldMajorityVote().fit_predict_proba(TOY, gold=GOLD),
+                               GoldMajorityVote().fit(TOY, GOLD).posterior_)
+    with pytest.raises(ValueError, match="needs the known true classes"):
+        GoldMajorityVote().fit_predict(TOY)

@@ -138,3 +138,14 @@ def test_fit_predict_takes_gold_by_keyword():
                                GoldMajorityVote().fit(TOY, GOLD).posterior_)
     with pytest.raises(ValueError, match="needs the known true classes"):
         GoldMajorityVote().fit_predict(TOY)
+
+
+@pytest.mark.parametrize("Model", [GoldMajorityVote, cl.DawidSkene], ids=lambda c: c.__name__)
+def test_gold_series_naming_an_item_twice_is_a_value_error(Model):
+    # crowd-kit's multiple_gt fixture: t1 given two true classes; it used to keep the last
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"task": ["t1", "t1", "t3", "t3"], "worker": ["w1", "w2", "w1", "w2"],
+                       "label": ["l1", "l2", "l1", "l2"]})
+    gold = pd.Series(["l1", "l2", "l2"], index=["t1", "t1", "t3"])
+    with pytest.raises(ValueError, match=r"gold names item\(s\) \['t1'\] more than once"):
+        Model().fit(df, gold=gold)

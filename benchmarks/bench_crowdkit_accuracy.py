@@ -1,12 +1,12 @@
 """Benchmark: every model crowdlearn shares with crowd-kit, at both packages' defaults, on every
-bundled real crowd -- accuracy, fit time and the speed ratio, in one table.
+bundled real crowd -- accuracy, fit time and the speed ratio, in one table (issue 28).
 
 crowd-kit is not a dependency of crowdlearn: it lives only in a separate benchmark environment.
 From the repository root::
 
     python3 -m venv .bench-venv
     .bench-venv/bin/pip install crowd-kit==1.4.2 "scikit-learn<1.6" -e .
-    .bench-venv/bin/python benchmarks/bench_crowdkit_accuracy.py     # 1 to 3 minutes
+    .bench-venv/bin/python benchmarks/bench_crowdkit_accuracy.py     # 3 to 6 minutes
 
 (crowd-kit 1.4.2's ``Wawa`` and ``ZeroBasedSkill`` call scikit-learn's ``check_is_fitted``,
 which from scikit-learn 1.6 on needs ``__sklearn_tags__`` that crowd-kit's classes lack: with a
@@ -46,12 +46,17 @@ import sys
 import time
 import warnings
 
-import numpy as np
+# one BLAS thread for both packages (as bench_practice.py): on 2 shared cores threaded BLAS
+# only adds noise (scipy's L-BFGS-B, used by both GLADs, slows down several-fold with it)
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-import crowdlearn
-from crowdlearn.datasets import DATASETS, load_dataset
+import numpy as np  # noqa: E402
 
-from _timing import Stopwatch
+import crowdlearn  # noqa: E402
+from crowdlearn.datasets import DATASETS, load_dataset  # noqa: E402
+
+from _timing import Stopwatch  # noqa: E402
 
 MODELS = ("MajorityVote", "Wawa", "ZeroBasedSkill", "GoldMajorityVote", "DawidSkene",
           "OneCoinDawidSkene", "GLAD", "MACE")

@@ -140,7 +140,8 @@ def test_fit_predict_takes_gold_by_keyword():
         GoldMajorityVote().fit_predict(TOY)
 
 
-@pytest.mark.parametrize("Model", [GoldMajorityVote, cl.DawidSkene], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("Model", [GoldMajorityVote, cl.DawidSkene, cl.OneCoinDawidSkene],
+                         ids=lambda c: c.__name__)
 def test_gold_series_naming_an_item_twice_is_a_value_error(Model):
     # crowd-kit's multiple_gt fixture: t1 given two true classes; it used to keep the last
     pd = pytest.importorskip("pandas")

@@ -44,6 +44,9 @@ behaviour (with a comment) or is marked ``xfail(strict=True, reason="convention:
    ``max_iter=k-1`` one (``n_iter=0``: ``MajorityVote``) -- asserted so.
 8. Iteration counts: crowd-kit's ``n_iter``/``tol`` are crowdlearn's ``max_iter``/``tol``
    (``max_iter=0``: the start and one E-step).
+9. ``predict(df)`` returns class indices (an array, as for every crowdlearn model), where
+   crowd-kit's returns a Series of labels by task id; ``labels_`` and ``fit_predict`` are that
+   Series in both (``predict_proba(df)`` is a frame by task id in both) -- asserted.
 
 Not ported (no such option in crowdlearn, or crowd-kit internals): ``DawidSkene``'s
 ``initial_error``/``initial_error_strategy``; ``MajorityVote(on_missing_skill=...,
@@ -261,8 +264,8 @@ def test_gold_majority_vote_fit_then_predict(method, dataset):
         # a frame by task id (issue 28): the same as probas_
         assert_frame(something, aggregator.probas_)
     else:
-        # predict() gives class indices; by id they are labels_ (convention 3: arrays out of
-        # predict, crowd-kit's Series out of fit_predict/labels_)
+        # convention 9: predict() gives class indices; read through the class ids they are
+        # labels_
         classes = aggregator.probas_.columns.to_numpy()
         np.testing.assert_array_equal(classes[np.asarray(something)],
                                       aggregator.labels_.to_numpy())

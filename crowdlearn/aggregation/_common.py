@@ -193,6 +193,10 @@ def _read_gold(gold, crowd: CrowdLabels):
     out = np.full(n, -1, dtype=np.intp)
     if type(gold).__module__.split(".")[0] == "pandas" and hasattr(gold, "index") \
             and not hasattr(gold, "columns"):
+        if not gold.index.is_unique:  # a dict would keep one of the classes given
+            dup = gold.index[gold.index.duplicated()][:3].tolist()
+            raise ValueError(f"gold names item(s) {dup} more than once; give one known "
+                             f"class per item")
         gold = dict(zip(gold.index.tolist(), gold.tolist()))
     if isinstance(gold, dict):
         items = {v: i for i, v in enumerate(_ids_or_range(crowd.item_ids, n))}

@@ -613,6 +613,19 @@ class GoldMajorityVote(_VoteBase):
         finally:
             del self._gold_input
 
+    def fit_predict(self, labels, gold=None):
+        """Fit on ``labels`` with the known classes ``gold`` (as :meth:`fit`), then return
+        the most probable class of each item: class indices, or, fitted on a DataFrame, a
+        ``Series`` of class ids by task id (crowd-kit's ``fit_predict(data, true_labels)``).
+        """
+        return super().fit_predict(labels, gold)
+
+    def fit_predict_proba(self, labels, gold=None):
+        """Fit on ``labels`` with the known classes ``gold`` (as :meth:`fit`), then return
+        the posterior class probabilities: a copy of ``posterior_``, or, fitted on a
+        DataFrame, a ``DataFrame`` by task id and class id."""
+        return super().fit_predict_proba(labels, gold)
+
     def _fit_skills(self, crowd: CrowdLabels):
         """Each worker's accuracy on the gold items (step 1)."""
         truth = _read_gold(self._gold_input, crowd)

@@ -129,3 +129,24 @@ def test_worker_without_gold_is_a_value_error_unless_default_skill():
 def test_bad_parameters_are_value_errors(kw, match):
     with pytest.raises(ValueError, match=match):
         GoldMajorityVote(**kw).fit(TOY, GOLD)
+
+
+def test_fit_predict_takes_gold_by_keyword():
+    # crowd-kit's fit_predict(data, true_labels=...) is fit_predict(data, gold=...) here
+    np.testing.assert_array_equal(GoldMajorityVote().fit_predict(TOY, gold=GOLD), [0, 1, 0, 1])
+    np.testing.assert_allclose(GoldMajorityVote().fit_predict_proba(TOY, gold=GOLD),
+                               GoldMajorityVote().fit(TOY, GOLD).posterior_)
+    with pytest.raises(ValueError, match="needs the known true classes"):
+        GoldMajorityVote().fit_predict(TOY)
+
+
+@pytest.mark.parametrize("Model", [GoldMajorityVote, cl.DawidSkene, cl.OneCoinDawidSkene],
+                         ids=lambda c: c.__name__)
+def test_gold_series_naming_an_item_twice_is_a_value_error(Model):
+    # crowd-kit's multiple_gt fixture: t1 given two true classes; it used to keep the last
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"task": ["t1", "t1", "t3", "t3"], "worker": ["w1", "w2", "w1", "w2"],
+                       "label": ["l1", "l2", "l1", "l2"]})
+    gold = pd.Series(["l1", "l2", "l2"], index=["t1", "t1", "t3"])
+    with pytest.raises(ValueError, match=r"gold names item\(s\) \['t1'\] more than once"):
+        Model().fit(df, gold=gold)

@@ -64,14 +64,13 @@ def _merge_by_ids(fitted: CrowdLabels, batch) -> CrowdLabels:
     """Fitted labels with identifiers plus a batch, re-encoded by identifier (sorted, as
     ``fit`` would encode the union); the classes stay the fitted ones."""
     classes = fitted.class_ids
-    if _is_dataframe(batch):
-        new = _from_dataframe(batch, classes=classes)
-    else:
-        new = as_crowd_labels(batch)
-        if not _has_ids(new):
-            raise ValueError(NEED_IDS)
-    old_t, new_t = fitted.to_table(), new.to_table()
+    new = as_crowd_labels(batch) if not _is_dataframe(batch) else None
+    if new is not None and not _has_ids(new):
+        raise ValueError(NEED_IDS)
     try:
+        if new is None:
+            new = _from_dataframe(batch, classes=classes)
+        old_t, new_t = fitted.to_table(), new.to_table()
         merged = from_table(*(np.concatenate([np.asarray(a, dtype=object),
                                               np.asarray(b, dtype=object)])
                               for a, b in zip(old_t, new_t)), classes=classes)

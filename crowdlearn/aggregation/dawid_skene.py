@@ -176,6 +176,14 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         ``True`` shows a progress bar over the restarts and iterations (an
         ``ipywidgets`` bar in a Jupyter kernel, one text line on ``sys.stderr``
         elsewhere); see :func:`~crowdlearn.fit_em`. Off by default.
+    warm_start : bool, default False
+        scikit-learn's ``warm_start``: when the model is already fitted (in memory),
+        ``fit`` makes one EM run from the fitted parameters instead of ``n_init`` runs
+        from the majority vote and random starts. Give it the *whole* crowd so far,
+        e.g. the same labels plus some new ones: workers are matched by identifier
+        (or by index), a new worker starts from the label-weighted mean of the fitted
+        confusion matrices. The classes (and the number of features) must be those
+        of the fit. :meth:`partial_fit` does the same with only the new labels.
 
     Attributes
     ----------
@@ -205,7 +213,8 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
     objective_ : float
         ``log_likelihood_history_[-1]``.
     n_iter_ : int
-        M-steps taken by the best run.
+        M-steps taken by the best run (after :meth:`partial_fit` or a warm start:
+        by the continued run, whose history this also is).
     converged_ : bool
         Whether the best run met the tolerance before ``max_iter``.
     n_experts_, n_classes_, n_items_ : int
@@ -559,6 +568,11 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         Returns
         -------
         self
+
+        Notes
+        -----
+        With ``warm_start=True`` and a fitted model, one EM run starts from the
+        fitted parameters (see the ``warm_start`` parameter and :meth:`partial_fit`).
         """
         refuse_gold_as_features(labels, X, type(self).__name__)
         if _is_dask_frame(labels):

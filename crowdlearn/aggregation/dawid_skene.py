@@ -679,9 +679,25 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
                              f"warm_start=False to fit from scratch)")
         return self._continue(data)
 
+    def _possible_start(self, data: _Data, start: DawidSkeneParams) -> DawidSkeneParams:
+        """``start``, or, if some item's labels have probability 0 under every class
+        with it (with ``alpha=0`` a worker's fitted matrix gives 0 to a label they never
+        gave), ``start`` mixed with 0.1% of the uniform distributions, so that EM starts
+        at a finite objective (a fit from scratch starts from the votes, never there)."""
+        log_joint_ = self._log_joint(data, start)
+        if data.gold is not None:
+            log_joint_[data.gold[0]] += data.gold[1]
+        if np.isfinite(log_joint_.max(axis=1)).all():
+            return start
+        eps, K = 1e-3, data.crowd.n_classes
+        phi = start.feature_prob
+        return DawidSkeneParams((1 - eps) * start.class_prior + eps / K,
+                                (1 - eps) * start.confusion + eps / K,
+                                None if phi is None else (1 - eps) * phi + eps / 2)
+
     def _continue(self, data: _Data):
         """One EM run on ``data`` from the fitted parameters; sets the fitted attributes."""
-        start = start_on(self, data.crowd, self._params)
+        start = self._possible_start(data, start_on(self, data.crowd, self._params))
         result = self._run_engine(data, init=lambda restart: start, n_runs=1)
         warn_if_not_converged(result, type(self).__name__, self.max_iter, self.tol)
         self._set_fitted(data, result)

@@ -294,3 +294,19 @@ def test_no_warning_for_a_converged_continuation():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         model.partial_fit(triples(c, split(c, 0.01, 15)))
+
+
+def test_a_label_the_fit_gave_probability_zero_starts_from_a_finite_objective():
+    """With alpha=0 a worker who always said 0 has P(says 1) = 0 under every class; when
+    they now say 1, EM starts from the fitted matrices mixed with a little uniform."""
+    item = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    expert = np.array([0, 1, 0, 1, 0, 1, 0, 1])
+    label = np.array([0, 0, 0, 1, 0, 1, 0, 0])
+    model = DawidSkene(n_classes=2).fit((item, expert, label))
+    assert model.confusion_[0, :, 1].max() == 0.0  # worker 0 never said 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a tiny crowd may be degenerate
+        model.partial_fit(([4, 4], [0, 1], [1, 1]))
+    assert np.isfinite(model.log_likelihood_history_).all()
+    assert_monotone(model)
+    np.testing.assert_allclose(model.posterior_.sum(axis=1), 1.0)

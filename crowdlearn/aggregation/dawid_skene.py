@@ -634,6 +634,7 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
 
         Examples
         --------
+        >>> import numpy as np
         >>> from crowdlearn import DawidSkene
         >>> from crowdlearn.simulate import one_coin_confusion, simulate_crowd
         >>> sim = simulate_crowd(500, one_coin_confusion([0.9, 0.8, 0.7, 0.6], 2),
@@ -642,8 +643,12 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         >>> first = c.item < 450
         >>> ds = DawidSkene().fit((c.item[first], c.expert[first], c.label[first]))
         >>> ds = ds.partial_fit((c.item[~first], c.expert[~first], c.label[~first]))
-        >>> ds.n_items_, bool(ds.n_iter_ < 20)
-        (500, True)
+        >>> fresh = DawidSkene().fit(c)
+        >>> same = float((ds.predict() == fresh.predict()).mean())
+        >>> ds.n_items_, bool(ds.n_iter_ < fresh.n_iter_), same
+        (500, True, 1.0)
+        >>> bool((np.diff(ds.log_likelihood_history_) >= 0).all())
+        True
         """
         if _is_dask_frame(labels):
             raise ValueError("partial_fit does not read a dask DataFrame; pass the new "

@@ -310,3 +310,19 @@ def test_a_label_the_fit_gave_probability_zero_starts_from_a_finite_objective():
     assert np.isfinite(model.log_likelihood_history_).all()
     assert_monotone(model)
     np.testing.assert_allclose(model.posterior_.sum(axis=1), 1.0)
+
+
+def test_a_confusion_prior_is_kept_and_a_per_worker_one_needs_every_worker():
+    c = crowd(16, n_items=300)
+    new = c.expert == c.n_experts - 1
+    prior = 4 * np.eye(3) + 1
+    shared = DawidSkene(confusion_prior=prior).fit(
+        from_triples(*triples(c, ~new), n_experts=c.n_experts - 1))
+    shared.partial_fit(triples(c, new))
+    fresh = DawidSkene(confusion_prior=prior, **TIGHT).fit(c)
+    assert shared.objective_ >= fresh.objective_ - 1e-6 * abs(fresh.objective_)
+    assert_monotone(shared)
+    per_worker = DawidSkene(confusion_prior=np.broadcast_to(prior, (c.n_experts - 1, 3, 3)))
+    per_worker.fit(from_triples(*triples(c, ~new), n_experts=c.n_experts - 1))
+    with pytest.raises(ValueError, match="confusion_prior must have shape"):
+        per_worker.partial_fit(triples(c, new))

@@ -26,8 +26,8 @@ parameters; ``--fit refit``: ``DawidSkene()`` refitted from scratch on all of th
 truth is recorded. A table gives the accuracy (mean and standard deviation over the seeds)
 against the number of labels bought per item, one per path run (the refit table is the one
 printed before 0.3); then ``DawidSkene`` on the whole crowd. With ``both``, a last table puts
-the two paths side by side for every policy: EM iterations per round, the time spent in
-fitting (the policies' own work not counted), the fits that stopped at ``max_iter``, the
+the two paths side by side for every policy: EM iterations per round, the CPU time spent
+in fitting (the policies' own work not counted), the fits that stopped at ``max_iter``, the
 mean accuracy over the rounds, and how often the objective partial_fit reached is at least
 that of a fit from scratch on the same labels (to 1e-3, the objectives being about -1e2 to
 -1e4; that fit is made only for this comparison and not timed). Nothing is asserted.
@@ -84,18 +84,19 @@ def bought_labels(pool, bought, shape):
 
 def take_in(model, pool, rows, labels, how: str, shape):
     """The model after a round that bought ``rows``: refitted from scratch on ``labels``
-    (everything bought so far), or ``partial_fit`` on the new rows; the fit's wall time."""
+    (everything bought so far), or ``partial_fit`` on the new rows; the fit's CPU time (this
+    process's: it barely moves with the load of other jobs, unlike the wall time)."""
     with Stopwatch() as watch:
         if how == "refit":
             model = DawidSkene(n_classes=shape[2]).fit(labels)
         elif rows.size:
             model.partial_fit((pool["item"][rows], pool["worker"][rows], pool["label"][rows]))
-    return model, watch.wall
+    return model, watch.cpu
 
 
 def replay(data, policy: str, seed: int, rounds: int, step: int, how: str = "partial"):
     """Accuracy after 0, 1, ..., ``rounds`` rounds of one policy on one shuffled crowd, and
-    the EM iterations of the rounds' fits, their wall time, how many stopped at
+    the EM iterations of the rounds' fits, their CPU time, how many stopped at
     ``max_iter`` (``how``: "partial" or "refit") and, for "partial", the objective minus
     that of ``DawidSkene()`` fitted from scratch on the same labels (not timed)."""
     rng = np.random.default_rng(seed)
@@ -149,7 +150,7 @@ def accuracy_table(name, data, runs, rounds, step, how):
 def cost_table(runs, rounds: int, seeds: int) -> None:
     """Refit against partial_fit, policy by policy (``runs[how][policy]``: the replays)."""
     print("  the fits after the rounds, refit | partial_fit:")
-    print("  policy         EM iterations/round      fit time (s)           rounds at "
+    print("  policy         EM iterations/round      fit CPU time (s)       rounds at "
           "max_iter   mean accuracy     partial_fit objective - refit's, same labels")
     for p in POLICIES:
         it = {h: sum(r[1] for r in runs[h][p]) / (rounds * seeds) for h in runs}

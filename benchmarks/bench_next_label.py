@@ -118,10 +118,10 @@ def replay(data, policy: str, seed: int, rounds: int, step: int, how: str = "par
         rows = choose(policy, rng, pool, bought, model, labels, step)
         bought[rows] = True
         labels = bought_labels(pool, bought, shape)
-        model, wall = take_in(model, pool, np.asarray(rows, dtype=np.intp), labels, how,
-                              shape)
+        model, cpu = take_in(model, pool, np.asarray(rows, dtype=np.intp), labels, how,
+                             shape)
         iterations += model.n_iter_
-        seconds += wall
+        seconds += cpu
         capped += not model.converged_
         accuracy.append(data.accuracy(model.predict()))
         if how == "partial":  # the objective against a fit from scratch on the same labels

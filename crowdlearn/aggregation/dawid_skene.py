@@ -632,6 +632,11 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         objective of the fitted parameters on all the labels. If the model is not
         fitted yet, this is ``fit(labels)``.
 
+        The run stays in the basin of the fitted parameters. From a fit on one or two
+        labels per item (where maximum-likelihood Dawid--Skene is barely identified)
+        it may reach a higher objective but a lower accuracy than a fit from the votes
+        (``benchmarks/bench_next_label.py``); there, refitting is the safer choice.
+
         Examples
         --------
         >>> import numpy as np
@@ -655,6 +660,12 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
                              "labels as a pandas DataFrame")
         if not hasattr(self, "confusion_"):
             return self.fit(labels)
+        self._check_can_continue()
+        crowd = merge_crowds(self._train_crowd, labels)
+        return self._continue(self._data_from(crowd, None, gold_on(self, crowd)))
+
+    def _check_can_continue(self) -> None:
+        """``ValueError`` unless :meth:`partial_fit` can continue this fitted model."""
         self._check_params()
         if not self._fitted_in_memory():
             raise ValueError(f"this {type(self).__name__} was fitted on a dask DataFrame, "
@@ -663,8 +674,6 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         if self.n_features_in_:
             raise ValueError("partial_fit does not support a model fitted with features X "
                              "yet; fit again on all the labels and features")
-        crowd = merge_crowds(self._train_crowd, labels)
-        return self._continue(self._data_from(crowd, None, gold_on(self, crowd)))
 
     def _fitted_in_memory(self) -> bool:
         """True when the model holds the parameters and labels of an in-memory fit."""

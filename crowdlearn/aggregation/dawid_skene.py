@@ -9,7 +9,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit
 
-from crowdlearn._base import EMEstimator, posterior_or_refuse, user_stacklevel
+from crowdlearn._base import (EMEstimator, posterior_or_refuse, user_stacklevel,
+                              warn_if_not_converged)
 from crowdlearn._validation import (as_float_array, check_binary_matrix, check_em_params,
                                      check_scalar)
 from crowdlearn.frames import ClassPrior, IdResults, features_by_task, refuse_gold_as_features
@@ -18,6 +19,7 @@ from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
 from crowdlearn.aggregation._common import (_Data, _flat_indices,  # noqa: F401
                                             _ids_or_range, _new_crowd, _read_gold,
                                             _softmax_last, _softmax_rows_inplace)
+from crowdlearn.aggregation._warm import check_same_classes, gold_on, merge_crowds, start_on
 from crowdlearn.aggregation._ds_kernel import (align_with_vote, confusion_m_step, count_table,
                                                feature_m_step, log_joint, log_prior_density,
                                                majority_start, split_counts)
@@ -174,6 +176,14 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         ``True`` shows a progress bar over the restarts and iterations (an
         ``ipywidgets`` bar in a Jupyter kernel, one text line on ``sys.stderr``
         elsewhere); see :func:`~crowdlearn.fit_em`. Off by default.
+    warm_start : bool, default False
+        scikit-learn's ``warm_start``: when the model is already fitted (in memory),
+        ``fit`` makes one EM run from the fitted parameters instead of ``n_init`` runs
+        from the majority vote and random starts. Give it the *whole* crowd so far,
+        e.g. the same labels plus some new ones: workers are matched by identifier
+        (or by index), a new worker starts from the label-weighted mean of the fitted
+        confusion matrices. The classes (and the number of features) must be those
+        of the fit. :meth:`partial_fit` does the same with only the new labels.
 
     Attributes
     ----------
@@ -203,7 +213,8 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
     objective_ : float
         ``log_likelihood_history_[-1]``.
     n_iter_ : int
-        M-steps taken by the best run.
+        M-steps taken by the best run (after :meth:`partial_fit` or a warm start:
+        by the continued run, whose history this also is).
     converged_ : bool
         Whether the best run met the tolerance before ``max_iter``.
     n_experts_, n_classes_, n_items_ : int
@@ -323,7 +334,7 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
     def __init__(self, *, n_classes: int | None = None, alpha: float = 0.0,
                  confusion_prior=None, n_init: int = 1, max_iter: int = 200, tol: float = 1e-8,
                  accelerate: bool = False, random_state=None, callback=None,
-                 progress: bool = False):
+                 progress: bool = False, warm_start: bool = False):
         self._store_params(locals())
 
     # -- input ---------------------------------------------------------------------------
@@ -332,6 +343,8 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
             check_scalar(self.n_classes, "n_classes", kind=numbers.Integral, low=2)
         check_scalar(self.alpha, "alpha", low=0.0)
         check_em_params(self)
+        if not isinstance(self.warm_start, (bool, np.bool_)):
+            raise ValueError(f"warm_start must be True or False, got {self.warm_start!r}")
 
     def _resolve_prior(self, crowd: CrowdLabels):
         """``confusion_prior`` as pseudo-counts of shape ``(n_experts, K, K)``, or None."""
@@ -370,9 +383,13 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         if X is not None:
             X = check_binary_matrix(X, "X")
         crowd = self._read_labels(labels, X, self.n_classes)
+        return self._data_from(crowd, X, _read_gold(gold, crowd))
+
+    def _data_from(self, crowd: CrowdLabels, X=None, gold_classes=None) -> _Data:
+        """The fit's data from labels already read (see :meth:`_make_data`);
+        ``gold_classes`` holds a class index per item, -1 where unknown (or is None)."""
         K = crowd.n_classes
         prior = self._resolve_prior(crowd)
-        gold_classes = _read_gold(gold, crowd)
         known = None
         if gold_classes is not None:
             rows = np.flatnonzero(gold_classes >= 0)
@@ -490,6 +507,7 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
                              getattr(crowd, "_from_frame", False) is True),
                         prior=data.prior, n_features=0 if data.X is None else data.X.shape[1],
                         gold=None if data.gold is None else data.gold[2])
+        self._train_crowd = crowd  # what partial_fit adds new labels to
         self._warn_if_degenerate(crowd, posterior)
 
     def _store_fit(self, result, params: DawidSkeneParams, posterior, *, sizes, ids,
@@ -500,6 +518,7 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         ``(probas_dask_, labels_dask_)``), ``sizes`` ``(n_items, n_experts, n_classes)``
         and ``ids`` ``(item_ids, expert_ids, class_ids, as_frame)``."""
         self._params = params
+        vars(self).pop("_train_crowd", None)  # set again by an in-memory fit
         self.class_prior_ = params.class_prior
         self.confusion_ = params.confusion
         if params.feature_prob is not None:
@@ -549,6 +568,11 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         Returns
         -------
         self
+
+        Notes
+        -----
+        With ``warm_start=True`` and a fitted model, one EM run starts from the
+        fitted parameters (see the ``warm_start`` parameter and :meth:`partial_fit`).
         """
         refuse_gold_as_features(labels, X, type(self).__name__)
         if _is_dask_frame(labels):
@@ -557,7 +581,141 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
                                  "fit a pandas DataFrame (ddf.compute()) for those")
             from crowdlearn.distributed.dask_backend import fit_dask
             return fit_dask(self, labels)
+        if self.warm_start and self._fitted_in_memory():
+            return self._fit_warm(labels, X, gold)
         return self._fit(labels, X, gold=gold)
+
+    def partial_fit(self, labels):
+        """Add new labels to those the model was fitted on and continue EM from the fitted
+        parameters (instead of refitting from the majority vote).
+
+        The contract is scikit-learn's: ``labels`` is a *batch of new label rows*, added
+        to the labels of the last ``fit``/``partial_fit`` (which the model keeps); the
+        model is then what EM reaches on all of them, started from the current
+        parameters. A few new labels therefore converge in a few iterations, to the
+        optimum that EM on all the labels reaches from there (usually the one a fresh
+        ``fit`` finds). To pass the *whole* crowd so far instead, use
+        ``warm_start=True`` and ``fit``.
+
+        Parameters
+        ----------
+        labels : DataFrame, CrowdLabels, (item, expert, label) tuple or (n_items, n_experts) matrix
+            The new labels only, in the form the model was fitted on: a model fitted on
+            a DataFrame (or labels built by :func:`~crowdlearn.from_table`) matches
+            tasks, workers and classes by identifier, and the union is indexed in
+            sorted order as ``fit`` would index it; a model fitted on indices reads
+            them as indices (items and experts beyond the fitted ones are new, a
+            matrix's row ``i`` is item ``i``). A repeated label counts again, as in
+            ``fit``.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            If a label is a class the model was not fitted with (refit with
+            ``n_classes``), the labels have identifiers and the fit had none or the other
+            way round, identifiers of another type, or the model was fitted with
+            features ``X`` or on a dask DataFrame (not supported).
+
+        Notes
+        -----
+        A worker seen before starts from their fitted confusion matrix; a new worker
+        from the mean of the fitted workers' matrices, weighted by their numbers of
+        labels; the class prior is kept; new items get their posterior from the first
+        E-step. Items of known truth (``gold`` given to ``fit``) stay clamped. Only
+        one EM run is made (``n_init`` is for fits from scratch); ``n_iter_``,
+        ``converged_``, ``log_likelihood_history_`` (which never decreases) and
+        ``objective_`` describe this continued run, whose history starts at the
+        objective of the fitted parameters on all the labels. If the model is not
+        fitted yet, this is ``fit(labels)``.
+
+        The run stays in the basin of the fitted parameters. From a fit on one or two
+        labels per item (where maximum-likelihood Dawid--Skene is barely identified)
+        it may reach a higher objective but a lower accuracy than a fit from the votes
+        (``benchmarks/bench_next_label.py``); there, refitting is the safer choice.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from crowdlearn import DawidSkene
+        >>> from crowdlearn.simulate import one_coin_confusion, simulate_crowd
+        >>> sim = simulate_crowd(500, one_coin_confusion([0.9, 0.8, 0.7, 0.6], 2),
+        ...                      random_state=0)
+        >>> c = sim.labels
+        >>> first = c.item < 450
+        >>> ds = DawidSkene().fit((c.item[first], c.expert[first], c.label[first]))
+        >>> ds = ds.partial_fit((c.item[~first], c.expert[~first], c.label[~first]))
+        >>> fresh = DawidSkene().fit(c)
+        >>> same = float((ds.predict() == fresh.predict()).mean())
+        >>> ds.n_items_, bool(ds.n_iter_ < fresh.n_iter_), same
+        (500, True, 1.0)
+        >>> bool((np.diff(ds.log_likelihood_history_) >= 0).all())
+        True
+        """
+        if _is_dask_frame(labels):
+            raise ValueError("partial_fit does not read a dask DataFrame; pass the new "
+                             "labels as a pandas DataFrame")
+        if not hasattr(self, "confusion_"):
+            return self.fit(labels)
+        self._check_can_continue()
+        crowd = merge_crowds(self._train_crowd, labels)
+        return self._continue(self._data_from(crowd, None, gold_on(self, crowd)))
+
+    def _check_can_continue(self) -> None:
+        """``ValueError`` unless :meth:`partial_fit` can continue this fitted model."""
+        self._check_params()
+        if not self._fitted_in_memory():
+            raise ValueError(f"this {type(self).__name__} was fitted on a dask DataFrame, "
+                             f"whose labels it does not keep; partial_fit needs a model "
+                             f"fitted in memory")
+        if self.n_features_in_:
+            raise ValueError("partial_fit does not support a model fitted with features X "
+                             "yet; fit again on all the labels and features")
+
+    def _fitted_in_memory(self) -> bool:
+        """True when the model holds the parameters and labels of an in-memory fit."""
+        return "_train_crowd" in vars(self) and "_params" in vars(self)
+
+    def _fit_warm(self, labels, X, gold):
+        """``fit`` with ``warm_start=True`` on a fitted model: one EM run on ``labels``
+        from the fitted parameters, carried onto its workers (see :meth:`partial_fit`)."""
+        refuse_gold_as_features(labels, X, type(self).__name__)
+        self._check_params()
+        data = self._make_data(labels, X, gold=gold)
+        check_same_classes(self, data.crowd)
+        n_features = 0 if data.X is None else data.X.shape[1]
+        if n_features != self.n_features_in_:
+            raise ValueError(f"X has {n_features} features but the model was fitted with "
+                             f"{self.n_features_in_}; a warm start keeps them (set "
+                             f"warm_start=False to fit from scratch)")
+        return self._continue(data)
+
+    def _possible_start(self, data: _Data, start: DawidSkeneParams) -> DawidSkeneParams:
+        """``start``, or, if some item's labels have probability 0 under every class
+        with it (with ``alpha=0`` a worker's fitted matrix gives 0 to a label they never
+        gave), ``start`` mixed with 0.1% of the uniform distributions, so that EM starts
+        at a finite objective (a fit from scratch starts from the votes, never there)."""
+        log_joint_ = self._log_joint(data, start)
+        if data.gold is not None:
+            log_joint_[data.gold[0]] += data.gold[1]
+        if np.isfinite(log_joint_.max(axis=1)).all():
+            return start
+        eps, K = 1e-3, data.crowd.n_classes
+        phi = start.feature_prob
+        return DawidSkeneParams((1 - eps) * start.class_prior + eps / K,
+                                (1 - eps) * start.confusion + eps / K,
+                                None if phi is None else (1 - eps) * phi + eps / 2)
+
+    def _continue(self, data: _Data):
+        """One EM run on ``data`` from the fitted parameters; sets the fitted attributes."""
+        start = self._possible_start(data, start_on(self, data.crowd, self._params))
+        result = self._run_engine(data, init=lambda restart: start, n_runs=1)
+        warn_if_not_converged(result, type(self).__name__, self.max_iter, self.tol)
+        self._set_fitted(data, result)
+        return self
 
     # -- SQUAREM: the parameters as one unconstrained vector --------------------------------
     @staticmethod

@@ -1,0 +1,179 @@
+"""Continuing a fitted Dawid--Skene model on more labels (``partial_fit``, ``warm_start``).
+
+Two pieces, both pure functions of a fitted model's arrays:
+
+* :func:`merge_crowds` -- the labels a model was fitted on plus a batch of new label rows,
+  as one :class:`~crowdlearn.CrowdLabels` (by identifier when the model was fitted on a
+  table, by index otherwise), refusing a new class or labels that cannot be matched;
+* :func:`start_on` -- the fitted parameters carried over onto another crowd's workers:
+  a worker seen in the fit keeps their confusion matrix, a new worker starts from the
+  label-weighted mean of the fitted ones (so their first labels count as those of an
+  average worker), and the class prior is kept. New items need no start: EM's first
+  E-step gives their posterior under these parameters.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from crowdlearn.labels import CrowdLabels, _from_dataframe, _is_dataframe, as_crowd_labels, \
+    from_table
+
+__all__ = ["merge_crowds", "start_on", "gold_on"]
+
+NO_IDS = ("the model was fitted on labels without identifiers (indices, a matrix or "
+          "triples) but the new labels come with identifiers (a DataFrame or from_table); "
+          "give them as indices too, or fit on identifiers from the start")
+NEED_IDS = ("the model was fitted on labels with identifiers (a DataFrame or from_table) "
+            "but the new labels have none; give them as a DataFrame with columns task, "
+            "worker, label (or through from_table), so that tasks and workers are matched "
+            "by identifier")
+
+
+def _has_ids(crowd: CrowdLabels) -> bool:
+    return any(getattr(crowd, a) is not None for a in ("item_ids", "expert_ids", "class_ids"))
+
+
+def _new_class_error(have, K: int) -> ValueError:
+    return ValueError(f"the new labels use class {have} but the model was fitted with "
+                      f"n_classes={K} (classes 0 to {K - 1}); a class the model has not "
+                      f"seen cannot be added by partial_fit: fit again, with n_classes "
+                      f"set to the number of classes")
+
+
+def _read_indexed(batch, K: int) -> CrowdLabels:
+    """A batch of index-coded labels read with the model's ``K`` classes."""
+    if isinstance(batch, CrowdLabels):
+        crowd = as_crowd_labels(batch)
+        if crowd.n_classes > K:
+            raise _new_class_error(int(crowd.label.max()), K)
+        return crowd
+    try:
+        return as_crowd_labels(batch, n_classes=K)
+    except ValueError as exc:
+        try:  # read without the model's K: a label K or above is a new class
+            alone = as_crowd_labels(batch)
+        except ValueError:
+            raise exc from None
+        if alone.n_classes > K:
+            raise _new_class_error(int(alone.label.max()), K) from None
+        raise
+
+
+def _merge_by_ids(fitted: CrowdLabels, batch) -> CrowdLabels:
+    """Fitted labels with identifiers plus a batch, re-encoded by identifier (sorted, as
+    ``fit`` would encode the union); the classes stay the fitted ones."""
+    classes = fitted.class_ids
+    new = as_crowd_labels(batch) if not _is_dataframe(batch) else None
+    if new is not None and not _has_ids(new):
+        raise ValueError(NEED_IDS)
+    try:
+        if new is None:
+            new = _from_dataframe(batch, classes=classes)
+        old_t, new_t = fitted.to_table(), new.to_table()
+        merged = from_table(*(np.concatenate([np.asarray(a, dtype=object),
+                                              np.asarray(b, dtype=object)])
+                              for a, b in zip(old_t, new_t)), classes=classes)
+    except ValueError as exc:
+        raise ValueError(f"the new labels do not match the fitted model's identifiers "
+                         f"(a class the model has not seen cannot be added by "
+                         f"partial_fit): {exc}") from None
+    if getattr(fitted, "_from_frame", False) is True:
+        object.__setattr__(merged, "_from_frame", True)
+    return merged
+
+
+def merge_crowds(fitted: CrowdLabels, batch) -> CrowdLabels:
+    """The labels ``fitted`` (a model's training labels) followed by the rows of ``batch``.
+
+    Index-coded labels keep their indices (items and workers beyond the fitted ranges are
+    new); labels with identifiers are matched by identifier and the union re-encoded in
+    sorted order. The classes are the fitted ones: a label outside them is a
+    ``ValueError``, and so is a batch that cannot be matched (identifiers on one side
+    only, identifiers of another type).
+    """
+    if batch is None:
+        raise ValueError("labels is None: pass the new labels (a DataFrame, CrowdLabels, "
+                         "an (item, expert, label) tuple or a matrix)")
+    if _has_ids(fitted):
+        merged = _merge_by_ids(fitted, batch)
+    else:
+        if _is_dataframe(batch):
+            raise ValueError(NO_IDS)
+        new = _read_indexed(batch, fitted.n_classes)
+        if _has_ids(new):
+            raise ValueError(NO_IDS)
+        merged = CrowdLabels(np.concatenate([fitted.item, new.item]),
+                             np.concatenate([fitted.expert, new.expert]),
+                             np.concatenate([fitted.label, new.label]),
+                             max(fitted.n_items, new.n_items),
+                             max(fitted.n_experts, new.n_experts), fitted.n_classes)
+        if new.n_labels == 0:
+            raise ValueError("the new labels hold no label at all")
+    return merged
+
+
+def _positions(old_ids, new_ids, n_old: int, n_new: int) -> np.ndarray:
+    """For every index of the new crowd, the fitted index with the same identifier (by
+    index when neither side has identifiers), -1 for one not fitted."""
+    if (old_ids is None) != (new_ids is None):
+        raise ValueError(NEED_IDS if new_ids is None else NO_IDS)
+    if old_ids is None:
+        src = np.arange(n_new)
+        src[src >= n_old] = -1
+        return src
+    where = {v: k for k, v in enumerate(old_ids.tolist())}
+    return np.array([where.get(v, -1) for v in new_ids.tolist()], dtype=np.intp)
+
+
+def check_same_classes(model, crowd: CrowdLabels) -> None:
+    """``ValueError`` unless ``crowd`` has the fitted model's classes."""
+    K = model.n_classes_
+    if crowd.n_classes != K:
+        raise ValueError(f"the labels have {crowd.n_classes} classes but the model was "
+                         f"fitted with n_classes={K}; a warm start keeps the classes (set "
+                         f"warm_start=False to fit from scratch)")
+    old, new = model.class_ids_, crowd.class_ids
+    if (old is None) != (new is None) or (old is not None and old.tolist() != new.tolist()):
+        raise ValueError(f"the labels' classes {None if new is None else new.tolist()[:5]} "
+                         f"are not the fitted model's {None if old is None else old.tolist()[:5]}"
+                         f"; a warm start keeps the classes (set warm_start=False to fit "
+                         f"from scratch)")
+
+
+def start_on(model, crowd: CrowdLabels, params):
+    """The fitted ``params`` (a ``DawidSkeneParams``) carried onto ``crowd``'s workers.
+
+    A worker of the fit keeps their confusion matrix; a new one starts from the mean of
+    the fitted workers' matrices weighted by their numbers of labels (mixed with 0.1%
+    of the uniform matrix when it has exact zeros, so that a new worker's label is never
+    impossible at the start). The class prior and the feature probabilities are kept.
+    """
+    src = _positions(model.expert_ids_, crowd.expert_ids, model.n_experts_,
+                     crowd.n_experts)
+    old = params.confusion
+    K = old.shape[1]
+    fitted_crowd = getattr(model, "_train_crowd", None)
+    weights = None if fitted_crowd is None else \
+        fitted_crowd.labels_per_expert().astype(float)
+    if weights is None or weights.shape[0] != old.shape[0] or weights.sum() <= 0:
+        weights = np.ones(old.shape[0])
+    mean = np.tensordot(weights / weights.sum(), old, axes=1)
+    if (mean <= 0).any():
+        mean = 0.999 * mean + 0.001 / K
+    confusion = np.where((src >= 0)[:, None, None], old[np.maximum(src, 0)], mean)
+    return params._replace(class_prior=np.array(params.class_prior, dtype=float),
+                           confusion=confusion)
+
+
+def gold_on(model, crowd: CrowdLabels):
+    """The fitted model's known truths (``gold_``, a class index per fitted item, -1
+    where unknown) carried onto ``crowd``'s items, or None without any."""
+    gold = getattr(model, "gold_", None)
+    if gold is None:
+        return None
+    src = _positions(model.item_ids_, crowd.item_ids, model.n_items_, crowd.n_items)
+    out = np.full(crowd.n_items, -1, dtype=np.intp)
+    known = src >= 0
+    out[known] = np.asarray(gold)[src[known]]
+    return out if (out >= 0).any() else None

@@ -1,0 +1,328 @@
+"""``partial_fit`` and ``warm_start`` of the Dawid--Skene models: EM continued from the
+fitted parameters when labels are added (issue 28, where to spend the next label).
+
+Iterations are counted, never timed; answers are compared to a tolerance, never to the
+last bit (except where the same arithmetic is done twice)."""
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+
+from crowdlearn import DawidSkene, OneCoinDawidSkene
+from crowdlearn.labels import from_triples
+from crowdlearn.simulate import one_coin_confusion, simulate_crowd
+
+MODELS = [DawidSkene, OneCoinDawidSkene]
+TIGHT = dict(tol=1e-12, max_iter=5000)
+
+
+def crowd(seed=0, n_items=600, n_classes=3, missing=0.3):
+    accuracies = [0.9, 0.8, 0.75, 0.7, 0.65, 0.6]
+    return simulate_crowd(n_items, one_coin_confusion(accuracies, n_classes),
+                          missing=missing, random_state=seed).labels
+
+
+def triples(c, mask):
+    return c.item[mask], c.expert[mask], c.label[mask]
+
+
+def split(c, fraction, seed=0):
+    """A mask of about ``fraction`` of the labels (the new batch)."""
+    rng = np.random.default_rng(seed)
+    new = np.zeros(c.n_labels, dtype=bool)
+    new[rng.choice(c.n_labels, size=max(1, int(fraction * c.n_labels)), replace=False)] = True
+    return new
+
+
+def assert_monotone(model):
+    h = model.log_likelihood_history_
+    assert np.all(np.diff(h) >= -1e-9 * np.abs(h[1:])), np.diff(h).min()
+    assert model.objective_ == h[-1]
+
+
+def fit_then_add(Model, c, new, **kw):
+    first = Model(**kw).fit(triples(c, ~new))
+    before = first.n_iter_
+    return first.partial_fit(triples(c, new)), before
+
+
+# -- fixed point -------------------------------------------------------------------------------
+@pytest.mark.parametrize("Model", MODELS)
+def test_a_warm_refit_on_the_same_labels_is_a_fixed_point(Model):
+    c = crowd(1)
+    model = Model(**TIGHT).fit(c)
+    q, prior, conf = model.posterior_.copy(), model.class_prior_.copy(), model.confusion_.copy()
+    objective = model.objective_
+    model.set_params(warm_start=True).fit(c)
+    assert model.n_iter_ <= 1 and model.converged_
+    # the continued run starts where the fit ended, and stays there (to EM's tolerance)
+    assert model.log_likelihood_history_[0] == pytest.approx(objective, rel=1e-12)
+    np.testing.assert_allclose(model.posterior_, q, atol=1e-4)
+    np.testing.assert_allclose(model.class_prior_, prior, atol=1e-4)
+    np.testing.assert_allclose(model.confusion_, conf, atol=1e-4)
+    assert_monotone(model)
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_partial_fit_is_a_warm_fit_on_the_union(Model):
+    """partial_fit(batch) is EM from the fitted parameters on all the labels: the same
+    run as fit(all labels) with warm_start=True, number for number."""
+    c = crowd(2)
+    new = split(c, 0.1)
+    first = Model().fit(triples(c, ~new))
+    warm = copy.deepcopy(first).set_params(warm_start=True).fit(
+        from_triples(*(np.concatenate([a, b]) for a, b in zip(triples(c, ~new),
+                                                               triples(c, new)))))
+    added = first.partial_fit(triples(c, new))
+    assert added.n_iter_ == warm.n_iter_
+    np.testing.assert_allclose(added.posterior_, warm.posterior_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(added.log_likelihood_history_, warm.log_likelihood_history_,
+                               rtol=1e-12)
+
+
+# -- the same optimum, in fewer iterations -----------------------------------------------------
+@pytest.mark.parametrize("Model", MODELS)
+@pytest.mark.parametrize("seed", range(6))
+def test_a_few_labels_more_converge_in_fewer_iterations(Model, seed):
+    """1% more labels: fewer M-steps than a fit from the majority vote, at the default
+    tolerance, to an objective at least as high (to the tolerance)."""
+    c = crowd(seed)
+    added, _ = fit_then_add(Model, c, split(c, 0.01, seed))
+    fresh = Model().fit(c)
+    assert added.converged_ and added.n_iter_ < fresh.n_iter_
+    assert added.objective_ >= fresh.objective_ - 1e-7 * abs(fresh.objective_)
+    assert_monotone(added)
+
+
+@pytest.mark.parametrize("Model", MODELS)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_batch_reaches_the_optimum_of_a_fresh_fit(Model, seed):
+    c = crowd(seed)
+    added, _ = fit_then_add(Model, c, split(c, 0.05, seed), **TIGHT)
+    fresh = Model(**TIGHT).fit(c)
+    assert added.converged_ and fresh.converged_
+    assert added.objective_ == pytest.approx(fresh.objective_, rel=1e-9)
+    np.testing.assert_allclose(added.posterior_, fresh.posterior_, atol=1e-4)
+    np.testing.assert_allclose(added.confusion_, fresh.confusion_, atol=1e-4)
+    assert_monotone(added)
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_batches_one_after_another_reach_the_optimum_of_all_labels(Model):
+    """Half the labels, then five batches of a tenth: the optimum of all the labels."""
+    c = crowd(3)
+    order = np.random.default_rng(3).permutation(c.n_labels)
+    chunks = [order[:c.n_labels // 2]] + np.array_split(order[c.n_labels // 2:], 5)
+    model = Model(**TIGHT)
+    for chunk in chunks:
+        mask = np.zeros(c.n_labels, dtype=bool)
+        mask[chunk] = True
+        model.partial_fit(triples(c, mask))  # the first call, unfitted, is a fit
+        assert_monotone(model)
+    fresh = Model(**TIGHT).fit(c)
+    assert model.n_items_ == c.n_items and model.n_experts_ == c.n_experts
+    assert model.objective_ == pytest.approx(fresh.objective_, rel=1e-9)
+    np.testing.assert_allclose(model.posterior_, fresh.posterior_, atol=1e-4)
+
+
+@pytest.mark.parametrize("accelerate", [False, True])
+def test_the_continued_objective_never_decreases(accelerate):
+    c = crowd(4, n_items=300)
+    for fraction in (0.01, 0.2, 0.5):
+        added, _ = fit_then_add(DawidSkene, c, split(c, fraction, 4), accelerate=accelerate,
+                                alpha=0.5)
+        assert_monotone(added)
+        assert np.isclose(added.log_likelihood_,
+                          added.objective_ - added._log_prior_term(added._params))
+
+
+# -- new items, workers, classes ---------------------------------------------------------------
+@pytest.mark.parametrize("Model", MODELS)
+def test_new_items_and_a_new_worker(Model):
+    c = crowd(5)
+    new = (c.item >= 550) | (c.expert == c.n_experts - 1)  # the last worker joins late
+    first = Model().fit(from_triples(*triples(c, ~new), n_experts=c.n_experts - 1))
+    assert first.n_items_ <= 550 and first.n_experts_ == c.n_experts - 1
+    first.partial_fit(triples(c, new))
+    assert first.n_items_ == c.n_items and first.n_experts_ == c.n_experts
+    assert first.confusion_.shape == (c.n_experts, 3, 3)
+    np.testing.assert_allclose(first.confusion_.sum(axis=2), 1.0)
+    assert_monotone(first)
+    fresh = Model(**TIGHT).fit(c)
+    assert first.objective_ >= fresh.objective_ - 1e-6 * abs(fresh.objective_)
+    assert (first.predict() == fresh.predict()).mean() > 0.99
+
+
+def test_a_new_worker_starts_from_the_mean_confusion():
+    from crowdlearn.aggregation._warm import start_on
+
+    c = crowd(6)
+    model = DawidSkene().fit(c)
+    more = from_triples(c.item, c.expert, c.label, n_experts=c.n_experts + 1)
+    start = start_on(model, more, model._params)
+    weights = c.labels_per_expert() / c.n_labels
+    np.testing.assert_allclose(start.confusion[:-1], model.confusion_)
+    np.testing.assert_allclose(start.confusion[-1],
+                               np.tensordot(weights, model.confusion_, axes=1))
+    np.testing.assert_allclose(start.class_prior, model.class_prior_)
+
+
+def test_a_new_class_is_refused():
+    c = crowd(7)
+    model = DawidSkene().fit(c)
+    with pytest.raises(ValueError, match="class 3 but the model was fitted with n_classes=3"):
+        model.partial_fit(([0], [0], [3]))
+    with pytest.raises(ValueError, match="n_classes=3"):
+        model.partial_fit(np.array([[3, -1]]))
+    n_iter = model.n_iter_
+    model.partial_fit(([0], [0], [2]))  # a known class is fine; the refusals changed nothing
+    assert model.n_items_ == c.n_items and n_iter >= 0
+
+
+def test_tables_are_matched_by_identifier():
+    pd = pytest.importorskip("pandas")
+    c = crowd(8, n_items=300)
+    df = pd.DataFrame({"task": [f"t{i:03d}" for i in c.item],
+                       "worker": [f"w{j}" for j in c.expert],
+                       "label": np.array(["cat", "dog", "emu"])[c.label]})
+    late = (c.item >= 280) | (c.expert == 0)  # new tasks, and worker w0 joins late
+    model = DawidSkene(**TIGHT).fit(df[~late])
+    assert "w0" not in model.expert_ids_.tolist()
+    model.partial_fit(df[late])
+    fresh = DawidSkene(**TIGHT).fit(df)
+    assert model.expert_ids_.tolist() == fresh.expert_ids_.tolist()
+    assert model.item_ids_.tolist() == fresh.item_ids_.tolist()
+    assert model.class_ids_.tolist() == ["cat", "dog", "emu"]
+    pd.testing.assert_index_equal(model.probas_.index, fresh.probas_.index)
+    np.testing.assert_allclose(model.probas_.to_numpy(), fresh.probas_.to_numpy(), atol=1e-4)
+    assert (model.labels_ == fresh.labels_).all()
+    assert_monotone(model)
+    # a batch of one class, of known tasks and workers, is read onto the fitted classes
+    model.partial_fit(df.iloc[:3].assign(label="emu"))
+    assert model.n_items_ == fresh.n_items_
+    with pytest.raises(ValueError, match="class the model has not seen"):
+        model.partial_fit(df.iloc[:2].assign(label="yak"))
+    with pytest.raises(ValueError, match="without identifiers|have none"):
+        model.partial_fit((np.array([0]), np.array([0]), np.array([1])))
+    with pytest.raises(ValueError, match="mix types"):
+        model.partial_fit(pd.DataFrame({"task": [7], "worker": ["w1"], "label": ["cat"]}))
+
+
+# -- bad input ---------------------------------------------------------------------------------
+def test_bad_input_is_refused_with_a_clear_message():
+    pd = pytest.importorskip("pandas")
+    c = crowd(9, n_items=200)
+    model = DawidSkene().fit(c)
+    with pytest.raises(ValueError, match="labels is None"):
+        model.partial_fit(None)
+    with pytest.raises(ValueError, match="without identifiers"):
+        model.partial_fit(pd.DataFrame({"task": ["a"], "worker": ["w"], "label": [0]}))
+    with pytest.raises(ValueError, match="warm_start must be True or False"):
+        DawidSkene(warm_start="yes").fit(c)
+    warm = DawidSkene(warm_start=True).fit(c)
+    with pytest.raises(ValueError, match="classes"):
+        warm.fit(from_triples(c.item, c.expert, c.label, n_classes=4))
+    with pytest.raises(ValueError, match="n_classes=3"):
+        DawidSkene(n_classes=3).fit(c).partial_fit(from_triples([0], [0], [3]))
+    X = np.random.default_rng(0).integers(0, 2, size=(c.n_items, 4))
+    featured = DawidSkene().fit(c, X)
+    with pytest.raises(ValueError, match="features"):
+        featured.partial_fit(([0], [0], [1]))
+    with pytest.raises(ValueError, match="features"):
+        DawidSkene(warm_start=True).fit(c, X).fit(c)
+
+
+def test_an_unfitted_partial_fit_is_a_fit():
+    c = crowd(10, n_items=200)
+    a = DawidSkene(n_init=2, random_state=0).partial_fit(c)
+    b = DawidSkene(n_init=2, random_state=0).fit(c)
+    np.testing.assert_array_equal(a.posterior_, b.posterior_)
+    assert a.n_iter_ == b.n_iter_
+
+
+# -- invariances -------------------------------------------------------------------------------
+@pytest.mark.parametrize("Model", MODELS)
+def test_the_order_of_the_rows_does_not_matter(Model):
+    c = crowd(11)
+    new = split(c, 0.05, 11)
+    a, _ = fit_then_add(Model, c, new)
+    rng = np.random.default_rng(11)
+    old_rows, new_rows = np.flatnonzero(~new), np.flatnonzero(new)
+    old_rows, new_rows = rng.permutation(old_rows), rng.permutation(new_rows)
+    b = Model().fit((c.item[old_rows], c.expert[old_rows], c.label[old_rows]))
+    b.partial_fit((c.item[new_rows], c.expert[new_rows], c.label[new_rows]))
+    assert abs(a.n_iter_ - b.n_iter_) <= 1
+    np.testing.assert_allclose(a.posterior_, b.posterior_, atol=1e-6)
+    np.testing.assert_allclose(a.confusion_, b.confusion_, atol=1e-6)
+
+
+def test_the_same_seed_gives_the_same_result():
+    c = crowd(12)
+    new = split(c, 0.05, 12)
+    runs = [fit_then_add(DawidSkene, c, new, n_init=3, random_state=5)[0] for _ in range(2)]
+    np.testing.assert_array_equal(runs[0].posterior_, runs[1].posterior_)
+    np.testing.assert_array_equal(runs[0].log_likelihood_history_,
+                                  runs[1].log_likelihood_history_)
+
+
+def test_gold_items_stay_clamped():
+    c = crowd(13, n_items=300)
+    gold = np.full(c.n_items, -1)
+    gold[:20] = 2  # claimed truths, whatever the labels say
+    new = split(c, 0.05, 13)
+    model = DawidSkene().fit(from_triples(*triples(c, ~new), n_items=c.n_items), gold=gold)
+    model.partial_fit(triples(c, new))
+    np.testing.assert_allclose(model.posterior_[:20, 2], 1.0)
+    assert (model.gold_[:20] == 2).all() and (model.gold_[20:] == -1).all()
+    assert_monotone(model)
+
+
+def test_one_coin_accuracies_follow_the_continued_fit():
+    c = crowd(14)
+    added, _ = fit_then_add(OneCoinDawidSkene, c, split(c, 0.05, 14))
+    np.testing.assert_allclose(added.accuracy_, added.confusion_[:, 0, 0])
+    conf = added.confusion_
+    off = conf[:, 0, 1]
+    np.testing.assert_allclose(conf[:, 1, 2], off)  # still one-coin matrices
+
+
+def test_no_warning_for_a_converged_continuation():
+    c = crowd(15)
+    model = DawidSkene().fit(c)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.partial_fit(triples(c, split(c, 0.01, 15)))
+
+
+def test_a_label_the_fit_gave_probability_zero_starts_from_a_finite_objective():
+    """With alpha=0 a worker who always said 0 has P(says 1) = 0 under every class; when
+    they now say 1, EM starts from the fitted matrices mixed with a little uniform."""
+    item = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    expert = np.array([0, 1, 0, 1, 0, 1, 0, 1])
+    label = np.array([0, 0, 0, 1, 0, 1, 0, 0])
+    model = DawidSkene(n_classes=2).fit((item, expert, label))
+    assert model.confusion_[0, :, 1].max() == 0.0  # worker 0 never said 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a tiny crowd may be degenerate
+        model.partial_fit(([4, 4], [0, 1], [1, 1]))
+    assert np.isfinite(model.log_likelihood_history_).all()
+    assert_monotone(model)
+    np.testing.assert_allclose(model.posterior_.sum(axis=1), 1.0)
+
+
+def test_a_confusion_prior_is_kept_and_a_per_worker_one_needs_every_worker():
+    c = crowd(16, n_items=300)
+    new = c.expert == c.n_experts - 1
+    prior = 4 * np.eye(3) + 1
+    shared = DawidSkene(confusion_prior=prior).fit(
+        from_triples(*triples(c, ~new), n_experts=c.n_experts - 1))
+    shared.partial_fit(triples(c, new))
+    fresh = DawidSkene(confusion_prior=prior, **TIGHT).fit(c)
+    assert shared.objective_ >= fresh.objective_ - 1e-6 * abs(fresh.objective_)
+    assert_monotone(shared)
+    per_worker = DawidSkene(confusion_prior=np.broadcast_to(prior, (c.n_experts - 1, 3, 3)))
+    per_worker.fit(from_triples(*triples(c, ~new), n_experts=c.n_experts - 1))
+    with pytest.raises(ValueError, match="confusion_prior must have shape"):
+        per_worker.partial_fit(triples(c, new))

@@ -330,6 +330,8 @@ def test_replay_unknown_truth_is_not_scored(replay_crowd):
     ({"criterion": "gini"}, "criterion"),
     ({"random_state": -1}, "random_state"),
     ({"model": 3}, "model"),
+    ({"fit": "warm"}, "fit"),
+    ({"fit": "partial", "model": lambda: SimpleNamespace(fit=None)}, "partial_fit"),
 ])
 def test_replay_bad_settings(replay_crowd, kwargs, message):
     labels, truth = replay_crowd
@@ -357,3 +359,19 @@ def test_summary_bad_level(replay_crowd):
     for level in (0, 1, "0.9", True):
         with pytest.raises(ValueError, match="level"):
             result.summary(level=level)
+
+
+def test_replay_with_partial_fit(replay_crowd):
+    """fit='partial' continues EM round by round: same start, valid accuracies, repeatable."""
+    labels, truth = replay_crowd
+    kw = dict(n_replays=2, n_rounds=3, per_round=0.25, random_state=2)
+    partial = active.replay_policies(labels, truth, fit="partial", **kw)
+    refit = active.replay_policies(labels, truth, **kw)
+    again = active.replay_policies(labels, truth, fit="partial", **kw)
+    for policy in partial.policies:
+        acc = partial.accuracy[policy]
+        assert acc.shape == (2, 4) and ((0 <= acc) & (acc <= 1)).all()
+        np.testing.assert_array_equal(acc, again.accuracy[policy])
+        # round 0 is a fit from scratch either way
+        np.testing.assert_array_equal(acc[:, 0], refit.accuracy[policy][:, 0])
+        assert partial.n_iter[policy] > 0

@@ -437,7 +437,7 @@ def _kinds_match(kind: str, known_kind: str) -> bool:
     return kind == known_kind or {kind, known_kind} == {"int", "float"}
 
 
-def ids_kind(ids: np.ndarray | None, name: str = "identifiers") -> str:
+def _ids_kind(ids: np.ndarray | None, name: str = "identifiers") -> str:
     """The kind (``'str'``, ``'int'``, ``'bool'``, ...) of a 1-D array of identifiers a
     :class:`CrowdLabels` keeps; ``'int'`` for None (index-coded labels: the ids are
     the indices)."""
@@ -680,7 +680,7 @@ def _reindex_onto(crowd: CrowdLabels, expert_ids, class_ids) -> CrowdLabels:
                     f"its {kind}s; fit on a table too, or pass {kind} indices")
             codes = new_ids.astype(np.intp)
         else:
-            new_kind, old_kind = ids_kind(new_ids), ids_kind(old_ids)
+            new_kind, old_kind = _ids_kind(new_ids), _ids_kind(old_ids)
             if not _kinds_match(new_kind, old_kind):
                 raise ValueError(f"unknown {kind}(s): {new_ids[:3].tolist()} are of type "
                                  f"{new_kind} but the model's {kind} identifiers are of type "
@@ -802,6 +802,14 @@ def from_dataframe(df, *, task: str = "task", worker: str = "worker", label: str
     A DataFrame passed directly to a model's ``fit`` is read with the default
     column names. It is never read as a dense matrix, whatever its dtypes: a
     DataFrame without these columns is refused.
+
+    A column must hold one type of identifier (``'1'``, ``1`` and ``True`` are
+    different ids, and a column mixing them is refused), categorical columns included.
+    Note that pandas merges values it finds equal when it makes a column categorical
+    (``pd.Series([0.0, False]).astype("category")`` has the one category ``0.0``):
+    that happens before this function sees the column, which is read as pandas holds
+    it. A dask DataFrame is refused with a ``TypeError`` (``DawidSkene`` and
+    ``OneCoinDawidSkene`` fit one on the cluster; otherwise ``.compute()`` it first).
 
     Examples
     --------

@@ -187,3 +187,15 @@ def test_select_penalty_warns_once_per_kind():
         warnings.simplefilter("error")
         warnings.simplefilter("ignore", cl.ConvergenceWarning)  # the user's filter holds
         select_penalty(labels, X, refit=False, random_state=0)
+
+
+# -- 'x' and 'x\x00': checked again on the column types not covered in test_fuzz.py -----------
+def test_trailing_nul_in_categorical_arrow_and_dask_columns_is_refused():
+    for dtype in ("category", "string[pyarrow]", object):
+        labels = pd.Series(["x", "x\x00", "y", "x", "y", "x"], dtype=dtype)
+        with pytest.raises(ValueError, match="NUL"):
+            cl.as_crowd_labels(frame(label=labels))
+    dd = pytest.importorskip("dask.dataframe")
+    workers = frame(worker=["x", "x\x00", "x", "x\x00", "x", "x\x00"])
+    with pytest.raises(ValueError, match="NUL"):
+        cl.DawidSkene().fit(dd.from_pandas(workers, npartitions=1))

@@ -178,7 +178,7 @@ def test_select_penalty_warns_once_per_kind():
     labels = np.where(rng.random((40, 3)) < 0.55, truth[:, None], 1 - truth[:, None])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        select_penalty(labels, X, refit=False, random_state=0)
+        select_penalty(labels, X, refit=False, random_state=0, n_lambdas=5)
     assert len(caught) == 1, [str(w.message)[:80] for w in caught]
     assert caught[0].category is cl.ConvergenceWarning
     assert "warnings from the fits of the penalty path" in str(caught[0].message)
@@ -186,7 +186,7 @@ def test_select_penalty_warns_once_per_kind():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warnings.simplefilter("ignore", cl.ConvergenceWarning)  # the user's filter holds
-        select_penalty(labels, X, refit=False, random_state=0)
+        select_penalty(labels, X, refit=False, random_state=0, n_lambdas=5)
 
 
 # -- 'x' and 'x\x00': checked again on the column types not covered in test_fuzz.py -----------

@@ -104,6 +104,20 @@ def user_stacklevel() -> int:
     return level
 
 
+def reissue_warnings(caught, what: str) -> None:
+    """Warn once per category for the warnings ``caught`` (recorded by
+    ``warnings.catch_warnings(record=True)``) from many fits: the message itself when there
+    was one, else how many there were and the first (``select_penalty`` gave 111 warnings,
+    one per fit along its path); pointing at the user's line."""
+    by_category: dict = {}
+    for w in caught:
+        by_category.setdefault(w.category, []).append(str(w.message))
+    for category, messages in by_category.items():
+        text = messages[0] if len(messages) == 1 else (
+            f"{len(messages)} warnings from the fits of {what}; the first: {messages[0]}")
+        warnings.warn(text, category, stacklevel=user_stacklevel())
+
+
 def warn_if_not_converged(result, name: str, max_iter: int, tol: float) -> None:
     """The :class:`~crowdlearn.ConvergenceWarning` of an EM fit whose best run reached
     ``max_iter`` without converging (not when a callback stopped it); it points at the

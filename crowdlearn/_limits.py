@@ -7,10 +7,11 @@ allocate tens of GiB or run for minutes. :func:`check_crowd_size` refuses such
 sizes up front with a ``ValueError`` that says what was inferred and why.
 
 The limits are deliberately generous for real crowds (a thousand classes; about
-half a GiB for the largest table a model keeps). To go past them on purpose::
+half a GiB for the largest table a model keeps; 4 GiB for all the working memory of a
+fit, see :func:`fit_memory`). To go past them on purpose::
 
     import crowdlearn as cl
-    with cl.size_limits(max_classes=5000, max_cells=2**30):
+    with cl.size_limits(max_classes=5000, max_cells=2**30, max_memory=2**34):
         cl.DawidSkene().fit(crowd)
 
 or set them for the whole session with :func:`set_size_limits`.
@@ -29,7 +30,7 @@ from contextvars import ContextVar
 from typing import NamedTuple
 
 __all__ = ["SizeLimits", "get_size_limits", "set_size_limits", "size_limits",
-           "check_crowd_size"]
+           "check_crowd_size", "fit_memory"]
 
 
 class SizeLimits(NamedTuple):
@@ -47,6 +48,42 @@ class SizeLimits(NamedTuple):
     explicitly: otherwise most indices would have no label, which means the ids
     are not ``0..n-1`` indices."""
     min_inferred: int = 100_000
+    max_memory: int = 2 ** 32
+    """Most working memory, in bytes, a model's fit of a crowd of these sizes may need
+    (:func:`fit_memory`: every table a model keeps and its working copies, and per-item
+    and per-expert parameters; 4 GiB by default). A crowd whose sizes pass the limits
+    fits in this memory, plus at most about 200 bytes per label given."""
+
+
+# Working memory of a fit, in float64 numbers, measured (peak resident and traced memory
+# of fits at the limits, issue 28) for every model of crowdlearn.aggregation, with restarts
+# and acceleration: at most ~14 per posterior cell and confusion cell (DawidSkene with
+# accelerate=True and restarts: the best run, the current one and SQUAREM's copies; it does
+# not grow with n_init), ~40 per item and per expert (GLAD's L-BFGS-B over the item
+# difficulties and expert abilities), plus up to ~17 per label given (GLAD). The factors
+# below bound these with a margin; the labels' own share is not counted (it is the data).
+# tests/core/test_misreads_28.py fits every model at the largest sizes admitted.
+_NUMBERS_PER_CELL = 16
+_NUMBERS_PER_ID = 48
+
+
+def fit_memory(n_items: int, n_experts: int, n_classes: int) -> int:
+    """Bytes of working memory a fit may need for a crowd of these sizes (an upper bound
+    over the models of :mod:`crowdlearn.aggregation`, beyond the labels themselves).
+
+    ``8 * (16 * (n_items * n_classes + n_experts * n_classes**2) + 48 * (n_items +
+    n_experts))``: 16 copies of the posterior and the confusion matrices, and a few dozen
+    numbers per item and per expert. Checked against
+    :attr:`SizeLimits.max_memory` by :func:`check_crowd_size`.
+
+    Examples
+    --------
+    >>> from crowdlearn._limits import fit_memory
+    >>> round(fit_memory(1_000_000, 100, 5) / 2**30, 2)  # a million items, 5 classes: GiB
+    0.95
+    """
+    cells = n_items * n_classes + n_experts * n_classes * n_classes
+    return 8 * (_NUMBERS_PER_CELL * cells + _NUMBERS_PER_ID * (n_items + n_experts))
 
 
 _DEFAULT = SizeLimits()
@@ -77,8 +114,8 @@ def set_size_limits(**limits) -> SizeLimits:
 
     Inside a ``with size_limits(...)`` block the block's limits apply until it ends.
     Keyword arguments are fields of :class:`SizeLimits` (``max_classes``,
-    ``max_cells``, ``max_unused_ratio``, ``min_inferred``). ``set_size_limits()``
-    with no argument restores the defaults.
+    ``max_cells``, ``max_unused_ratio``, ``min_inferred``, ``max_memory``).
+    ``set_size_limits()`` with no argument restores the defaults.
 
     Examples
     --------
@@ -177,3 +214,14 @@ def check_crowd_size(n_items: int, n_experts: int, n_classes: int, n_labels: int
                 f"{lim.max_cells:,} are accepted. Check that the ids are indices 0..n-1 "
                 f"(use from_table for arbitrary identifiers). "
                 f"({_HOW_TO.format(arg='max_cells')})")
+    need = fit_memory(n_items, n_experts, n_classes)
+    if need > lim.max_memory:
+        raise ValueError(
+            f"fitting a crowd of n_items={n_items:,}{origin('n_items', n_items)}, "
+            f"n_experts={n_experts:,}{origin('n_experts', n_experts)} and "
+            f"n_classes={n_classes:,}{origin('n_classes', n_classes)} may need "
+            f"{need / 2**30:.1f} GiB of working memory (posterior, confusion matrices and "
+            f"their working copies, per-item and per-expert parameters), more than the "
+            f"limit of {lim.max_memory / 2**30:.1f} GiB. Check that the ids are indices "
+            f"0..n-1 (use from_table for arbitrary identifiers). "
+            f"({_HOW_TO.format(arg='max_memory')})")

@@ -430,6 +430,24 @@ def _object_kind(arr: np.ndarray, name: str) -> str:
     return next(iter(kinds), "int")
 
 
+def _kinds_match(kind: str, known_kind: str) -> bool:
+    """Whether identifiers of ``kind`` may be looked up among ones of ``known_kind``: the
+    same kind, or integers and floats (``1`` and ``1.0`` are the same number). ``True`` is
+    never ``1``, nor ``'1'`` either, although Python finds ``True == 1``."""
+    return kind == known_kind or {kind, known_kind} == {"int", "float"}
+
+
+def _ids_kind(ids: np.ndarray | None, name: str = "identifiers") -> str:
+    """The kind (``'str'``, ``'int'``, ``'bool'``, ...) of a 1-D array of identifiers a
+    :class:`CrowdLabels` keeps; ``'int'`` for None (index-coded labels: the ids are
+    the indices)."""
+    if ids is None:
+        return "int"
+    if ids.dtype == object:
+        return _object_kind(ids, name)
+    return _KIND_OF_DTYPE.get(ids.dtype.kind, ids.dtype.name)
+
+
 def _refuse_lost_nul(strings: np.ndarray, converted: np.ndarray, name: str) -> None:
     """:func:`_refuse_trailing_nul` without a Python-level test per element: numpy's
     strings drop exactly the trailing NULs, so a string lost some iff its length changed
@@ -542,7 +560,7 @@ def _encode(values, name, known=None):
     known, known_kind = _id_array(known, f"the known {name}")
     if known.size == 0:
         raise ValueError(f"the known {name} identifiers must be a non-empty 1-D array")
-    if {kind, known_kind} != {kind} and {kind, known_kind} != {"int", "float"}:
+    if not _kinds_match(kind, known_kind):
         raise ValueError(f"unknown {name}: {arr[:3].tolist()} are of type {kind} but the "
                          f"known {name} identifiers are of type {known_kind}")
     try:
@@ -662,6 +680,11 @@ def _reindex_onto(crowd: CrowdLabels, expert_ids, class_ids) -> CrowdLabels:
                     f"its {kind}s; fit on a table too, or pass {kind} indices")
             codes = new_ids.astype(np.intp)
         else:
+            new_kind, old_kind = _ids_kind(new_ids), _ids_kind(old_ids)
+            if not _kinds_match(new_kind, old_kind):
+                raise ValueError(f"unknown {kind}(s): {new_ids[:3].tolist()} are of type "
+                                 f"{new_kind} but the model's {kind} identifiers are of type "
+                                 f"{old_kind} (such as {old_ids[:3].tolist()})")
             lookup = {v: i for i, v in enumerate(old_ids.tolist())}
             codes = np.array([lookup.get(v, -1) for v in new_ids.tolist()], dtype=np.intp)
             used = np.unique(expert if kind == "expert" else label)
@@ -681,6 +704,18 @@ def _reindex_onto(crowd: CrowdLabels, expert_ids, class_ids) -> CrowdLabels:
 
 def _is_dataframe(data) -> bool:
     return type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns")
+
+
+def _refuse_dask_frame(data, what: str = "labels") -> None:
+    """``TypeError`` for a dask DataFrame or Series where an in-memory one is read: dask's
+    lazy objects cannot be inspected (dask's own error says nothing about crowdlearn)."""
+    module = type(data).__module__
+    if module.split(".")[0] == "dask" and "dataframe" in module:
+        raise TypeError(f"{what} is a dask {type(data).__name__}: only DawidSkene and "
+                        f"OneCoinDawidSkene fit a dask DataFrame of labels (on the "
+                        f"cluster, crowdlearn.distributed); for other models and functions "
+                        f"gather it first, e.g. model.fit(ddf.compute()), if it fits in "
+                        f"memory")
 
 
 def _from_dataframe(df, columns=("task", "worker", "label"), classes=None) -> CrowdLabels:
@@ -768,6 +803,14 @@ def from_dataframe(df, *, task: str = "task", worker: str = "worker", label: str
     column names. It is never read as a dense matrix, whatever its dtypes: a
     DataFrame without these columns is refused.
 
+    A column must hold one type of identifier (``'1'``, ``1`` and ``True`` are
+    different ids, and a column mixing them is refused), categorical columns included.
+    Note that pandas merges values it finds equal when it makes a column categorical
+    (``pd.Series([0.0, False]).astype("category")`` has the one category ``0.0``):
+    that happens before this function sees the column, which is read as pandas holds
+    it. A dask DataFrame is refused with a ``TypeError`` (``DawidSkene`` and
+    ``OneCoinDawidSkene`` fit one on the cluster; otherwise ``.compute()`` it first).
+
     Examples
     --------
     >>> import pandas as pd
@@ -778,6 +821,7 @@ def from_dataframe(df, *, task: str = "task", worker: str = "worker", label: str
     >>> crowd.n_items, crowd.n_experts, crowd.class_ids.tolist()
     (2, 2, ['cat', 'dog'])
     """
+    _refuse_dask_frame(df, "df")
     if not _is_dataframe(df):
         raise ValueError(f"from_dataframe needs a pandas DataFrame, got {type(df).__name__}")
     return _from_dataframe(df, (task, worker, label), classes=classes)
@@ -805,6 +849,7 @@ def as_crowd_labels(data, *, n_items=None, n_experts=None, n_classes=None) -> Cr
         return _recheck(data, n_items=n_items, n_experts=n_experts, n_classes=n_classes)
     if data is None:
         raise ValueError("labels is None")
+    _refuse_dask_frame(data)
     if _is_dataframe(data):
         return as_crowd_labels(_from_dataframe(data), n_items=n_items, n_experts=n_experts,
                                n_classes=n_classes)

@@ -78,10 +78,12 @@ held-out labels), once or by K-fold cross-validation.
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 
+from crowdlearn._base import reissue_warnings
 from crowdlearn._validation import (as_float_array, check_bool, check_random_state,
                                      check_scalar)
 from crowdlearn.labels import CrowdLabels
@@ -492,12 +494,15 @@ def select_penalty(labels, X, lambdas=None, *, holdout: float = 0.3, cv=None,
     splits = _splits(crowd, X, holdout=holdout, cv=cv, split=split, rng=rng)
     model_params = dict(model_params or {})
     rows = []
-    for s in splits:
-        path = sparse_experts_path(s.train_labels, s.X_train, lambdas, n_lambdas=n_lambdas,
-                                   lambda_min_ratio=lambda_min_ratio, progress=progress,
-                                   model_params=model_params)
-        lambdas = path.lambdas  # later folds use the same grid
-        rows.append([_score(m, s, weighting) for m in path.models])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for s in splits:
+            path = sparse_experts_path(s.train_labels, s.X_train, lambdas, n_lambdas=n_lambdas,
+                                       lambda_min_ratio=lambda_min_ratio, progress=progress,
+                                       model_params=model_params)
+            lambdas = path.lambdas  # later folds use the same grid
+            rows.append([_score(m, s, weighting) for m in path.models])
+    reissue_warnings(caught, f"the penalty paths of the {len(splits)} training part(s)")
     fold_scores = np.array(rows)
     scores = fold_scores.mean(axis=0)
     best = int(np.argmin(scores))

@@ -8,8 +8,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import sparse
 
-from crowdlearn.labels import (CrowdLabels, _frame_onto, _is_dataframe, _reindex_onto,
-                               as_crowd_labels)
+from crowdlearn.labels import (CrowdLabels, _frame_onto, _id_kind, _ids_kind, _is_dataframe,
+                               _reindex_onto, as_crowd_labels)
 
 
 class _Data(NamedTuple):
@@ -201,15 +201,23 @@ def _read_gold(gold, crowd: CrowdLabels):
     if isinstance(gold, dict):
         items = {v: i for i, v in enumerate(_ids_or_range(crowd.item_ids, n))}
         classes = {v: k for k, v in enumerate(_ids_or_range(crowd.class_ids, K))}
+        item_kind, class_kind = _ids_kind(crowd.item_ids), _ids_kind(crowd.class_ids)
         for item, cls in gold.items():
             if isinstance(cls, float) and cls != cls:
                 raise ValueError(f"gold has a missing class (NaN) for item {item!r}")
+            for what, value, kind, where in (
+                    (f"names item {item!r}", item, item_kind, "among the labelled items"),
+                    (f"gives item {item!r} the class {cls!r}", cls, class_kind,
+                     "a class of the labels")):
+                if (_id_kind(value) == "bool") != (kind == "bool"):  # True == 1 in Python
+                    raise ValueError(f"gold {what} of type {_id_kind(value)}, which is not "
+                                     f"{where}: their identifiers are of type {kind} (True "
+                                     f"is not 1)")
             if item not in items:
                 raise ValueError(f"gold names item {item!r}, which is not among the labelled "
                                  f"items" + ("" if crowd.item_ids is not None else
                                              f" (indices 0 to {n - 1})"))
-            bool_ids = all(isinstance(c, (bool, np.bool_)) for c in classes)
-            if (isinstance(cls, (bool, np.bool_)) and not bool_ids) or cls not in classes:
+            if cls not in classes:
                 raise ValueError(f"gold gives item {item!r} the class {cls!r}, which is not a "
                                  f"class of the labels ({list(classes)[:10]})")
             out[items[item]] = classes[cls]

@@ -55,7 +55,7 @@ from crowdlearn._base import warn_if_not_converged
 from crowdlearn.aggregation._common import _Data, _flat_indices, _softmax_rows_inplace
 from crowdlearn.aggregation._ds_kernel import (count_table, log_joint, majority_start,
                                                split_counts)
-from crowdlearn.labels import _encode
+from crowdlearn.labels import _encode, _object_kind
 
 __all__ = ["fit_dask", "DistributedPosterior"]
 
@@ -293,6 +293,30 @@ def _check_input(ddf, names, split_tasks) -> None:
         raise ValueError(f"a DataFrame of labels needs the columns {list(names)} (one row "
                          f"per label: task id, worker id, label); missing {missing}, got "
                          f"{list(map(str, ddf.columns))[:10]}")
+    _refuse_ids_made_strings(ddf, names)
+
+
+def _refuse_ids_made_strings(ddf, names) -> None:
+    """``ValueError`` when a column of the pandas DataFrame a dask DataFrame was made from
+    (``dd.from_pandas``, kept in its expression) mixes identifier types: dask's string
+    conversion (``dataframe.convert-string``) would turn ``'1'`` and ``1`` into one string,
+    where the in-memory fit of the same DataFrame refuses them."""
+    walk = getattr(getattr(ddf, "expr", None), "walk", None)
+    for node in walk() if callable(walk) else ():
+        if type(node).__name__ != "FromPandas" or not node.pyarrow_strings_enabled:
+            continue
+        frame = getattr(node.frame, "_data", node.frame)  # dask wraps the pandas frame
+        for name, column in zip(("task", "worker", "label"), names):
+            if column not in getattr(frame, "columns", ()) or frame[column].dtype != object:
+                continue
+            try:
+                _object_kind(frame[column].dropna().to_numpy(), name)
+            except ValueError as exc:
+                if "mix types" not in str(exc):
+                    raise
+                raise ValueError(f"{exc} (dd.from_pandas turns an object column into "
+                                 f"strings, which would merge the ids that print alike)") \
+                    from None
 
 
 def _run_em(model, client, parts, J: int, K: int):

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit, log_expit
 
-from crowdlearn._base import BaseEstimator, normalize_log
+from crowdlearn._base import BaseEstimator, normalize_log, reissue_warnings
 from crowdlearn._solvers.l1_logistic import (_PreparedProblem, fit_l1_logistic,
                                              l1_logistic_lambda_max)
 from crowdlearn._progress import ProgressBar
@@ -660,13 +660,18 @@ def sparse_experts_path(labels, X, lambdas=None, *, n_lambdas: int = 20,
     if restart_from_vote:
         model_params["n_init"] = max(int(model_params.get("n_init", 1)), 2)
     try:
-        for lam in lambdas:
-            model = SparseExpertsEM(lam=float(lam), init=init, **model_params).fit(crowd, X)
-            models.append(model)
-            init = model.params_
-            bar.update(info=f"lambda={lam:.3g}")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for lam in lambdas:
+                model = SparseExpertsEM(lam=float(lam), init=init, **model_params).fit(crowd,
+                                                                                       X)
+                models.append(model)
+                init = model.params_
+                bar.update(info=f"lambda={lam:.3g}")
     finally:
         bar.close()
+    reissue_warnings(caught, f"the penalty path ({len(lambdas)} penalties; see "
+                             f"path.converged and each model)")
     seconds = time.perf_counter() - start
     return SparseExpertsPath(
         lambdas=lambdas,

@@ -47,7 +47,7 @@ def test_set_size_limits_holds_for_the_session_in_every_thread():
     try:
         assert _in_a_thread(lambda: cl.get_size_limits().max_classes) == 4000
         with cl.size_limits(max_cells=2 ** 20):   # a block starts from the session's limits
-            assert cl.get_size_limits() == (4000, 2 ** 20, 10, 100_000)
+            assert cl.get_size_limits() == (4000, 2 ** 20, 10, 100_000, 2 ** 32)
     finally:
         cl.set_size_limits(**old._asdict())
     assert cl.get_size_limits() == cl.SizeLimits()

@@ -422,6 +422,13 @@ def _object_kind(arr: np.ndarray, name: str) -> str:
             kinds.setdefault(_id_kind(v), v)
     if "NoneType" in kinds:
         raise ValueError(f"{name} contains None")
+    unordered = kinds.keys() & {"set", "frozenset"}
+    if unordered:
+        raise ValueError(f"{name} identifiers are {unordered.pop()}s: sets have no total "
+                         f"order, so equal sets could not be found reliably. For set-valued "
+                         f"labels use krippendorff_alpha(..., distance='masi') or a "
+                         f"multi-label crowd (MultiLabelDawidSkene); or make each set one "
+                         f"string first")
     if len(kinds) > 1:
         shown = ", ".join(f"{k} (e.g. {v!r})" for k, v in kinds.items())
         raise ValueError(f"{name} identifiers mix types: {shown}. Identifiers such as "

@@ -199,3 +199,22 @@ def test_trailing_nul_in_categorical_arrow_and_dask_columns_is_refused():
     workers = frame(worker=["x", "x\x00", "x", "x\x00", "x", "x\x00"])
     with pytest.raises(ValueError, match="NUL"):
         cl.DawidSkene().fit(dd.from_pandas(workers, npartitions=1))
+
+
+def test_set_valued_labels_are_refused_not_sorted_into_wrong_classes():
+    """Sets have only a partial order, so np.unique would split equal sets into several
+    classes (or fail with 'duplicates'): a model refuses them with a clear message, while
+    krippendorff_alpha reads them itself."""
+    pd = pytest.importorskip("pandas")
+    from crowdlearn import DawidSkene, MajorityVote
+    from crowdlearn.metrics import krippendorff_alpha
+
+    sets = [frozenset("ab"), frozenset("b"), frozenset("a"), frozenset("ab"), frozenset("c"),
+            frozenset("b"), frozenset("ab"), frozenset("a")]
+    df = pd.DataFrame({"task": [0, 0, 1, 1, 2, 2, 3, 3], "worker": [0, 1] * 4,
+                       "label": sets})
+    for model in (DawidSkene(), MajorityVote()):
+        with pytest.raises(ValueError, match="sets have no total order"):
+            model.fit(df)
+    alpha = krippendorff_alpha(df, distance="masi")
+    assert np.isfinite(alpha) and alpha <= 1

@@ -10,7 +10,7 @@ import numpy as np
 from scipy.special import expit, log_expit
 
 from crowdlearn._base import (EMFitter, Predictions, normalize_log,
-                              refuse_features_as_labels, warn_if_not_converged)
+                              refuse_features_as_labels, warn_if_flat, warn_if_not_converged)
 from crowdlearn._validation import _describe_positions, as_float_array, check_finite_array
 from crowdlearn.aggregation._common import _canonical_order
 from crowdlearn.frames import features_by_task
@@ -258,6 +258,7 @@ class _BinaryFeatureModel(Predictions, EMFitter):
         converge."""
         result = self._run_engine(data, init=init)
         warn_if_not_converged(result, type(self).__name__, self.max_iter, self.tol)
+        warn_if_flat(result, type(self).__name__)
         return result
 
     def _keep_oriented(self, crowd: CrowdLabels, result):

@@ -82,12 +82,14 @@ class EMResult:
 
 FLAT_MOVE = 0.05
 """How far (the largest change of any posterior probability) the last SQUAREM cycle of a
-run may move the posterior while the objective rises by at most ``tol`` before the run
-is said to end on a flat optimum (``EMResult.flat``). Near an optimum where the objective
-curves, a rise of ``tol`` comes with a posterior change of order ``sqrt(tol)`` (1e-4 to
-3e-3 on 400 random crowds with SparseExpertsEM's ``tol=1e-7``); a move of 0.05 or more
-at no cost in the objective says that it is flat along the move, and that another start
-(or another order of the same arithmetic) could stop elsewhere on it."""
+converged run may move the posterior, while the objective rises by at most ``tol``, before
+the run is said to end on a flat optimum (``EMResult.flat``). A SQUAREM extrapolation can
+travel far along a direction in which the objective is flat, and the stopping rule then
+ends the run wherever it is, at a posterior the data do not pin down. Near an optimum
+where the objective curves, a rise of ``tol`` comes with a posterior change of order
+``sqrt(tol)`` (1e-4 to 3e-3 on 400 random crowds with SparseExpertsEM's ``tol=1e-7``); a
+move of 0.05 or more at no cost in the objective says that it is flat along the move,
+and that another start could stop elsewhere on it."""
 
 
 def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
@@ -130,12 +132,8 @@ def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
         never decreases and the fixed points are EM's. ``n_iter`` still counts M-steps
         (about three per cycle), and the history holds the objective at each cycle's
         end (plus the start), so it is shorter than ``n_iter + 1``.
-        An extrapolation can travel far along a direction in which the objective is
-        flat, where the stopping rule (a rise of at most ``tol``) then ends the run
-        wherever it happens to be: the result records how far the last cycle of a
-        converged run moved the posterior (``last_move``) and flags a move beyond
-        ``crowdlearn.em.FLAT_MOVE`` as a flat optimum (``flat``), whose posterior the data do
-        not pin down.
+        A run ending on a flat optimum is flagged (``EMResult.flat``, see
+        ``crowdlearn.em.FLAT_MOVE``).
 
     Returns
     -------

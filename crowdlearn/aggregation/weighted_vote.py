@@ -624,7 +624,7 @@ class GoldMajorityVote(_VoteBase):
         J = crowd.n_experts
         n_gold = np.bincount(experts, minlength=J)
         n_all = np.bincount(crowd.expert, minlength=J)
-        skills = np.bincount(experts, weights=right.astype(float), minlength=J)
+        skills = np.bincount(experts, weights=right.astype(float), minlength=J).astype(float)
         has = n_gold > 0
         skills[has] /= n_gold[has]
         lacking = np.flatnonzero(~has & (n_all > 0))

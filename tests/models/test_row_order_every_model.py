@@ -279,3 +279,12 @@ def test_engine_does_not_flag_a_curved_optimum():
     plain = run_em(np.array([-3.0]), e_step, lambda q, x: (x + 3.0) / 2.0, tol=1e-10,
                    max_iter=200, warm_start=True)
     assert plain.last_move == 0.0 and not plain.flat
+
+
+def test_gold_majority_vote_with_no_label_on_a_gold_item():
+    # found by the row-order property test: no gold item labelled (every worker gets
+    # default_skill) used to fail with a UFuncTypeError (an integer array divided in place)
+    crowd = from_triples([0, 1, 1], [0, 0, 1], [1, 0, 0], n_items=3, n_experts=2, n_classes=2)
+    model = cl.GoldMajorityVote(default_skill=0.6).fit(crowd, np.array([-1, -1, 0]))
+    np.testing.assert_array_equal(np.asarray(model.skills_), [0.6, 0.6])
+    np.testing.assert_array_equal(model.predict(), [1, 0, 0])

@@ -33,7 +33,7 @@ import warnings
 
 import numpy as np
 
-from crowdlearn.exceptions import ConvergenceWarning, NotFittedError
+from crowdlearn.exceptions import ConvergenceWarning, DegenerateFitWarning, NotFittedError
 
 
 class BaseEstimator:
@@ -57,8 +57,10 @@ class BaseEstimator:
         """The attributes every EM estimator sets from its best run (an
         :class:`~crowdlearn.em.EMResult`): ``posterior_`` (``result.posterior`` unless
         another, e.g. re-oriented, posterior is given), ``log_likelihood_history_``,
-        ``objective_``, ``n_iter_``, ``converged_`` and, given the log-prior (or minus
-        the penalty) that the objective includes, ``log_likelihood_``."""
+        ``objective_``, ``n_iter_``, ``converged_``, ``flat_optimum_`` (whether a SQUAREM
+        run ended on a flat optimum, see :func:`crowdlearn.em.run_em`; always False
+        without ``accelerate``) and, given the log-prior (or minus the penalty) that the
+        objective includes, ``log_likelihood_``."""
         self.posterior_ = result.posterior if posterior is None else posterior
         self.log_likelihood_history_ = result.history
         self.objective_ = result.objective
@@ -66,6 +68,7 @@ class BaseEstimator:
             self.log_likelihood_ = result.objective - float(log_prior)
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
+        self.flat_optimum_ = bool(getattr(result, "flat", False))
 
     def get_params(self) -> dict:
         """The constructor arguments, as stored."""
@@ -128,6 +131,20 @@ def warn_if_not_converged(result, name: str, max_iter: int, tol: float) -> None:
                       stacklevel=user_stacklevel())
 
 
+def warn_if_flat(result, name: str) -> None:
+    """The :class:`~crowdlearn.DegenerateFitWarning` of a fit whose best run was a SQUAREM
+    run that ended on a flat optimum (``result.flat``, see :func:`crowdlearn.em.run_em`);
+    it points at the user's line."""
+    if getattr(result, "flat", False):
+        warnings.warn(f"{name}: SQUAREM (accelerate=True) stopped on a flat optimum: its last "
+                      f"cycle moved a posterior probability by {result.last_move:.2g} while "
+                      f"the objective rose by at most tol, so the data do not pin the "
+                      f"posterior down there and another start could end elsewhere with the "
+                      f"same objective (flat_optimum_ is True). Compare with n_init > 1 or "
+                      f"accelerate=False, or add smoothing (a prior).", DegenerateFitWarning,
+                      stacklevel=user_stacklevel())
+
+
 class EMFitter(BaseEstimator):
     """The base of the models fitted by EM (see the module notes): one ``fit``.
 
@@ -173,6 +190,7 @@ class EMFitter(BaseEstimator):
         data = self._make_data(*args, **kwargs)
         result = self._run_engine(data)
         warn_if_not_converged(result, type(self).__name__, self.max_iter, self.tol)
+        warn_if_flat(result, type(self).__name__)
         self._set_fitted(data, result)
         return self
 

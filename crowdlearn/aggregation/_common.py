@@ -37,15 +37,24 @@ def _flat_indices(crowd: CrowdLabels, K: int):
     ``log phi`` (:math:`\\log\\phi_n`), sums each item's log-probabilities (and its log
     prior); the M-step's ``votes.T @ q`` gives the expected counts of every
     ``(expert, label, true class)`` and, in its last row, of every class.
+
+    Each row's entries are sorted by column (``sort_indices``: by expert, then label,
+    the prior column last), so the products add the same terms in the same order
+    whatever the order of the label rows, and a fit does bit-identical arithmetic for
+    every permutation of them (the canonical order of :func:`_canonical_order`, within
+    each item; labels already in that order cost one check).
     """
     n, n_labels, JK = crowd.n_items, crowd.n_labels, crowd.n_experts * K
     nnz = n_labels + n
     index = np.int32 if max(nnz, JK + 1) < np.iinfo(np.int32).max else np.int64
     item, expert, label = crowd.item, crowd.expert, crowd.label
-    if n_labels and not (item[1:] >= item[:-1]).all():  # group the labels by item
-        order = np.argsort(item, kind="stable")
+    if n_labels and not (item[1:] >= item[:-1]).all():
+        # group the labels by item, and within an item put them in the canonical order:
+        # one argsort of an int64 key, which costs what sorting by item alone did
+        order = _triple_order(item, expert, label, n, crowd.n_experts, K)
         item, expert, label = item[order], expert[order], label[order]
-    # row i holds item i's labels in their given order, then the prior column JK
+    # row i holds item i's labels (grouped by item in the input: in their given order,
+    # sorted below), then the prior column JK
     indptr = np.zeros(n + 1, dtype=index)
     np.cumsum(np.bincount(item, minlength=n) + 1, out=indptr[1:])
     indices = np.full(nnz, JK, dtype=index)
@@ -56,6 +65,7 @@ def _flat_indices(crowd: CrowdLabels, K: int):
     pair += label
     indices[position] = pair
     votes = sparse.csr_array((np.ones(nnz), indices, indptr), shape=(n, JK + 1))
+    votes.sort_indices()  # each item's labels in one order (one check when they are)
     return votes, votes.T
 
 

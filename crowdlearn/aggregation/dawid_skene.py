@@ -217,6 +217,11 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         by the continued run, whose history this also is).
     converged_ : bool
         Whether the best run met the tolerance before ``max_iter``.
+    flat_optimum_ : bool
+        Whether the best run, with ``accelerate=True``, ended on a flat optimum: its last
+        SQUAREM cycle moved a posterior probability by more than 0.05 while the objective
+        rose by at most ``tol`` (a ``DegenerateFitWarning`` says so too; see
+        :func:`~crowdlearn.run_em`). Always False without ``accelerate``.
     n_experts_, n_classes_, n_items_ : int
     n_features_in_ : int
         Number of features (0 when fitted without ``X``).

@@ -173,6 +173,11 @@ class MACE(ClassPrior, IdResults, EMEstimator):
         ``log_likelihood_history_[-1]``.
     n_iter_ : int
     converged_ : bool
+    flat_optimum_ : bool
+        Whether the best run, with ``accelerate=True``, ended on a flat optimum: its last
+        SQUAREM cycle moved a posterior probability by more than 0.05 while the objective
+        rose by at most ``tol`` (a ``DegenerateFitWarning`` says so too; see
+        :func:`~crowdlearn.run_em`). Always False without ``accelerate``.
     n_items_, n_experts_, n_classes_ : int
 
     Notes

@@ -267,7 +267,24 @@ class _Data(NamedTuple):
     conf_index: np.ndarray  # (n_labels * K,): flat index of [expert, target, k, label]
 
 
+def _canonical_quadruples(crowd: MultiCrowdLabels) -> MultiCrowdLabels:
+    """The same labels sorted by item, target, expert and label (returned as they are when
+    already so): the fit's sums over the labels (``np.bincount`` with weights) then add
+    the same terms in the same order whatever the order of the rows, so every permutation
+    of them gives a bit-identical fit (as :func:`~crowdlearn.aggregation._common.
+    _canonical_order` does for single-label crowds)."""
+    if crowd.n_labels < 2:
+        return crowd
+    order = np.lexsort((crowd.label, crowd.expert, crowd.target, crowd.item))
+    if (order[1:] > order[:-1]).all():
+        return crowd
+    return MultiCrowdLabels(crowd.item[order], crowd.expert[order], crowd.target[order],
+                            crowd.label[order], crowd.n_items, crowd.n_experts,
+                            crowd.n_targets, crowd.n_classes)
+
+
 def _make_data(crowd: MultiCrowdLabels) -> _Data:
+    crowd = _canonical_quadruples(crowd)  # the same fit whatever the order of the rows
     K = max(crowd.n_classes)
     M = crowd.n_targets
     valid = np.arange(K)[None, :] < np.asarray(crowd.n_classes)[:, None]

@@ -76,7 +76,7 @@ class OneCoinDawidSkene(DawidSkene):
     objective_ : float
         ``log_likelihood_history_[-1]``.
     n_iter_ : int
-    converged_ : bool
+    converged_, flat_optimum_ : bool
     feature_prob_, n_experts_, n_classes_, n_items_, n_features_in_, expert_ids_, class_ids_
         As in :class:`~crowdlearn.DawidSkene`.
 

@@ -31,7 +31,7 @@ from crowdlearn._base import BaseEstimator, Predictions, posterior_or_refuse
 from crowdlearn._validation import as_float_array, check_scalar
 from crowdlearn.frames import IdResults
 from crowdlearn.labels import CrowdLabels, as_crowd_labels
-from crowdlearn.aggregation._common import _new_crowd, _read_gold
+from crowdlearn.aggregation._common import _canonical_order, _new_crowd, _read_gold
 
 __all__ = ["GoldMajorityVote", "WeightedMajorityVote", "Wawa", "ZeroBasedSkill"]
 
@@ -182,7 +182,9 @@ def _read(labels, n_classes) -> CrowdLabels:
     crowd = as_crowd_labels(labels, n_classes=n_classes)
     if crowd.n_labels == 0:
         raise ValueError("labels holds no label at all")
-    return crowd
+    # sums of weights over the labels in one order: the same votes (and ties) whatever
+    # the order of the rows
+    return _canonical_order(crowd)
 
 
 class _VoteBase(IdResults, Predictions, BaseEstimator):
@@ -228,8 +230,8 @@ class _VoteBase(IdResults, Predictions, BaseEstimator):
 
     def _new_crowd(self, labels) -> CrowdLabels:
         """New labels on the fitted workers and classes (unknown ones refused)."""
-        return _new_crowd(labels, self.expert_ids_, self.class_ids_, self.n_experts_,
-                          self.n_classes_)
+        return _canonical_order(_new_crowd(labels, self.expert_ids_, self.class_ids_,
+                                           self.n_experts_, self.n_classes_))
 
     def _proba_new(self, labels, X) -> np.ndarray:
         """The weighted vote of new ``labels`` (any form ``fit`` accepts; their workers
@@ -635,7 +637,7 @@ class GoldMajorityVote(_VoteBase):
         J = crowd.n_experts
         n_gold = np.bincount(experts, minlength=J)
         n_all = np.bincount(crowd.expert, minlength=J)
-        skills = np.bincount(experts, weights=right.astype(float), minlength=J)
+        skills = np.bincount(experts, weights=right.astype(float), minlength=J).astype(float)
         has = n_gold > 0
         skills[has] /= n_gold[has]
         lacking = np.flatnonzero(~has & (n_all > 0))

@@ -10,8 +10,9 @@ import numpy as np
 from scipy.special import expit, log_expit
 
 from crowdlearn._base import (EMFitter, Predictions, normalize_log,
-                              refuse_features_as_labels, warn_if_not_converged)
+                              refuse_features_as_labels, warn_if_flat, warn_if_not_converged)
 from crowdlearn._validation import _describe_positions, as_float_array, check_finite_array
+from crowdlearn.aggregation._common import _canonical_order
 from crowdlearn.frames import features_by_task
 from crowdlearn.labels import (CrowdLabels, _frame_onto, _is_dataframe, _reindex_onto,
                                as_crowd_labels)
@@ -130,8 +131,11 @@ def _read_labels(labels, X: np.ndarray, n_experts: int | None = None, ids=None,
         else:
             raise ValueError(f"X has {X.shape[0]} rows but the labels describe {n_items} items")
     K = crowd.n_experts if n_experts is None else n_experts
-    return CrowdLabels(crowd.item, crowd.expert, crowd.label, n_items, K, 2,
-                       crowd.item_ids, crowd.expert_ids, crowd.class_ids)
+    # the labels in one canonical order (item, labeller, label): the E-step's sums and the
+    # M-step's logistic fits over the labels then do the same arithmetic whatever the
+    # order of the rows, so every permutation of them gives a bit-identical fit
+    return _canonical_order(CrowdLabels(crowd.item, crowd.expert, crowd.label, n_items, K, 2,
+                                        crowd.item_ids, crowd.expert_ids, crowd.class_ids))
 
 
 def _read_input(labels, X, n_features: int | None = None, **kw):
@@ -254,6 +258,7 @@ class _BinaryFeatureModel(Predictions, EMFitter):
         converge."""
         result = self._run_engine(data, init=init)
         warn_if_not_converged(result, type(self).__name__, self.max_iter, self.tol)
+        warn_if_flat(result, type(self).__name__)
         return result
 
     def _keep_oriented(self, crowd: CrowdLabels, result):

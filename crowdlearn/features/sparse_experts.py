@@ -265,6 +265,11 @@ class SparseExpertsEM(_BinaryFeatureModel):
     all_objectives_ : ndarray of shape (n_init,)
         Final :math:`J` of every run.
     n_iter_ : int
+    flat_optimum_ : bool
+        Whether the best run, with ``accelerate=True``, ended on a flat optimum: its last
+        SQUAREM cycle moved a posterior probability by more than 0.05 while the objective
+        rose by at most ``tol`` (a ``DegenerateFitWarning`` says so too; see
+        :func:`~crowdlearn.run_em`). Always False without ``accelerate``.
     converged_ : bool
         Whether the stopping rule was met. Check ``diverging_experts_`` too: a run
         whose :math:`J` creeps towards a supremum at infinity also stops, once its

@@ -125,6 +125,80 @@ def test_naive_bayes_rows_sum_to_one(X, data, alpha):
     np.testing.assert_allclose(logsumexp(nb.predict_log_proba(X_new), axis=1), 0.0, atol=1e-12)
 
 
+# -- the order of the label rows changes nothing -------------------------------------------
+def _row_order_models():
+    """Every crowd model, as ``fit(labels, X, gold) -> model`` and whether it takes binary
+    labels only (tests/models/test_row_order_every_model.py: more settings, 20 crowds each)."""
+    import crowdlearn as cl
+
+    return {
+        "MajorityVote": (lambda c, X, g: cl.MajorityVote(unlabelled="uniform").fit(c), False),
+        "WeightedMajorityVote": (lambda c, X, g: cl.WeightedMajorityVote(
+            np.linspace(0.4, 0.9, c.n_experts), weights="log-odds").fit(c), False),
+        "Wawa": (lambda c, X, g: cl.Wawa().fit(c), False),
+        "ZeroBasedSkill": (lambda c, X, g: cl.ZeroBasedSkill(weights="log-odds").fit(c), False),
+        "GoldMajorityVote": (lambda c, X, g: cl.GoldMajorityVote(default_skill=0.6).fit(c, g),
+                             False),
+        "DawidSkene": (lambda c, X, g: cl.DawidSkene(alpha=0.5, accelerate=True).fit(c), False),
+        "DawidSkene-gold": (lambda c, X, g: cl.DawidSkene().fit(c, gold=g), False),
+        "OneCoinDawidSkene": (lambda c, X, g: cl.OneCoinDawidSkene().fit(c), False),
+        "GLAD": (lambda c, X, g: cl.GLAD().fit(c), False),
+        "MACE": (lambda c, X, g: cl.MACE(n_init=2, random_state=0).fit(c), False),
+        "LogisticAnnotators": (lambda c, X, g: cl.LogisticAnnotators().fit(c, X), True),
+        "SparseExpertsEM": (lambda c, X, g: cl.SparseExpertsEM(
+            lam=0.5, accelerate=True).fit(c, X), True),
+        "MajorityVoteLogistic": (lambda c, X, g: cl.MajorityVoteLogistic(
+            lam=0.1, random_state=0).fit(c, X), True),
+    }
+
+
+ROW_ORDER_MODELS = _row_order_models()
+
+
+def _fit_or_error(fit, crowd, X, gold):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return fit(crowd, X, gold)
+        except ValueError as exc:
+            return exc
+
+
+@settings(deadline=None, max_examples=60)
+@given(data=dense_labels(), name=st.sampled_from(sorted(ROW_ORDER_MODELS)), extra=st.data())
+def test_every_model_fit_does_not_depend_on_row_order(data, name, extra):
+    """Any crowd (a label repeated or not), its rows in any order: bit-identical answers
+    (or the same error)."""
+    from crowdlearn import MajorityVoteLogistic
+
+    M, K = data
+    fit, binary = ROW_ORDER_MODELS[name]
+    crowd = from_dense(np.where(M >= 0, M % 2, M) if binary else M, n_classes=2 if binary else K)
+    repeat = extra.draw(st.lists(st.integers(0, crowd.n_labels - 1), max_size=3))
+    item, expert, label = (np.concatenate([a, a[repeat]])
+                           for a in (crowd.item, crowd.expert, crowd.label))
+    perm = np.asarray(extra.draw(st.permutations(range(item.size))), dtype=np.intp)
+    X = np.random.default_rng(M.size).normal(size=(crowd.n_items, 2))
+    gold = np.where(np.arange(crowd.n_items) % 3 == 0, np.arange(crowd.n_items) % crowd.n_classes,
+                    -1)
+    a, b = (_fit_or_error(fit, from_triples(item[p], expert[p], label[p],
+                                            n_items=crowd.n_items, n_experts=crowd.n_experts,
+                                            n_classes=crowd.n_classes), X, gold)
+            for p in (np.arange(item.size), perm))
+    if isinstance(a, ValueError):
+        assert isinstance(b, ValueError) and str(a) == str(b)
+        return
+    if isinstance(a, MajorityVoteLogistic):
+        np.testing.assert_array_equal(a.coef_, b.coef_)
+        np.testing.assert_array_equal(a.predict(X), b.predict(X))
+        return
+    np.testing.assert_array_equal(a.posterior_, b.posterior_)
+    np.testing.assert_array_equal(a.predict(), b.predict())
+    for name in ("log_likelihood_history_", "n_iter_", "flat_optimum_"):
+        if hasattr(a, name):
+            assert np.array_equal(getattr(a, name), getattr(b, name)), name
+
+
 # -- conversions round-trip ----------------------------------------------------------------
 @SETTINGS
 @given(data=dense_labels())

@@ -16,6 +16,13 @@ their labels in a canonical order (that alone moved ``GLAD/rte`` by up to 6e-9 a
 ``MACE-accelerate/wsd`` by up to 2e-8, every other case by less than 1e-9) and their default
 ``fit_class_prior`` changed (GLAD: ``False``, MACE: ``True``); the former defaults are kept
 as the ``GLAD-fitted-prior`` and ``MACE-uniform-prior`` cases.
+
+Recorded again (issue 28, row order for every model): ``OneCoinDawidSkene-restarts/anaesthetists``,
+``SparseExpertsEM/rte`` and ``SparseExpertsEM/temp``, when every model came to fit on its labels
+in the canonical order. Rounding alone: the one-coin run stopped one iteration later (posterior
+moved by up to 1e-8, accuracies by 1.3e-9) and the intercepts of the experts that run off to
+infinity (about 28) moved by up to 3.3e-7; every other number of these cases by less than 1e-12,
+every other case by less than 1e-12.
 """
 
 from __future__ import annotations
@@ -142,6 +149,11 @@ def _numbers(value):
     return None
 
 
+NOT_RECORDED = frozenset({"flat_optimum_"})
+"""Fitted attributes added after the record, with tests of their own: the fit's flag of a
+flat SQUAREM optimum (issue 28; tests/models/test_row_order_every_model.py)."""
+
+
 def fitted_arrays(case: str) -> dict:
     """Fit ``case`` and return ``{attribute: float array}`` of its fitted attributes."""
     dataset = case.split("/")[1]
@@ -150,6 +162,8 @@ def fitted_arrays(case: str) -> dict:
         model = CASES[case](_crowd(dataset))
     out = {}
     for name, value in sorted(vars(model).items()):
+        if name in NOT_RECORDED:
+            continue
         if name.endswith("_") and not name.startswith("_") and not name.endswith("ids_"):
             arr = _numbers(value)
             if arr is not None:

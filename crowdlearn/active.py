@@ -422,7 +422,9 @@ def _check_count(value, name: str, low: int) -> int:
     return int(value)
 
 
-def _check_replay(policies, criterion, per_round, random_state, model) -> None:
+def _check_replay(policies, criterion, per_round, random_state, model, fit) -> None:
+    if fit not in ("refit", "partial"):
+        raise ValueError(f"fit must be 'refit' or 'partial', got {fit!r}")
     if isinstance(policies, (str, bytes)) or not len(policies) \
             or any(p not in POLICIES for p in policies) or len(set(policies)) < len(policies):
         raise ValueError(f"policies must be distinct names among {POLICIES}, got "
@@ -544,13 +546,10 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
     A bought label is the one the worker really gave, so only pairs the real crowd holds
     can be bought. In each round a policy buys ``per_round * n_items`` labels, at most
     one per item, the model is refitted on the labels bought so far and its accuracy on
-    the items of known truth is recorded. The policies:
-
-    * ``"random"``: pairs drawn uniformly from the pool;
-    * ``"round-robin"``: the items with the fewest labels so far, a random worker each;
-    * ``"uncertainty"``: the items of highest posterior entropy, a random worker each;
-    * ``"model"``: the pairs of highest expected gain (:func:`expected_label_gains`
-      with ``criterion``), at most one per item.
+    the items of known truth is recorded. ``"random"`` draws pairs uniformly from the pool; ``"round-robin"`` takes the items
+    with the fewest labels so far, ``"uncertainty"`` those of highest posterior entropy,
+    each with a random worker; ``"model"`` the pairs of highest expected gain
+    (:func:`expected_label_gains` with ``criterion``), at most one per item.
 
     Parameters
     ----------
@@ -573,9 +572,8 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
     fit : {"refit", "partial"}, default "refit"
         After each round, ``"refit"`` fits a new model on all the labels bought so far;
         ``"partial"`` adds the round's labels with the model's ``partial_fit`` and
-        continues EM from the fitted parameters (fewer iterations; on crowds of one or
-        two labels per item often a higher likelihood but a lower accuracy, see
-        ``benchmarks/bench_next_label.py``).
+        continues EM from the fitted parameters (on crowds of one or two labels per item
+        often a higher likelihood but a lower accuracy: ``bench_next_label.py``).
     random_state : int, default 0
         Seed of the shuffles and of the policies' random choices.
 
@@ -585,7 +583,7 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
 
     Notes
     -----
-    The fits of a replay are on small crowds, so their ``ConvergenceWarning`` and
+    The fits of a replay are on small crowds: their ``ConvergenceWarning`` and
     ``DegenerateFitWarning`` are silenced while it runs.
     """
     import warnings
@@ -595,9 +593,7 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
     crowd = as_crowd_labels(labels)
     K = crowd.n_classes
     truth = _replay_truth(truth, crowd.n_items, K)
-    _check_replay(policies, criterion, per_round, random_state, model)
-    if fit not in ("refit", "partial"):
-        raise ValueError(f"fit must be 'refit' or 'partial', got {fit!r}")
+    _check_replay(policies, criterion, per_round, random_state, model, fit)
     n_replays = _check_count(n_replays, "n_replays", 1)
     n_rounds = _check_count(n_rounds, "n_rounds", 0)
     make_model = model if model is not None else (lambda: DawidSkene(n_classes=K))
@@ -606,19 +602,16 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
                          "OneCoinDawidSkene)")
     step = max(1, int(round(per_round * crowd.n_items)))
     seeds = np.random.SeedSequence(int(random_state)).spawn(n_replays)
-    accuracy, n_iter = {}, {}
     with warnings.catch_warnings():
         from crowdlearn.exceptions import ConvergenceWarning, DegenerateFitWarning
 
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", DegenerateFitWarning)
-        for policy in policies:
-            runs = [_replay_one(crowd, truth, policy, s, n_rounds, step, make_model,
-                                criterion, fit) for s in seeds]
-            accuracy[policy] = np.array([r[0] for r in runs])
-            n_iter[policy] = sum(r[1] for r in runs)
+        runs = {policy: [_replay_one(crowd, truth, policy, s, n_rounds, step, make_model,
+                                     criterion, fit) for s in seeds] for policy in policies}
         whole = make_model().fit(crowd)
     known = truth >= 0
-    full = float((whole.predict()[known] == truth[known]).mean())
     return ReplayResult(tuple(policies), 1 + np.arange(n_rounds + 1) * step / crowd.n_items,
-                        accuracy, full, n_iter)
+                        {p: np.array([r[0] for r in runs[p]]) for p in policies},
+                        float((whole.predict()[known] == truth[known]).mean()),
+                        {p: sum(r[1] for r in runs[p]) for p in policies})

@@ -34,7 +34,7 @@ import numpy as np
 
 from crowdlearn._progress import ProgressBar
 from crowdlearn._validation import as_float_array, check_scalar
-from crowdlearn.exceptions import ConvergenceWarning
+from crowdlearn.exceptions import ConvergenceWarning, DegenerateFitWarning
 from crowdlearn.selection import surrogate_risk
 from crowdlearn.simulate.sparse import simulate_izbicki_stern
 from crowdlearn.features._binary import _classifier_proba
@@ -75,6 +75,7 @@ class Replication:
     S: dict                      # method -> surrogate risk on the test items
     eps_bar: float               # mean error rate of the experts on the test items
     seconds: float
+    flat: dict = field(default_factory=dict)  # fit name -> True if SQUAREM ended flat
 
 
 def replicate(scenario: str = "i", seed: int = 0, *, squares: str = "raw",
@@ -136,7 +137,7 @@ def replicate(scenario: str = "i", seed: int = 0, *, squares: str = "raw",
         s_test=np.array([surrogate_risk(p, test.labels) for p in preds]),
         r_test=np.array([expected_error(p, test.proba) for p in preds]),
         expert_intercept=np.array([m.expert_intercept_ for m in fits.models]),
-        converged=fits.converged, diverging=fits.diverging, selected=best,
+        converged=fits.converged, diverging=fits.diverging, flat=fits.flat, selected=best,
         R={k: expected_error(p, test.proba) for k, p in final.items()},
         S={k: surrogate_risk(p, test.labels) for k, p in final.items()},
         eps_bar=float(test.error_prob.mean()), seconds=time.perf_counter() - start)
@@ -155,20 +156,23 @@ class _EMFits(NamedTuple):
     em: SparseExpertsEM  # and at lambda = 0
     converged: dict      # fit name -> bool ("lambda[t]", "EM")
     diverging: dict      # fit name -> list of experts running off to infinity
+    flat: dict           # fit name -> whether SQUAREM stopped on a flat optimum
 
 
 def _em_fits(train, grid: np.ndarray, params: dict) -> _EMFits:
     """EM-Sparse at ``grid`` times :math:`\lambda_{\max}` and EM (:math:`\lambda = 0`) on
     the training draw, each from the majority-vote start, with ``params``; their
-    :class:`~crowdlearn.ConvergenceWarning` recorded, not shown."""
-    converged, diverging = {}, {}
+    :class:`~crowdlearn.ConvergenceWarning` and flat-optimum warnings recorded, not shown."""
+    converged, diverging, flat = {}, {}, {}
 
     def fit(name, lam):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)  # recorded below instead
+            warnings.simplefilter("ignore", DegenerateFitWarning)  # flat_optimum_ below
             model = SparseExpertsEM(lam=lam, **params).fit(train.labels, train.X)
         converged[name] = bool(model.converged_)
         diverging[name] = [int(k) for k in model.diverging_experts_]
+        flat[name] = bool(getattr(model, "flat_optimum_", False))
         return model
 
     with warnings.catch_warnings():
@@ -177,7 +181,7 @@ def _em_fits(train, grid: np.ndarray, params: dict) -> _EMFits:
     lambdas = lam_max * grid
     models = [fit(f"lambda[{t}]", float(lam)) for t, lam in enumerate(lambdas)]
     em = fit("EM", 0.0)
-    return _EMFits(lambdas, models, em, converged, diverging)
+    return _EMFits(lambdas, models, em, converged, diverging, flat)
 
 
 def _majority(train, valid, grid: np.ndarray, seed: int) -> MajorityVoteLogistic:
@@ -234,6 +238,12 @@ class Study:
         """``(setting, seed, fit)`` of every EM fit that did not meet the stopping rule."""
         return [(name, r.seed, fit) for name, runs in self.runs.items() for r in runs
                 for fit, ok in r.converged.items() if not ok]
+
+    def flat(self) -> list:
+        """``(setting, seed, fit)`` of every fit whose SQUAREM run stopped on a flat
+        optimum (``flat_optimum_``: another start could end elsewhere, same objective)."""
+        return [(name, r.seed, fit) for name, runs in self.runs.items() for r in runs
+                for fit, is_flat in r.flat.items() if is_flat]
 
     def diverging(self) -> list:
         """``(setting, seed, fit, experts)`` of every fit with an expert running off."""

@@ -1,5 +1,6 @@
 """crowdlearn.simulate.izbicki_stern: the chapter 10 study, scored and summarised correctly."""
 
+import dataclasses
 import os
 
 import numpy as np
@@ -78,6 +79,24 @@ def test_bookkeeping_of_convergence_and_divergence(small_study):
                   lambda_min_ratio=10**-0.5, expert_prior=0.0)
     study = Study(runs={"(i)": [r]})
     assert any(fit == "lambda[0]" for _, _, fit, _ in study.diverging())
+
+
+def test_flat_optima_are_recorded_per_fit_not_warned(small_study):
+    """Every fit has a flat-optimum flag beside its convergence flag; a flagged fit shows
+    up in Study.flat() and no DegenerateFitWarning escapes the study."""
+    for runs in small_study.runs.values():
+        for r in runs:
+            assert set(r.flat) == set(r.converged)
+            assert all(isinstance(v, bool) for v in r.flat.values())
+    r = small_study.runs["(ii)"][0]
+    flagged = dict(r.flat, EM=True)
+    fake = Study(runs={"x": [dataclasses.replace(r, flat=flagged)]})
+    assert ("x", r.seed, "EM") in fake.flat()
+    import warnings
+    from crowdlearn.exceptions import DegenerateFitWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateFitWarning)
+        replicate("ii", 3, **SMALL)
 
 
 def test_bayes_error_population_value_and_reproducibility():

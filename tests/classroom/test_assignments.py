@@ -69,6 +69,21 @@ MISTAKES = [
         prior = n_y / X.shape[0]
         feature_prob = s / n_y[:, None]
         """, frozenset({"check_estimator_soft"}), "divide by the total weight"),
+    Mistake("a1_log_odds_sign_of_b", "a1_naive_bayes_mle", "log_odds_derivation", """
+        off = [sp.log((1 - p1) / (1 - p0)) for p1, p0 in zip(phi_j1, phi_j0)]
+        beta_hat = [sp.log(p1 / p0) - o for p1, p0, o in zip(phi_j1, phi_j0, off)]
+        beta_0_hat = sp.log(phi_1 / (1 - phi_1)) - sum(off)
+        """, frozenset({"check_log_odds_symbolic"}), "not the log-odds of an item with x = 0"),
+    Mistake("a1_log_odds_without_complement", "a1_naive_bayes_mle", "log_odds_function", """
+        beta = np.log(feature_prob[1] / feature_prob[0])
+        beta_0 = float(np.log(class_prior[1] / class_prior[0]))
+        """, frozenset({"check_log_odds"}), "you left out the factors (1 - phi_j|n)^(1 - x_j)"),
+    Mistake("a1_log_odds_of_class_0", "a1_naive_bayes_mle", "log_odds_function", """
+        log_on = np.log(feature_prob[0]) - np.log(feature_prob[1])
+        log_off = np.log1p(-feature_prob[0]) - np.log1p(-feature_prob[1])
+        beta = log_on - log_off
+        beta_0 = float(np.log(class_prior[0] / class_prior[1]) + log_off.sum())
+        """, frozenset({"check_log_odds"}), "class 1 is row 1 of feature_prob"),
     Mistake("a2_unnormalised_rows", "a2_dawid_skene_by_hand", "m_step", """
         class_prior = Q.sum(axis=0) / n_items
         confusion = np.zeros((n_experts, K, K))

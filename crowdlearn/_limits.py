@@ -8,7 +8,7 @@ sizes up front with a ``ValueError`` that says what was inferred and why.
 
 The limits are deliberately generous for real crowds (a thousand classes; about
 half a GiB for the largest table a model keeps; 4 GiB for all the working memory of a
-fit, see :func:`fit_memory`). To go past them on purpose::
+fit, see ``fit_memory``). To go past them on purpose::
 
     import crowdlearn as cl
     with cl.size_limits(max_classes=5000, max_cells=2**30, max_memory=2**34):
@@ -50,7 +50,7 @@ class SizeLimits(NamedTuple):
     min_inferred: int = 100_000
     max_memory: int = 2 ** 32
     """Most working memory, in bytes, a model's fit of a crowd of these sizes may need
-    (:func:`fit_memory`: every table a model keeps and its working copies, and per-item
+    (``fit_memory``: every table a model keeps and its working copies, and per-item
     and per-expert parameters; 4 GiB by default). A crowd whose sizes pass the limits
     fits in this memory, plus at most about 200 bytes per label given."""
 

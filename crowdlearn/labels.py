@@ -806,6 +806,8 @@ def from_dataframe(df, *, task: str = "task", worker: str = "worker", label: str
     classes : sequence, optional
         Every class identifier, in order, when some class was never used.
 
+    Notes
+    -----
     A DataFrame passed directly to a model's ``fit`` is read with the default
     column names. It is never read as a dense matrix, whatever its dtypes: a
     DataFrame without these columns is refused.
@@ -813,7 +815,7 @@ def from_dataframe(df, *, task: str = "task", worker: str = "worker", label: str
     A column must hold one type of identifier (``'1'``, ``1`` and ``True`` are
     different ids, and a column mixing them is refused), categorical columns included.
     Note that pandas merges values it finds equal when it makes a column categorical
-    (``pd.Series([0.0, False]).astype("category")`` has the one category ``0.0``):
+    (``pd.Series([0.0, False]).astype("category")`` has the one category 0.0):
     that happens before this function sees the column, which is read as pandas holds
     it. A dask DataFrame is refused with a ``TypeError`` (``DawidSkene`` and
     ``OneCoinDawidSkene`` fit one on the cluster; otherwise ``.compute()`` it first).

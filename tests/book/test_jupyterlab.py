@@ -124,7 +124,7 @@ def test_chapter_markup_is_what_jupyterlab_myst_renders(path):
     # jupyterlab-myst numbers every display equation, Sphinx only the labelled ones: with a
     # label on each, equation k of a chapter is (k) in JupyterLab and (chapter.k) on the web
     unlabelled = [m.group(1).strip()[:60] for m in DISPLAY_MATH.finditer(text)
-                  if not m.group(2).strip()]
+                  if not (m.group(2) or "").strip()]
     assert not unlabelled, f"{path.name}: display equations without a label: {unlabelled}"
 
 

@@ -160,7 +160,7 @@ class _EMFits(NamedTuple):
 
 
 def _em_fits(train, grid: np.ndarray, params: dict) -> _EMFits:
-    """EM-Sparse at ``grid`` times :math:`\lambda_{\max}` and EM (:math:`\lambda = 0`) on
+    r"""EM-Sparse at ``grid`` times :math:`\lambda_{\max}` and EM (:math:`\lambda = 0`) on
     the training draw, each from the majority-vote start, with ``params``; their
     :class:`~crowdlearn.ConvergenceWarning` and flat-optimum warnings recorded, not shown."""
     converged, diverging, flat = {}, {}, {}

@@ -225,6 +225,42 @@ def compare(ck, n_labels: int, sims: dict) -> None:
         print(f"    with crowd-kit's 1e-10 clipping off (_EPS = 0): max |difference| = {diff0:.1e}")
 
 
+# -- (e) whole fits at both packages' defaults --------------------------------------------------
+def at_defaults(ck, sizes, sims: dict) -> None:
+    """``DawidSkene().fit(df)`` of each package at its defaults on the same DataFrame of
+    string ids (the encoding of the ids included), wall and CPU time, iterations run and
+    accuracy against the simulated truth."""
+    import pandas as pd
+
+    print("\n(e) whole fit at each package's defaults, DawidSkene().fit(df) on string ids "
+          "(crowdlearn: tol=1e-8, max_iter=200; crowd-kit: tol=1e-5, n_iter=100)")
+    for n_labels in sizes:
+        with Stopwatch() as sim_sw:
+            sim = sims.setdefault(n_labels, simulate(n_labels))
+        crowd = sim.labels
+        df = pd.DataFrame({"task": np.char.add("t", crowd.item.astype(str)).astype(object),
+                           "worker": np.char.add("w", crowd.expert.astype(str)).astype(object),
+                           "label": crowd.label})
+        truth = pd.Series(sim.truth, index=np.char.add("t", np.arange(crowd.n_items)
+                                                       .astype(str)))
+        with Stopwatch() as sw_cl, warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            ours = DawidSkene().fit(df)
+        with Stopwatch() as sw_ck:
+            theirs = ck.DawidSkene().fit(df)
+        ours_labels = pd.Series(ours.predict(), index=ours.item_ids_)
+        acc_cl = float(np.mean(ours_labels.reindex(truth.index).to_numpy()
+                               == truth.to_numpy()))
+        acc_ck = float(np.mean(theirs.labels_.reindex(truth.index).to_numpy()
+                               == truth.to_numpy()))
+        print(f"    {n_labels:>11,} labels (simulated in {sim_sw.wall:.0f} s): crowdlearn "
+              f"{sw_cl.wall:7.2f} s wall {sw_cl.cpu:7.2f} s CPU, {ours.n_iter_} iterations, "
+              f"accuracy {acc_cl:.4f}; crowd-kit {sw_ck.wall:8.2f} s wall {sw_ck.cpu:8.2f} s "
+              f"CPU, {len(getattr(theirs, 'loss_history_', []))} iterations, "
+              f"accuracy {acc_ck:.4f}; crowd-kit / crowdlearn {sw_ck.wall / sw_cl.wall:.1f}x "
+              f"wall, {sw_ck.cpu / sw_cl.cpu:.1f}x CPU")
+
+
 # -- (b), (c), (d) -------------------------------------------------------------------------------
 def scaling(sims: dict) -> None:
     print("\n(b, c) crowdlearn DawidSkene: time per EM iteration, read pass and scaling")
@@ -275,6 +311,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--no-crowdkit", action="store_true",
                         help="skip the comparison with crowd-kit, run (b) to (d) only")
+    parser.add_argument("--defaults-only", type=int, nargs="+", metavar="N_LABELS",
+                        help="only (e): whole fits at both packages' defaults at these sizes "
+                             "(e.g. 1000000 10000000)")
     args = parser.parse_args(argv)
     ck = None
     if not args.no_crowdkit:
@@ -295,6 +334,13 @@ def main(argv=None) -> int:
     except OSError:
         pass
     sims: dict = {}
+    if args.defaults_only:
+        if ck is None:
+            print("--defaults-only needs crowd-kit")
+            return 0
+        at_defaults(ck, args.defaults_only, sims)
+        print(f"\ntotal benchmark time: {time.perf_counter() - t0:.0f} s")
+        return 0
     if ck is not None:
         print(f"\n(a) crowdlearn vs crowd-kit DawidSkene, {N_ITER} EM iterations from the soft "
               f"majority vote, no smoothing")

@@ -330,7 +330,7 @@ class MultiLabelDawidSkene(EMEstimator):
     ----------
     class_prior_ : ndarray of shape (n_targets, K)
         ``class_prior_[d, n]`` :math:`= \phi^{(d)}_n`; ``K = max(n_classes_)``, and
-        entries ``n >= n_classes_[d]`` are 0.
+        entries ``n >= n_classes_[d]`` are 0. ``priors_`` (crowd-kit's name) is a copy.
     confusion_ : ndarray of shape (n_experts, n_targets, K, K)
         ``confusion_[r, d, n, p]`` :math:`= M^{(r,d)}_{n,p} = P(` expert ``r`` says ``p``
         for target ``d`` :math:`\mid` its true class is ``n`` :math:`)`. Rows
@@ -559,6 +559,14 @@ class MultiLabelDawidSkene(EMEstimator):
         self
         """
         return self._fit(labels)
+
+    @property
+    def priors_(self) -> np.ndarray:
+        """The fitted class priors under crowd-kit's name: a copy of ``class_prior_``,
+        shape ``(n_targets, K)``, one row per target (entries past a target's
+        ``n_classes_`` are 0). Changing it does not change the model."""
+        self._check_fitted("class_prior_")
+        return np.array(self.class_prior_, dtype=float)
 
     def predict_proba(self, labels=None, X=None) -> np.ndarray:
         """Posterior of each target's class, shape ``(n_items, n_targets, K)``.

@@ -219,6 +219,21 @@ def test_probabilities_and_padding():
     assert model.n_classes_ == (2, 4)
 
 
+def test_priors_is_a_copy_of_the_class_priors():
+    """crowd-kit's name for the class prior: one row per target, padding kept at 0, and a
+    copy (changing it leaves the model alone); before fit, NotFittedError."""
+    with pytest.raises(NotFittedError):
+        MultiLabelDawidSkene().priors_
+    crowd, _ = simulated(n_items=120, Ks=(2, 3), seed=6)
+    model = MultiLabelDawidSkene(alpha=1.0).fit(crowd)
+    priors = model.priors_
+    np.testing.assert_array_equal(priors, model.class_prior_)
+    assert priors.shape == (2, 3) and priors[0, 2] == 0
+    priors[:] = 7.0
+    assert (model.class_prior_ <= 1).all()
+    np.testing.assert_allclose(model.priors_.sum(axis=1), 1.0)
+
+
 def test_m_step_is_stationary_on_the_simplex():
     """Finite differences of the expected complete-data log-posterior along directions that
     keep every distribution summing to one vanish at the M-step's answer."""

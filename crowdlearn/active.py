@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from crowdlearn._validation import check_scalar
 from crowdlearn.exceptions import NotFittedError
 from crowdlearn.labels import as_crowd_labels, require_pandas
 
@@ -415,13 +416,6 @@ class ReplayResult:
         return frame.set_index(["policy", "labels_per_item"])
 
 
-def _check_count(value, name: str, low: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) \
-            or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
 def _check_replay(policies, criterion, per_round, random_state, model, fit) -> None:
     if fit not in ("refit", "partial"):
         raise ValueError(f"fit must be 'refit' or 'partial', got {fit!r}")
@@ -431,12 +425,8 @@ def _check_replay(policies, criterion, per_round, random_state, model, fit) -> N
                          f"{policies!r}")
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
-    if isinstance(per_round, (bool, np.bool_, str, bytes)) \
-            or not isinstance(per_round, numbers.Real) or not 0 < per_round <= 1:
-        raise ValueError(f"per_round must be a fraction in (0, 1], got {per_round!r}")
-    if isinstance(random_state, (bool, np.bool_)) \
-            or not isinstance(random_state, numbers.Integral) or random_state < 0:
-        raise ValueError(f"random_state must be an integer >= 0, got {random_state!r}")
+    check_scalar(per_round, "per_round", low=0, low_inclusive=False, high=1)
+    check_scalar(random_state, "random_state", kind=numbers.Integral, low=0)
     if model is not None and not callable(model):
         raise ValueError("model must be a callable that returns a new unfitted model")
 
@@ -594,8 +584,8 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
     K = crowd.n_classes
     truth = _replay_truth(truth, crowd.n_items, K)
     _check_replay(policies, criterion, per_round, random_state, model, fit)
-    n_replays = _check_count(n_replays, "n_replays", 1)
-    n_rounds = _check_count(n_rounds, "n_rounds", 0)
+    n_replays = int(check_scalar(n_replays, "n_replays", kind=numbers.Integral, low=1))
+    n_rounds = int(check_scalar(n_rounds, "n_rounds", kind=numbers.Integral, low=0))
     make_model = model if model is not None else (lambda: DawidSkene(n_classes=K))
     if fit == "partial" and not hasattr(make_model(), "partial_fit"):
         raise ValueError("fit='partial' needs a model with partial_fit (DawidSkene, "

@@ -648,17 +648,14 @@ def _consistency_inputs(model_or_posterior, labels, skills):
 
 
 def _consistency_per_item(crowd, conf, aggregated) -> np.ndarray:
-    """:math:`c_i` of every item (NaN without labels)."""
-    n, K = crowd.n_items, crowd.n_classes
+    """:math:`c_i` of every item (NaN without labels): the Dawid--Skene E-step under the
+    skills and a uniform class prior, read at the aggregated class."""
+    from crowdlearn.aggregation.dawid_skene import e_step
+
+    K = crowd.n_classes
     with np.errstate(divide="ignore"):
-        log_pi = np.log(conf[crowd.expert, :, crowd.label])          # (L, K)
-    loglik = np.stack([np.bincount(crowd.item, weights=log_pi[:, k], minlength=n)
-                       for k in range(K)], axis=1)
-    top = loglik.max(axis=1, keepdims=True)
-    dead = ~np.isfinite(top[:, 0])                                   # 0 under every class
-    shifted = np.exp(loglik - np.where(dead, 0.0, top[:, 0])[:, None])
-    post = shifted / np.where(dead, 1.0, shifted.sum(axis=1))[:, None]
-    c = np.where(dead, 0.0, post[np.arange(n), aggregated])
+        post, _ = e_step(crowd, (np.full(K, 1.0 / K), conf))
+    c = post[np.arange(crowd.n_items), aggregated]  # 0 where every class has probability 0
     c[crowd.labels_per_item() == 0] = np.nan
     return c
 

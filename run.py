@@ -195,13 +195,14 @@ def _report_build(code: int, took: float, log: Path | None = None) -> None:
 
 
 def _parallel() -> list[str]:
-    """pytest-xdist's options for two workers, one test file per worker at a time (a file's
-    module fixtures, such as a browser or a graded class, are set up once)."""
+    """pytest-xdist's options for two workers, one test file (or test class) per worker at a
+    time: a file's module fixtures, such as a graded class, are set up once, and the pages of
+    the built book (a class each in tests/book/test_book_pages.py) are shared out."""
     try:
         import xdist  # noqa: F401
     except ImportError:
         return []
-    return ["-n", "2", "--dist", "loadfile"]
+    return ["-n", "2", "--dist", "loadscope"]
 
 
 # the slowest tests of each phase are listed at its end (where the time goes, run after run)

@@ -23,6 +23,7 @@ BOOK_READERS = frozenset({
     "test_book_a11y.py",
     "test_book_browser.py",
     "test_book_layout.py",
+    "test_book_pages.py",
     "test_built_pages.py",
     "test_em_steps_explorer.py",
     "test_errata.py",
@@ -35,11 +36,13 @@ BOOK_READERS = frozenset({
 
 # The slowest test files (minutes each: a student's venv, a graded class, JupyterLab, a Dask
 # cluster), collected first so that two xdist workers (``run.py test``: ``-n 2 --dist
-# loadfile``) start them early and finish together instead of one waiting for the last.
+# loadscope``: a file, or a test class, at a time) start them early and finish together instead
+# of one waiting for the last. The pages of the built book (``test_book_pages.py``: a class per
+# page, each under a minute) come after the slow explorer files, to even out the end.
 SLOW_FIRST = ("test_student_kit.py", "test_assignments.py", "test_classroom_grading.py",
               "test_jupyterlab.py", "test_classroom_policy_end_to_end.py",
-              "test_dask_backend.py", "test_book_layout.py", "test_book_a11y.py",
-              "test_notebooks.py", "test_pdf.py")
+              "test_dask_backend.py", "test_live_explorers.py", "test_em_steps_explorer.py",
+              "test_notebooks.py", "test_pdf.py", "test_book_pages.py")
 
 
 # -- shared by the tests that open pages in headless Chromium ---------------------------------

@@ -3,11 +3,10 @@ from the npm registry) finds no serious or critical violation on any page of the
 in light and in dark mode, at 1280 and 390 px. Every view's violations (moderate and minor
 ones too) are written to ``test-artifacts/axe/``.
 
-The pages, the browser tab and the waits (every one for an event, bounded by a guard only)
-are those of ``tests/book/test_book_layout.py``; this file has its own tab, so that ``run.py
-test``'s two pytest-xdist workers (``--dist loadfile``) check layout and accessibility side
-by side. Run alone for a report: ``python tests/book/test_book_a11y.py``. Needs the built book and
-Chromium (skipped without them, except under CI).
+The per-page test is in ``test_book_pages.py``, which loads each page once for every check
+(offline rendering, layout, axe-core) in one browser tab; the waits (every one for an event,
+bounded by a guard only) are those of ``tests/book/test_book_layout.py``. Run alone for a
+report: ``python tests/book/test_book_a11y.py``. Needs the built book and Chromium.
 """
 
 from __future__ import annotations
@@ -16,12 +15,10 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # support.py, run as a script
 from support import ARTIFACTS, CHROMIUM_ARGS, HTML, chromium, fail_or_skip, serve  # noqa: E402
-from test_book_layout import (GUARD_MS, WITHIN, Tab, book_page, pages,  # noqa: E402,F401
-                              tab)
+from test_book_layout import GUARD_MS, WITHIN, Tab, pages  # noqa: E402
 
 AXE = Path(__file__).resolve().parents[1] / "vendor" / "axe-core" / "axe.min.js"
 AXE_REPORTS = ARTIFACTS / "axe"
@@ -67,19 +64,18 @@ def axe_violations(tab: Tab, page_path: str, width: int, mode: str) -> list[dict
                                    "frameContrast": view["frame_contrast"]})
 
 
-@pytest.mark.browser
-@pytest.mark.parametrize("width,mode", list(AXE_VIEWS), ids=[f"{w}-{m}" for w, m in AXE_VIEWS])
-def test_page_accessible(tab, book_page, width, mode):
-    """axe-core finds no serious or critical violation (moderate and minor ones are in the
-    report, test-artifacts/axe/<page>-<width>-<mode>.json)."""
+def check_accessible(tab: Tab, page_path: str, width: int, mode: str) -> None:
+    """axe-core finds no serious or critical violation in this view of the page (moderate and
+    minor ones are in the report, test-artifacts/axe/<page>-<width>-<mode>.json). Run by
+    ``test_book_pages.py`` for every page and view."""
     if not AXE.exists():
         fail_or_skip(f"axe-core is missing: {AXE}")
-    violations = axe_violations(tab, book_page, width, mode)
+    violations = axe_violations(tab, page_path, width, mode)
     AXE_REPORTS.mkdir(parents=True, exist_ok=True)
-    report = AXE_REPORTS / f"{book_page.replace('/', '__')}-{width}-{mode}.json"
+    report = AXE_REPORTS / f"{page_path.replace('/', '__')}-{width}-{mode}.json"
     report.write_text(json.dumps(violations, indent=1, sort_keys=True), "utf-8")
     bad = [v for v in violations if v["impact"] in ("serious", "critical")]
-    assert not bad, f"{book_page} at {width} px, {mode} mode:\n  " + "\n  ".join(
+    assert not bad, f"{page_path} at {width} px, {mode} mode:\n  " + "\n  ".join(
         f"{v['impact']} {v['id']} ({v['help']}) x{len(v['nodes'])}: "
         + "; ".join(n["target"] for n in v["nodes"][:4]) for v in bad)
 

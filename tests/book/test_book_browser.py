@@ -1,10 +1,12 @@
 """Open every page of the built book in headless Chromium, served on 127.0.0.1.
 
-Checks, per page: no JavaScript error, no request to any other host, every
-image loaded, MathJax output present where the page has math (and no MathJax
-error), no error or traceback output. The search page's result snippets show
-formulas as text, never as raw TeX. A viewport screenshot of each page is saved
-in test-artifacts/screenshots/ (a screenshot never fails a test).
+Checks, per page (``offline_problems``, run by ``test_book_pages.py``, which loads
+each page once for all its checks): no JavaScript error, no request to any other
+host, every image loaded, MathJax output present where the page has math (and no
+MathJax error), no error or traceback output. Here: the search page's result
+snippets show formulas as text, never as raw TeX; every chapter offers its
+notebook. A viewport screenshot of each page is saved in
+test-artifacts/screenshots/ (a screenshot never fails a test).
 
 One browser and one tab serve the module; every wait is for an event (the load
 event, MathJax's startup promise, the last request's end), with a generous guard
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
@@ -118,12 +121,13 @@ def test_book_was_built():
     assert any(p.startswith("book/") for p in PAGES)
 
 
-@pytest.mark.browser
-@pytest.mark.parametrize("page_path", PAGES)
-def test_page_renders_offline(page_path, server, tab, artifacts_dir):
+def offline_problems(tab: Watched, page_path: str, shot: Path) -> list[str]:
+    """What is wrong with ``page_path``, just loaded in ``tab`` (``reset`` before the load):
+    JavaScript errors, requests to other hosts or that failed, images that did not load, math
+    left untypeset or that MathJax could not typeset, error output, a traceback. Saves a
+    viewport screenshot to ``shot``. The per-page test is in ``test_book_pages.py``, which
+    loads each page once for all its checks."""
     page = tab.page
-    tab.reset()
-    page.goto(f"{server}/{page_path}", wait_until="load")
     source = (HTML / page_path).read_text(encoding="utf-8")
     has_math = 'class="math' in source
     if has_math:
@@ -132,7 +136,7 @@ def test_page_renders_offline(page_path, server, tab, artifacts_dir):
           setTimeout(() => fail(new Error('MathJax did not finish in ' + ms / 1000 + ' s')), ms))])""",
                       GUARD_S * 1000)
     tab.settle()
-    tab.screenshot(artifacts_dir / "screenshots" / (page_path.replace("/", "__") + ".png"))
+    tab.screenshot(shot)
 
     broken_images = page.evaluate(
         "() => Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0)"
@@ -149,16 +153,26 @@ def test_page_renders_offline(page_path, server, tab, artifacts_dir):
         "div.output.stderr, .cell_output .stderr')).map(e => e.textContent.slice(0, 200))")
     body_text = page.inner_text("body")
 
-    assert not tab.errors, f"JavaScript errors on {page_path}: {tab.errors}"
-    assert not tab.foreign, f"{page_path} asked other hosts for {tab.foreign}"
-    assert not tab.failed, f"{page_path} had failed requests: {tab.failed}"
-    assert not broken_images, f"{page_path} has images that did not load: {broken_images}"
-    if has_math:
-        assert n_math_out > 0, f"{page_path} has math but MathJax typeset none of it"
-        assert raw_math == 0, f"{page_path} has {raw_math} math blocks left untypeset"
-        assert not math_errors, f"{page_path}: MathJax could not typeset {math_errors}"
-    assert not error_outputs, f"{page_path} shows error output: {error_outputs}"
-    assert "Traceback (most recent call last)" not in body_text, f"{page_path} shows a traceback"
+    found = []
+    if tab.errors:
+        found.append(f"JavaScript errors on {page_path}: {tab.errors}")
+    if tab.foreign:
+        found.append(f"{page_path} asked other hosts for {tab.foreign}")
+    if tab.failed:
+        found.append(f"{page_path} had failed requests: {tab.failed}")
+    if broken_images:
+        found.append(f"{page_path} has images that did not load: {broken_images}")
+    if has_math and n_math_out == 0:
+        found.append(f"{page_path} has math but MathJax typeset none of it")
+    if has_math and raw_math:
+        found.append(f"{page_path} has {raw_math} math blocks left untypeset")
+    if has_math and math_errors:
+        found.append(f"{page_path}: MathJax could not typeset {math_errors}")
+    if error_outputs:
+        found.append(f"{page_path} shows error output: {error_outputs}")
+    if "Traceback (most recent call last)" in body_text:
+        found.append(f"{page_path} shows a traceback")
+    return found
 
 
 @pytest.mark.browser

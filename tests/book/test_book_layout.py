@@ -9,15 +9,15 @@ at 390 px, on every page of the built book (served on 127.0.0.1), after MathJax 
 * **figures**: at 1280 px none is shown below 80 % of its natural width; at 390 px none is
   shown below the scale at which its tick labels (drawn with ``book/matplotlibrc``) stay 9 CSS
   px high (a wider one scrolls in a focusable box); every figure has alt text;
-* **accessibility**: in ``tests/book/test_book_a11y.py`` (axe-core, same pages, its own tab, so
-  that the two pytest-xdist workers share the pages' checks);
+* **accessibility**: ``tests/book/test_book_a11y.py`` (axe-core, same pages, same tab);
 * **assignments**: no solution (nbgrader's solution markers, or the instructor's code) in an
   assignment page;
 * **tables** fit the column or scroll in their own box; no page (``genindex.html`` and
   ``search.html`` included) scrolls sideways; the book's title stays in view in the sidebar.
 
-One browser and one tab serve the whole module: each page is loaded once, then measured at
-both widths and checked by axe-core in both colour modes. Every wait is for an event (the load
+The per-page test is in ``test_book_pages.py``: one browser tab per pytest-xdist worker, each
+page loaded once, then checked offline, measured at both widths and checked by axe-core in
+both colour modes (one test class per page, so that the two workers share the pages). Every wait is for an event (the load
 event, MathJax's startup promise, fonts, images, the end of CSS transitions), bounded by a
 generous guard only. Viewport screenshots (1280 and 390 px) are saved in
 ``test-artifacts/layout/``; they never fail a test. Run alone for a report:
@@ -234,6 +234,9 @@ class Tab:
             self.path = None
             page.set_viewport_size({"width": width, "height": 900})
             page.goto(f"{self.base}/{path}", wait_until="load")
+            if page.evaluate("() => !!document.querySelector('.math')"):  # typesetting begun
+                page.wait_for_function(
+                    "() => window.MathJax && MathJax.startup && MathJax.startup.promise")
             # no CSS transitions or animations: a colour-mode switch is then final at the next
             # frame (a transition that keeps restarting, as some did on a busy machine, can
             # otherwise hold the wait for its end until the guard)
@@ -269,12 +272,6 @@ def tab():
         page.set_default_timeout(GUARD_MS)
         yield Tab(page, base)
         browser.close()
-
-
-@pytest.fixture(scope="module", params=pages() or ["book/intro.html"])
-def book_page(request, tab):
-    """One page of the book: every test of this page runs before the next page is loaded."""
-    return request.param
 
 
 def measure(tab: Tab, page_path: str, width: int) -> dict:
@@ -327,12 +324,10 @@ def problems(page_path: str, width: int, r: dict) -> list[str]:
     return out
 
 
-@pytest.mark.browser
-@pytest.mark.parametrize("width", WIDTHS)
-def test_page_layout(tab, book_page, width):
-    r = measure(tab, book_page, width)
-    found = problems(book_page, width, r)
-    assert not found, f"{book_page} at {width} px:\n  " + "\n  ".join(found)
+def check_layout(tab: Tab, page_path: str, width: int) -> None:
+    """The per-page layout test (run by ``test_book_pages.py`` for every page and width)."""
+    found = problems(page_path, width, measure(tab, page_path, width))
+    assert not found, f"{page_path} at {width} px:\n  " + "\n  ".join(found)
 
 
 @pytest.mark.browser

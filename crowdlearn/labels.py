@@ -907,7 +907,10 @@ def as_crowd_labels(data, *, n_items=None, n_experts=None, n_classes=None) -> Cr
         raise ValueError("labels is None")
     _refuse_dask_frame(data)
     if _is_dataframe(data):
-        return as_crowd_labels(_from_dataframe(data), n_items=n_items, n_experts=n_experts,
+        crowd = _from_dataframe(data)
+        if n_items is None and n_experts is None and n_classes is None:
+            return crowd  # just built and checked: nothing to check it against
+        return as_crowd_labels(crowd, n_items=n_items, n_experts=n_experts,
                                n_classes=n_classes)
     if isinstance(data, tuple):
         if len(data) != 3:

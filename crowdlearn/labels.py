@@ -777,7 +777,9 @@ def _factorize_columns(df, columns):
         col = df[c]
         if col.dtype == object or isinstance(col.dtype, pd.CategoricalDtype):
             return None
-        if isinstance(col.dtype, pd.StringDtype):  # every element is a str
+        if isinstance(col.dtype, pd.StringDtype) and col.dtype.storage == "pyarrow":
+            ids, codes = _factorize_arrow_strings(col.array, name)
+        elif isinstance(col.dtype, pd.StringDtype):  # every element is a str
             codes, uniques = pd.factorize(col)  # the distinct ones sorted below
             strings = uniques.to_numpy(dtype=object)
             ids = np.asarray(strings, dtype=str)
@@ -788,6 +790,51 @@ def _factorize_columns(df, columns):
             ids, _ = _id_array(uniques, name)
         out.append((codes.astype(np.intp, copy=False), ids))
     return out
+
+
+def _factorize_arrow_strings(array, name: str):
+    """Sorted identifiers (a ``'U'`` array) and codes of a pyarrow-backed pandas string
+    column, as :func:`_sort_factorized` gives them, by pyarrow's own kernels: one
+    ``dictionary_encode`` (what ``pd.factorize`` calls, without its conversions) and a
+    sort of the distinct strings only (UTF-8 bytes sort as numpy sorts code points)."""
+    import pyarrow.compute as pc  # present whenever pandas stores strings in pyarrow
+
+    chunked = array.__arrow_array__()
+    flat = chunked.chunk(0) if chunked.num_chunks == 1 else chunked.combine_chunks()
+    encoded = flat.dictionary_encode()
+    order = pc.sort_indices(encoded.dictionary).to_numpy()
+    strings = encoded.dictionary.take(order)
+    if pc.any(pc.ends_with(strings, pattern="\x00")).as_py():
+        _refuse_trailing_nul(encoded.dictionary.to_pylist(), name)  # first one in order
+    ids = _arrow_ascii_to_unicode(strings)
+    if ids is None:  # some non-ASCII string: through Python str objects
+        ids = np.asarray(strings.to_numpy(zero_copy_only=False), dtype=str)
+    rank = np.empty(order.size, dtype=np.intp)
+    rank[order] = np.arange(order.size, dtype=np.intp)
+    return ids, rank[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+def _arrow_ascii_to_unicode(strings):
+    """A pyarrow (large) string array without nulls as numpy's ``'U'`` array, straight from
+    its buffers when every string is ASCII (a byte is then its code point), else None."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if len(strings) == 0 or not pc.all(pc.string_is_ascii(strings)).as_py():
+        return None
+    wide = pa.types.is_large_string(strings.type)
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64 if wide else np.int32)
+    offsets = offsets[strings.offset:strings.offset + len(strings) + 1].astype(np.intp)
+    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+    lengths = np.diff(offsets)
+    width = int(lengths.max())
+    if width == 0:  # only empty strings: left to numpy (which makes them '<U1' or wider)
+        return None
+    out = np.zeros(len(strings) * width, dtype=np.uint32)
+    # byte b of string r goes to out[r * width + (b - offsets[r])]
+    shift = np.arange(len(strings), dtype=np.intp) * width - (offsets[:-1] - offsets[0])
+    out[np.arange(data.size, dtype=np.intp) + np.repeat(shift, lengths)] = data
+    return out.view(f"<U{width}")
 
 
 def from_dataframe(df, *, task: str = "task", worker: str = "worker", label: str = "label",
@@ -860,7 +907,10 @@ def as_crowd_labels(data, *, n_items=None, n_experts=None, n_classes=None) -> Cr
         raise ValueError("labels is None")
     _refuse_dask_frame(data)
     if _is_dataframe(data):
-        return as_crowd_labels(_from_dataframe(data), n_items=n_items, n_experts=n_experts,
+        crowd = _from_dataframe(data)
+        if n_items is None and n_experts is None and n_classes is None:
+            return crowd  # just built and checked: nothing to check it against
+        return as_crowd_labels(crowd, n_items=n_items, n_experts=n_experts,
                                n_classes=n_classes)
     if isinstance(data, tuple):
         if len(data) != 3:

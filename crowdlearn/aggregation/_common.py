@@ -8,6 +8,11 @@ from typing import NamedTuple
 import numpy as np
 from scipy import sparse
 
+try:  # scipy's COO-to-CSR conversion without summing duplicates (private, long-standing)
+    from scipy.sparse._sparsetools import coo_tocsr as _coo_tocsr
+except ImportError:  # pragma: no cover - then the labels are sorted by an argsort
+    _coo_tocsr = None
+
 from crowdlearn.labels import (CrowdLabels, _frame_onto, _id_kind, _ids_kind, _is_dataframe,
                                _reindex_onto, as_crowd_labels)
 
@@ -48,25 +53,47 @@ def _flat_indices(crowd: CrowdLabels, K: int):
     nnz = n_labels + n
     index = np.int32 if max(nnz, JK + 1) < np.iinfo(np.int32).max else np.int64
     item, expert, label = crowd.item, crowd.expert, crowd.label
-    if n_labels and not (item[1:] >= item[:-1]).all():
+    grouped = not n_labels or bool((item[1:] >= item[:-1]).all())
+    if not grouped and _coo_tocsr is None:
         # group the labels by item, and within an item put them in the canonical order:
         # one argsort of an int64 key, which costs what sorting by item alone did
         order = _triple_order(item, expert, label, n, crowd.n_experts, K)
-        item, expert, label = item[order], expert[order], label[order]
-    # row i holds item i's labels (grouped by item in the input: in their given order,
-    # sorted below), then the prior column JK
-    indptr = np.zeros(n + 1, dtype=index)
-    np.cumsum(np.bincount(item, minlength=n) + 1, out=indptr[1:])
-    indices = np.full(nnz, JK, dtype=index)
-    position = np.arange(n_labels, dtype=index)
-    position += item  # label t goes after the t labels and item_t prior entries before it
+        item, expert, label, grouped = item[order], expert[order], label[order], True
     pair = expert.astype(index)
     pair *= K
     pair += label
-    indices[position] = pair
+    # row i holds item i's labels (in their given order, sorted below), then the prior
+    # column JK
+    if grouped:
+        indptr = np.zeros(n + 1, dtype=index)
+        np.cumsum(np.bincount(item, minlength=n) + 1, out=indptr[1:])
+        indices = np.full(nnz, JK, dtype=index)
+        position = np.arange(n_labels, dtype=index)
+        position += item  # label t goes after the t labels and item_t priors before it
+        indices[position] = pair
+    else:  # scipy's counting sort of the entries into rows: one pass, no argsort
+        indptr, indices = _rows_by_counting(item, pair, n, JK, index)
     votes = sparse.csr_array((np.ones(nnz), indices, indptr), shape=(n, JK + 1))
     votes.sort_indices()  # each item's labels in one order (one check when they are)
     return votes, votes.T
+
+
+def _rows_by_counting(item, pair, n: int, JK: int, index):
+    """``(indptr, indices)`` of the rows of :func:`_flat_indices` for labels not grouped by
+    item: each item's labels in their given order, then the prior column ``JK``, placed by
+    scipy's COO-to-CSR counting sort (linear time; an argsort costs ``n log n``)."""
+    n_labels = pair.size
+    nnz = n_labels + n
+    rows = np.empty(nnz, dtype=index)
+    rows[:n_labels] = item
+    rows[n_labels:] = np.arange(n, dtype=index)
+    cols = np.empty(nnz, dtype=index)
+    cols[:n_labels] = pair
+    cols[n_labels:] = JK
+    indptr = np.empty(n + 1, dtype=index)
+    indices = np.empty(nnz, dtype=index)
+    _coo_tocsr(n, JK + 1, nnz, rows, cols, np.ones(nnz), indptr, indices, np.empty(nnz))
+    return indptr, indices
 
 
 def _triple_order(item, expert, label, n_items: int, n_experts: int, n_classes: int, *,

@@ -792,12 +792,16 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         class, and every item gets the class prior as its posterior.
         """
         labelled = crowd.labels_per_item() > 0
-        if labelled.sum() < 2:
+        n_labelled = int(np.count_nonzero(labelled))
+        if n_labelled < 2:
             return
-        spread = float(np.ptp(posterior[labelled], axis=0).max())
+        # the posteriors' spread first: when they differ (nearly always) nothing else is needed
+        shown = posterior if n_labelled == labelled.size else posterior[labelled]
+        if float(np.ptp(shown, axis=0).max()) > 1e-6:
+            return
         votes = crowd.vote_counts()[labelled]
         votes /= votes.sum(axis=1, keepdims=True)
-        if spread > 1e-6 or float(np.ptp(votes, axis=0).max()) == 0.0:
+        if float(np.ptp(votes, axis=0).max()) == 0.0:
             return
         per_expert = crowd.labels_per_expert()
         few = int((per_expert[per_expert > 0] <= 1).sum())

@@ -51,6 +51,34 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-component-update", "--disable-sync"]
 
 
+def released_assignments(out: Path, tmp_path_factory) -> list:
+    """``crowdlearn.classroom.release(out)`` of ``book/assignments``: the released notebooks,
+    made once per test run and copied into ``out`` (test_assignments.py and
+    test_student_kit.py both need them; the xdist workers of one run share that one release
+    through a lock file in the run's temporary folder)."""
+    import fcntl
+    import json
+    import shutil
+
+    from crowdlearn import classroom
+
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "released-once"
+    shared.mkdir(exist_ok=True)
+    with (shared / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        done = shared / "released.json"
+        if not done.exists():
+            paths = classroom.release(shared / "notebooks", BOOK / "assignments")
+            done.write_text(json.dumps([p.name for p in paths]), encoding="utf-8")
+        names = json.loads(done.read_text(encoding="utf-8"))
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        shutil.copyfile(shared / "notebooks" / name, out / name)
+    return [out / name for name in names]
+
+
 def fail_or_skip(message: str):
     """Skip a test for want of a tool, except under CI, where that is a failure."""
     if ON_CI:

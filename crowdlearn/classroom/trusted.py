@@ -216,8 +216,8 @@ class Channel:
             await self._drain(kc.iopub_channel)
             try:
                 msg = await kc.stdin_channel.get_msg(timeout=0.02)
-            except queue.Empty:
-                if await self._replied(kc, msg_id):
+            except queue.Empty:  # (the shell only looked at: stdin is what we wait for)
+                if await self._replied(kc, msg_id, wait=0):
                     raise ChannelError("the kernel did not answer the grader (did the code "
                                        "replace input(), or the channel module?)")
                 if time.monotonic() > end:
@@ -244,14 +244,18 @@ class Channel:
             pass
         settle = min(end, time.monotonic() + 2.0)  # the last output: before "idle" on iopub
         while self.idle != msg_id and time.monotonic() < settle:
-            await self._drain(kc.iopub_channel, wait=0.02)
+            await self._drain(kc.iopub_channel, wait=0.02, until=msg_id)
         return answer
 
-    async def _drain(self, channel, most: int = 1000, wait: float = 0) -> None:
+    async def _drain(self, channel, most: int = 1000, wait: float = 0, until=None) -> None:
         """Read what the kernel printed meanwhile: kept (``self.printed``, up to
         ``self.cap`` characters) for the check's outputs, the rest dropped; note the
-        execution whose "idle" status arrived (``self.idle``)."""
+        execution whose "idle" status arrived (``self.idle``). With ``until`` (an
+        execution's id), stop as soon as that execution's "idle" has arrived: its last
+        message, so nothing of it is left to wait for."""
         for _ in range(most):
+            if until is not None and self.idle == until:
+                return
             try:
                 msg = await channel.get_msg(timeout=wait)
             except queue.Empty:
@@ -267,9 +271,9 @@ class Channel:
                     self.printed.append((name, text))
                     self.kept += len(text)
 
-    async def _replied(self, kc, msg_id) -> bool:
+    async def _replied(self, kc, msg_id, wait: float = 0.01) -> bool:
         try:
-            reply = await kc.shell_channel.get_msg(timeout=0.01)
+            reply = await kc.shell_channel.get_msg(timeout=wait)
         except queue.Empty:
             return False
         return reply.get("parent_header", {}).get("msg_id") == msg_id

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import pytest
 
-from support import BOOK
+from support import BOOK, released_assignments
 
 nbformat = pytest.importorskip("nbformat")
 jupytext = pytest.importorskip("jupytext")
@@ -278,7 +278,7 @@ def assignments():
 @pytest.fixture(scope="module")
 def released(assignments, tmp_path_factory):
     out = tmp_path_factory.mktemp("released")
-    paths = classroom.release(out, SOURCE)
+    paths = released_assignments(out, tmp_path_factory)  # classroom.release, once a run
     assert sorted(p.name for p in paths) == sorted(f"{a}.ipynb" for a in assignments)
     return {p.stem: nbformat.read(str(p), as_version=4) for p in paths}
 

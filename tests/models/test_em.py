@@ -279,6 +279,22 @@ def test_warm_start_passes_the_parameters_the_posterior_came_from():
     assert np.all(np.diff(result.history) > 0)
 
 
+def test_one_blas_thread_keeps_its_controller_until_a_module_is_imported(monkeypatch):
+    """Finding the thread pools walks every loaded library (milliseconds, more than a small
+    fit): the controller is kept, and built again once a module has been imported."""
+    pytest.importorskip("threadpoolctl")
+    import sys
+    import types
+
+    from crowdlearn import _blas
+
+    first = _blas._blas_controller()
+    assert _blas._blas_controller() is first
+    monkeypatch.setitem(sys.modules, "_crowdlearn_test_new_module", types.ModuleType("x"))
+    second = _blas._blas_controller()
+    assert second is not first and _blas._blas_controller() is second
+
+
 def test_em_runs_on_one_blas_thread_and_lifts_the_limit_after():
     """fit_em limits BLAS to one thread while it runs (crowdlearn._blas: these products are
     small; on a busy two-core machine threads cost ten times the time), then restores it."""

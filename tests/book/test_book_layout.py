@@ -27,6 +27,7 @@ except under CI).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -260,8 +261,10 @@ class Tab:
             print(f"screenshot of {path} at {width} px skipped: {exc}")
 
 
-@pytest.fixture(scope="module")
-def tab():
+@contextlib.contextmanager
+def open_tab():
+    """A ``Tab`` on the built book, served on 127.0.0.1, in a browser of its own (skipped, or
+    failed under CI, without Chromium or the build); also the tab of test_book_pages.py."""
     exe = chromium()
     if exe is None or not HTML.exists():
         fail_or_skip("needs Chromium and the built book (python3 run.py book)")
@@ -272,6 +275,12 @@ def tab():
         page.set_default_timeout(GUARD_MS)
         yield Tab(page, base)
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def tab():
+    with open_tab() as opened:
+        yield opened
 
 
 def measure(tab: Tab, page_path: str, width: int) -> dict:

@@ -21,26 +21,17 @@ import re
 
 import pytest
 
-from support import CHROMIUM_ARGS, HTML, chromium, fail_or_skip, serve
 from test_book_a11y import check_accessible
 from test_book_browser import Watched, offline_problems
-from test_book_layout import GUARD_MS, Tab, check_layout, pages
+from test_book_layout import check_layout, open_tab, pages
 
 
 @pytest.fixture(scope="module")
 def browser_tab():
     """One browser and one tab for the worker's pages: the layout's ``Tab`` (loads, resizes,
     colour modes) and the offline check's ``Watched`` (errors and requests) on the same tab."""
-    exe = chromium()
-    if exe is None or not HTML.exists():
-        fail_or_skip("needs Chromium and the built book (python3 run.py book)")
-    playwright = pytest.importorskip("playwright.sync_api")
-    with serve(HTML) as base, playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.set_default_timeout(GUARD_MS)
-        yield Tab(page, base), Watched(page)
-        browser.close()
+    with open_tab() as tab:
+        yield tab, Watched(tab.page)
 
 
 @pytest.mark.browser

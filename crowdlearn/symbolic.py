@@ -108,10 +108,21 @@ def lagrange_categorical(n_states: int = 3, *, pseudo_count: bool = False) -> De
     lam = sp.Symbol("lambda")
     L = sum((ci + a) * sp.log(t) for ci, t in zip(c, theta)) + lam * (1 - sum(theta))
     eqs = [sp.diff(L, t) for t in theta] + [sp.diff(L, lam)]
-    sol = sp.solve(eqs, list(theta) + [lam], dict=True)
-    if len(sol) != 1:
-        raise ArithmeticError(f"expected a unique stationary point, got {sol}")
-    solution = {k: sp.simplify(v) for k, v in sol[0].items()}
+    # as by hand: each stationarity condition gives theta_n in terms of lambda, and the
+    # constraint then fixes lambda (sp.solve on the whole system finds the same, slower)
+    each = {}
+    for t, eq in zip(theta, eqs):
+        roots = sp.solve(eq, t)
+        if len(roots) != 1:
+            raise ArithmeticError(f"expected one root of dL/d{t} = 0, got {roots}")
+        each[t] = roots[0]
+    lams = sp.solve(eqs[-1].subs(each), lam)
+    if len(lams) != 1:
+        raise ArithmeticError(f"expected a unique stationary point, got lambda in {lams}")
+    solution = {lam: sp.simplify(lams[0])}  # in sp.solve's order: lambda, then theta
+    solution.update((t, sp.simplify(v.subs(lam, lams[0]))) for t, v in each.items())
+    if any(sp.cancel(eq.subs(solution)) != 0 for eq in eqs):
+        raise ArithmeticError("the stationary point does not solve the Lagrange system")
     return Derivation(L, solution, {"theta": theta, "c": c, "a": a, "lam": lam})
 
 

@@ -308,14 +308,17 @@ def _merge_course(root: Path, results) -> GradeResults:
 
 def _grade_in_parallel(submissions: Path, source, subs: dict, names: dict, timeout: int,
                        jobs: int, sandbox: bool, limits=None, keep=None) -> GradeResults:
-    """Deal the submissions into ``jobs`` groups of about equal size (each assignment's
-    spread over all of them); one process each, given its group with ``--only``. With
-    ``keep`` (a course's ``autograded/``), each process keeps its executed notebooks in a
-    course directory of its own, moved into ``keep`` at the end."""
+    """Deal the submissions into ``jobs`` groups of about equal size, in order of assignment
+    (each process then probes the sandbox of few assignments: a group holds whole
+    assignments except where one group ends and the next begins); one process each, given
+    its group with ``--only``. With ``keep`` (a course's ``autograded/``), each process
+    keeps its executed notebooks in a course directory of its own, moved into ``keep`` at
+    the end."""
     import subprocess
 
     order = sorted(subs, key=lambda key: (key[1], key[0]))
-    groups = [order[i::jobs] for i in range(min(jobs, len(order)))]
+    n = min(jobs, len(order))
+    groups = [order[len(order) * i // n:len(order) * (i + 1) // n] for i in range(n)]
     source = Path(source) if source is not None else _default_source()
     ungraded, review = [], []
     with tempfile.TemporaryDirectory(prefix="crowdlearn-grade-") as tmp:

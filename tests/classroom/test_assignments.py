@@ -190,43 +190,81 @@ MISTAKES = [
     Mistake("a5_no_flip", "a5_choosing_penalty", "expectation", """
         return risk + eps_bar
         """, frozenset({"check_expectation"}), "a classifier mistake agrees with it"),
-    Mistake("a6_transposed", "a6_multilabel_em", "e_step", """
-        with np.errstate(divide="ignore"):
-            log_joint = np.tile(np.log(class_prior), (n, 1, 1))
-            log_label = np.log(confusion[crowd.expert, crowd.target, crowd.label, :])
-        np.add.at(log_joint, (crowd.item, crowd.target), log_label)
+    Mistake("a6_errors_not_spread", "a6_multilabel_em", "e_step", """
+        a = accuracy[crowd.expert, crowd.target]
+        log_wrong = np.log(1 - a)
+        log_joint = np.tile(np.log(class_prior), (n, 1, 1))
+        np.add.at(log_joint, (crowd.item, crowd.target), log_wrong[:, None])
+        np.add.at(log_joint, (crowd.item, crowd.target, crowd.label), np.log(a) - log_wrong)
         top = log_joint.max(axis=2, keepdims=True)
         log_z = top + np.log(np.exp(log_joint - top).sum(axis=2, keepdims=True))
         q = np.exp(log_joint - log_z)
         log_likelihood = float(log_z.sum())
-        """, frozenset({"check_e_step_posterior", "check_e_step_likelihood", "check_em"}),
-        "your E-step reads confusion[j, m, d, k]"),
+        """, frozenset({"check_e_step_posterior", "check_e_step_likelihood",
+                        "check_em_objective", "check_em_fit"}),
+        "spread over the N - 1 other classes"),
+    Mistake("a6_likelihood_of_the_votes", "a6_multilabel_em", "e_step", """
+        a = accuracy[crowd.expert, crowd.target]
+        log_joint = np.tile(np.log(class_prior), (n, 1, 1))
+        weight = np.log(a * (K - 1) / (1 - a))
+        np.add.at(log_joint, (crowd.item, crowd.target, crowd.label), weight)
+        top = log_joint.max(axis=2, keepdims=True)
+        log_z = top + np.log(np.exp(log_joint - top).sum(axis=2, keepdims=True))
+        q = np.exp(log_joint - log_z)
+        log_likelihood = float(log_z.sum())
+        """, frozenset({"check_e_step_likelihood", "check_em_objective", "check_em_fit"}),
+        "your log-likelihood leaves out b_i^(d)"),
     Mistake("a6_probability_space", "a6_multilabel_em", "e_step", """
+        a = accuracy[crowd.expert, crowd.target]
+        wrong = (1 - a) / (K - 1)
         joint = np.tile(class_prior, (n, 1, 1))
-        probs = confusion[crowd.expert, crowd.target, :, crowd.label]
+        probs = np.where(np.arange(K) == crowd.label[:, None], a[:, None], wrong[:, None])
         np.multiply.at(joint, (crowd.item, crowd.target), probs)
         z = joint.sum(axis=2, keepdims=True)
         q = joint / z
         log_likelihood = float(np.log(z).sum())
         """, frozenset({"check_e_step_stable"}), "underflows to 0"),
+    Mistake("a6_sympy_beta_prior", "a6_multilabel_em", "accuracy_derivation", """
+        accuracy_hat = (C + a) / (L + 2 * a)
+        """, frozenset({"check_accuracy_derivation"}), "Beta(alpha + 1, alpha + 1)"),
     Mistake("a6_all_items_denominator", "a6_multilabel_em", "m_step", """
-        class_prior = (q.sum(axis=0) + alpha) / (n + K * alpha)
-        counts = np.zeros((J, M, K, K))
-        weights = q[crowd.item, crowd.target]
-        for k in range(K):
-            np.add.at(counts[:, :, k, :], (crowd.expert, crowd.target, crowd.label),
-                      weights[:, k])
-        confusion = (counts + alpha) / (q.sum(axis=0)[None, :, :, None] + K * alpha)
-        """, frozenset({"check_m_step_rows", "check_m_step_optimal", "check_em"}),
-        "did you normalise each row [j, m, k, :] by the weight of the labels"),
+        class_prior = q.sum(axis=0) / n
+        right = np.zeros((J, M))
+        np.add.at(right, (crowd.expert, crowd.target), q[crowd.item, crowd.target, crowd.label])
+        given = np.zeros((J, M))
+        np.add.at(given, (crowd.expert, crowd.target), 1.0)
+        accuracy = np.where(given > 0, (right + K * alpha) / (n + K * K * alpha), 1 / K)
+        """, frozenset({"check_m_step_missing", "check_m_step_smoothing",
+                        "check_em_objective", "check_em_fit"}),
+        "divide by L^(r,d), the number of answers"),
+    Mistake("a6_prior_over_all_questions", "a6_multilabel_em", "m_step", """
+        class_prior = q.sum(axis=0) / q.sum()
+        right = np.zeros((J, M))
+        given = np.zeros((J, M))
+        np.add.at(right, (crowd.expert, crowd.target), q[crowd.item, crowd.target, crowd.label])
+        np.add.at(given, (crowd.expert, crowd.target), 1.0)
+        top, bottom = right + K * alpha, given + K * K * alpha
+        accuracy = np.divide(top, bottom, out=np.full((J, M), 1 / K), where=bottom > 0)
+        """, frozenset({"check_m_step_missing", "check_m_step_smoothing", "check_em_fit"}),
+        "should sum to one over its classes"),
+    Mistake("a6_beta_prior", "a6_multilabel_em", "m_step", """
+        class_prior = q.sum(axis=0) / n
+        right = np.zeros((J, M))
+        given = np.zeros((J, M))
+        np.add.at(right, (crowd.expert, crowd.target), q[crowd.item, crowd.target, crowd.label])
+        np.add.at(given, (crowd.expert, crowd.target), 1.0)
+        top, bottom = right + alpha, given + 2 * alpha
+        accuracy = np.divide(top, bottom, out=np.full((J, M), 1 / K), where=bottom > 0)
+        """, frozenset({"check_m_step_smoothing", "check_em_objective", "check_em_fit"}),
+        "alpha right and alpha wrong pseudo-answers"),
     Mistake("a6_history_without_prior", "a6_multilabel_em", "em", """
         for _ in range(max_iter):
-            class_prior, confusion = m_step(crowd, q, alpha)
-            q, log_likelihood = e_step(crowd, class_prior, confusion)
+            class_prior, accuracy = m_step(crowd, q, alpha)
+            q, log_likelihood = e_step(crowd, class_prior, accuracy)
             history.append(log_likelihood)
             if len(history) > 1 and history[-1] - history[-2] <= tol * max(1, abs(history[-1])):
                 break
-        """, frozenset({"check_em"}), "without the prior term"),
+        """, frozenset({"check_em_objective", "check_em_fit"}), "without the prior term"),
 ]
 # a student who also "fixed" a check cell: nbgrader grades with the instructor's check anyway
 TAMPERED = Mistake("a1_tampered", "a1_naive_bayes_mle", "estimator", MISTAKES[1].code,

@@ -84,30 +84,76 @@ MISTAKES = [
         beta = log_on - log_off
         beta_0 = float(np.log(class_prior[0] / class_prior[1]) + log_off.sum())
         """, frozenset({"check_log_odds"}), "class 1 is row 1 of feature_prob"),
-    Mistake("a2_unnormalised_rows", "a2_dawid_skene_by_hand", "m_step", """
+    Mistake("a2_majority_once", "a2_dawid_skene_by_hand", "majority", """
+        votes = (counts > 0).sum(axis=1).astype(float)
+        Q0 = votes / votes.sum(axis=1, keepdims=True)
+        """, frozenset({"check_majority", "check_one_iteration"}),
+        "you counted a repeated label once"),
+    Mistake("a2_all_items_denominator", "a2_dawid_skene_by_hand", "m_step", """
         class_prior = Q.sum(axis=0) / n_items
-        confusion = np.zeros((n_experts, K, K))
-        for j in range(n_experts):
-            for l in range(K):
-                confusion[j, :, l] = Q[Y[:, j] == l].sum(axis=0)
-        """, frozenset({"check_m_step_rows", "check_m_step_package", "check_m_step_missing",
-                        "check_one_iteration"}),
-        "did you normalise by the item weights of each true class"),
-    Mistake("a2_minus_one_index", "a2_dawid_skene_by_hand", "e_step", """
+        confusion = np.zeros((n_teams, K, K))
+        for r in range(counts.shape[1]):
+            confusion[team[r]] += Q.T @ counts[:, r, :]
+        size = np.bincount(team, minlength=n_teams)
+        confusion /= size[:, None, None] * Q.sum(axis=0)[None, :, None]
+        """, frozenset({"check_m_step_rows", "check_m_step_package", "check_m_step_repeats",
+                        "check_m_step_teams", "check_one_iteration"}),
+        "did you normalise by the weighted number of labels"),
+    Mistake("a2_repeats_once", "a2_dawid_skene_by_hand", "m_step", """
+        class_prior = Q.sum(axis=0) / n_items
+        confusion = np.zeros((n_teams, K, K))
+        for r in range(counts.shape[1]):
+            confusion[team[r]] += Q.T @ (counts[:, r, :] > 0)
+        confusion /= confusion.sum(axis=2, keepdims=True)
+        """, frozenset({"check_m_step_repeats", "check_m_step_teams", "check_one_iteration"}),
+        "you counted a repeated label once"),
+    Mistake("a2_team_averaged", "a2_dawid_skene_by_hand", "m_step", """
+        class_prior = Q.sum(axis=0) / n_items
+        own = np.stack([Q.T @ counts[:, r, :] for r in range(counts.shape[1])])
+        own /= own.sum(axis=2, keepdims=True)
+        confusion = np.stack([own[team == g].mean(axis=0) for g in range(n_teams)])
+        """, frozenset({"check_m_step_teams", "check_one_iteration"}),
+        "you averaged the members' own confusion matrices"),
+    Mistake("a2_no_prior", "a2_dawid_skene_by_hand", "e_step", """
         with np.errstate(divide="ignore"):
-            log_prior, log_confusion = np.log(class_prior), np.log(confusion)
-        log_joint = np.tile(log_prior, (n_items, 1))
-        for j in range(n_experts):
-            log_joint += log_confusion[j][:, Y[:, j]].T
+            log_confusion = np.log(confusion)
+        log_joint = np.zeros((n_items, K))
+        for r in range(n_experts):
+            for p in range(K):
+                given = counts[:, r, p] > 0
+                log_joint[given] += np.outer(counts[given, r, p],
+                                             log_confusion[team[r], :, p])
         log_joint -= log_joint.max(axis=1, keepdims=True)
         Q = np.exp(log_joint)
         Q /= Q.sum(axis=1, keepdims=True)
-        """, frozenset({"check_e_step_missing"}), "-1 indexes the last class"),
+        """, frozenset({"check_e_step_package", "check_e_step_teams", "check_e_step_zeros",
+                        "check_one_iteration"}), "ignores the class prior"),
+    Mistake("a2_expert_not_team", "a2_dawid_skene_by_hand", "e_step", """
+        with np.errstate(divide="ignore"):
+            log_prior, log_confusion = np.log(class_prior), np.log(confusion)
+        log_joint = np.tile(log_prior, (n_items, 1))
+        for r in range(n_experts):
+            for p in range(K):
+                given = counts[:, r, p] > 0
+                log_joint[given] += np.outer(counts[given, r, p], log_confusion[r, :, p])
+        log_joint -= log_joint.max(axis=1, keepdims=True)
+        Q = np.exp(log_joint)
+        Q /= Q.sum(axis=1, keepdims=True)
+        """, frozenset({"check_e_step_rows", "check_e_step_teams", "check_e_step_zeros",
+                        "check_e_step_stable", "check_one_iteration"}),
+        "expert r's matrix is confusion[team[r]]"),
+    Mistake("a2_zero_times_log_zero", "a2_dawid_skene_by_hand", "e_step", """
+        with np.errstate(divide="ignore"):
+            log_prior, log_confusion = np.log(class_prior), np.log(confusion)
+        log_joint = log_prior + np.einsum("irp,rnp->in", counts, log_confusion[team])
+        log_joint -= log_joint.max(axis=1, keepdims=True)
+        Q = np.exp(log_joint)
+        Q /= Q.sum(axis=1, keepdims=True)
+        """, frozenset({"check_e_step_zeros", "check_one_iteration"}), "0 * log(0)"),
     Mistake("a2_probability_space", "a2_dawid_skene_by_hand", "e_step", """
         joint = np.tile(class_prior, (n_items, 1))
-        for j in range(n_experts):
-            labelled = Y[:, j] >= 0
-            joint[labelled] *= confusion[j][:, Y[labelled, j]].T
+        for r in range(n_experts):
+            joint *= np.prod(confusion[team[r]][None] ** counts[:, r, None, :], axis=2)
         Q = joint / joint.sum(axis=1, keepdims=True)
         """, frozenset({"check_e_step_stable"}), "underflows to 0"),
     Mistake("a3_off_by_one", "a3_smoothing_map", "smoothed_m_step", """
@@ -174,11 +220,22 @@ MISTAKES = [
         scores = np.array([s_hat(model.predict(X=X_train), Y_train) for model in models])
         best_lam = lam_grid[np.argmin(scores)]
         """, frozenset({"check_scores"}), "S-hat on the training items"),
-    Mistake("a2_shared_averaged", "a2_dawid_skene_by_hand", "shared_derivation", """
-        shared_objective = sum(C[r, p] * sp.log(M_row[p]) for r in range(2) for p in range(3))
-        M_shared_hat = {M: (C[0, p] / sum(C[0, :]) + C[1, p] / sum(C[1, :])) / 2
-                        for p, M in enumerate(M_row)}
-        """, frozenset({"check_shared_m_step"}), "averaged the two experts"),
+    Mistake("a2_team_unweighted", "a2_dawid_skene_by_hand", "team_derivation", """
+        team_objective = sum(L[i, r, p] * sp.log(M_row[p])
+                             for i in range(2) for r in range(2) for p in range(3))
+        M_team_hat = {M: sum(L[i, r, p] for i in range(2) for r in range(2))
+                      / sum(L[i, r, s] for i in range(2) for r in range(2) for s in range(3))
+                      for p, M in enumerate(M_row)}
+        """, frozenset({"check_team_objective", "check_team_m_step"}),
+        "without their weights"),
+    Mistake("a2_team_averaged_sympy", "a2_dawid_skene_by_hand", "team_derivation", """
+        team_objective = sum(q[i] * L[i, r, p] * sp.log(M_row[p])
+                             for i in range(2) for r in range(2) for p in range(3))
+        own = [[sum(q[i] * L[i, r, p] for i in range(2))
+                / sum(q[i] * L[i, r, s] for i in range(2) for s in range(3))
+                for p in range(3)] for r in range(2)]
+        M_team_hat = {M: (own[0][p] + own[1][p]) / 2 for p, M in enumerate(M_row)}
+        """, frozenset({"check_team_m_step"}), "averaged the two experts"),
     Mistake("a5_sympy_no_flip", "a5_choosing_penalty", "sympy_expectation", """
         disagreement = w * (1 - 2 * e) + e
         expected_disagreement = R_ + eps_

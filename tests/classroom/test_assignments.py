@@ -182,30 +182,72 @@ MISTAKES = [
         class_prior = (Q.sum(axis=0) + a) / (m + K * a)
         confusion = (counts + a) / (Q.sum(axis=0)[None, :, None] + K * a)
         """, frozenset({"check_smoothed_zero"}), "the weight of the items expert j labelled"),
-    Mistake("a4_missing_term", "a4_logistic_gradients", "crowd_gradient", """
-        r_clf = mu
-        eta = expit(np.sum(X[item] * params.reliability_coef[annotator], axis=1)
-                    - params.reliability_intercept[annotator])
-        c = np.where(label == 1, mu[item], 1 - mu[item])
-        r_ann = c - eta
-        g_w = np.zeros_like(params.reliability_coef)
-        np.add.at(g_w, annotator, r_ann[:, None] * X[item])
-        g_gamma = -np.bincount(annotator, weights=r_ann, minlength=T)
-        return LogisticAnnotatorsParams(X.T @ r_clf, float(r_clf.sum()), g_w, g_gamma)
-        """, frozenset({"check_gradient_classifier", "check_gradient_fisher"}),
-        "missing the term -sigma(a_i) x_i"),
+    Mistake("a4_term_swapped", "a4_logistic_gradients", "sympy_term", """
+        given_1 = sigma(b_1) if y == 1 else 1 - sigma(b_1)
+        given_0 = sigma(b_0) if y == 0 else 1 - sigma(b_0)
+        return (1 - mu) * sp.log(given_1) + mu * sp.log(given_0)
+        """, frozenset({"check_E_label"}), "weights the truth-1 term by 1 - mu"),
+    Mistake("a4_sympy_unweighted", "a4_logistic_gradients", "sympy_gradients", """
+        rho_1 = y - eta_1
+        rho_0 = 1 - y - eta_0
+        return {w_1: (rho_0 + rho_1) * x_1, gamma_0: -rho_0, gamma_1: -rho_1}
+        """, frozenset({"check_sympy_gradients"}), "leaves out the posterior weights"),
+    Mistake("a4_unweighted", "a4_logistic_gradients", "crowd_gradient", """
+        slope = np.sum(X[item] * W[annotator], axis=1)
+        eta_0 = expit(slope - G[annotator, 0])
+        eta_1 = expit(slope - G[annotator, 1])
+        q = mu[item]
+        rho_0 = 1 - label - eta_0
+        rho_1 = label - eta_1
+        g_W = -l2 * W
+        np.add.at(g_W, annotator, (rho_0 + rho_1)[:, None] * X[item])
+        g_G = -np.column_stack([np.bincount(annotator, weights=rho_0, minlength=R),
+                                np.bincount(annotator, weights=rho_1, minlength=R)])
+        return g_W, g_G
+        """,
+        frozenset({"check_gradient_slopes", "check_gradient_intercepts",
+                   "check_gradient_crowd"}), "leaves out the posterior weights"),
     Mistake("a4_gamma_sign", "a4_logistic_gradients", "crowd_gradient", """
-        r_clf = mu - expit(X @ params.coef + params.intercept)
-        eta = expit(np.sum(X[item] * params.reliability_coef[annotator], axis=1)
-                    - params.reliability_intercept[annotator])
-        c = np.where(label == 1, mu[item], 1 - mu[item])
-        r_ann = c - eta
-        g_w = np.zeros_like(params.reliability_coef)
-        np.add.at(g_w, annotator, r_ann[:, None] * X[item])
-        g_gamma = np.bincount(annotator, weights=r_ann, minlength=T)
-        return LogisticAnnotatorsParams(X.T @ r_clf, float(r_clf.sum()), g_w, g_gamma)
-        """, frozenset({"check_gradient_annotators", "check_gradient_fisher"}),
+        slope = np.sum(X[item] * W[annotator], axis=1)
+        eta_0 = expit(slope - G[annotator, 0])
+        eta_1 = expit(slope - G[annotator, 1])
+        q = mu[item]
+        rho_0 = (1 - q) * (1 - label - eta_0)
+        rho_1 = q * (label - eta_1)
+        g_W = -l2 * W
+        np.add.at(g_W, annotator, (rho_0 + rho_1)[:, None] * X[item])
+        g_G = np.column_stack([np.bincount(annotator, weights=rho_0, minlength=R),
+                                np.bincount(annotator, weights=rho_1, minlength=R)])
+        return g_W, g_G
+        """, frozenset({"check_gradient_intercepts", "check_gradient_crowd"}),
         "has the wrong sign"),
+    Mistake("a4_no_prior", "a4_logistic_gradients", "crowd_gradient", """
+        slope = np.sum(X[item] * W[annotator], axis=1)
+        eta_0 = expit(slope - G[annotator, 0])
+        eta_1 = expit(slope - G[annotator, 1])
+        q = mu[item]
+        rho_0 = (1 - q) * (1 - label - eta_0)
+        rho_1 = q * (label - eta_1)
+        g_W = np.zeros_like(W)
+        np.add.at(g_W, annotator, (rho_0 + rho_1)[:, None] * X[item])
+        g_G = -np.column_stack([np.bincount(annotator, weights=rho_0, minlength=R),
+                                np.bincount(annotator, weights=rho_1, minlength=R)])
+        return g_W, g_G
+        """, frozenset({"check_gradient_slopes", "check_gradient_crowd"}),
+        "leaves out the prior"),
+    Mistake("a4_no_minlength", "a4_logistic_gradients", "crowd_gradient", """
+        slope = np.sum(X[item] * W[annotator], axis=1)
+        eta_0 = expit(slope - G[annotator, 0])
+        eta_1 = expit(slope - G[annotator, 1])
+        q = mu[item]
+        rho_0 = (1 - q) * (1 - label - eta_0)
+        rho_1 = q * (label - eta_1)
+        g_W = -l2 * W
+        np.add.at(g_W, annotator, (rho_0 + rho_1)[:, None] * X[item])
+        g_G = -np.column_stack([np.bincount(annotator, weights=rho_0),
+                                np.bincount(annotator, weights=rho_1)])
+        return g_W, g_G
+        """, frozenset({"check_gradient_crowd"}), "minlength=R"),
     Mistake("a4_fd_over_h", "a4_logistic_gradients", "finite_differences", """
         return np.array([(f(v + h * e) - f(v - h * e)) / h for e in np.eye(v.size)])
         """, frozenset({"check_finite_differences"}), "twice the derivative"),

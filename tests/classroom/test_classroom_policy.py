@@ -160,9 +160,10 @@ CALLS_THE_PACKAGE = [
         """, "DawidSkene"),
     ("a4_logistic_gradients", "crowd_gradient", """
         from crowdlearn._solvers.logistic import weighted_logistic_objective
-        _, g, *_ = weighted_logistic_objective(params.coef, params.intercept, X, mu)
-        return LogisticAnnotatorsParams(g[:-1], g[-1], params.reliability_coef * 0,
-                                        params.reliability_intercept * 0)
+        q = mu[item]
+        _, g_W, g_1 = weighted_logistic_objective(W, -G[:, 1], X[item], label, q, l2=l2,
+                                                  groups=annotator, n_groups=R)
+        return g_W, np.column_stack([0 * g_1, -g_1])
         """, "crowdlearn._solvers.logistic"),
     ("a5_choosing_penalty", "surrogate", """
         from crowdlearn.selection import surrogate_risk
@@ -257,13 +258,13 @@ def test_tainted_names_flag_the_tasks_that_use_them(notebooks):
 
 
 def test_a_check_cells_helper_is_a_reference(notebooks):
-    """a4's check cell defines the model's Q (``_model_Q``); gradients() must not use it."""
+    """a4's check cell defines the model's term (``_model_E``); label_gradient() must not use
+    it."""
     name = "a4_logistic_gradients"
     sub = replace_solution(notebooks[name], "sympy_gradients",
-                           "return {p: sp.diff(_model_Q(y), p) for p in PARAMETERS}",
-                           region=1)
+                           "return {p: sp.diff(_model_E(y), p) for p in PARAMETERS}")
     flagged = policy.flagged_checks(sub, name)
-    assert "check_sympy_gradients" in flagged and "_model_Q" in flagged[
+    assert "check_sympy_gradients" in flagged and "_model_E" in flagged[
         "check_sympy_gradients"]
 
 
@@ -369,28 +370,28 @@ ALLOWED = [
         confusion = (counts + a) / (counts.sum(axis=2, keepdims=True) + K * a)
         """),
     ("a4_logistic_gradients", "crowd_gradient", """
-        from crowdlearn.features.logistic_annotators import LogisticAnnotatorsParams as P
+        from crowdlearn.simulate.annotators import simulate_logistic_annotators
         from scipy.special import expit
-        r = mu - expit(X @ params.coef + params.intercept)
-        eta = expit(np.sum(X[item] * params.reliability_coef[annotator], axis=1)
-                    - params.reliability_intercept[annotator])
-        c = np.where(label == 1, mu[item], 1 - mu[item])
-        g_w = np.zeros_like(params.reliability_coef)
-        np.add.at(g_w, annotator, (c - eta)[:, None] * X[item])
-        return P(X.T @ r, float(r.sum()), g_w, -np.bincount(annotator, c - eta, T))
+        slope = np.sum(X[item] * W[annotator], axis=1)
+        q = mu[item]
+        rho_0 = (1 - q) * (1 - label - expit(slope - G[annotator, 0]))
+        rho_1 = q * (label - expit(slope - G[annotator, 1]))
+        g_W = -l2 * W
+        np.add.at(g_W, annotator, (rho_0 + rho_1)[:, None] * X[item])
+        return g_W, -np.column_stack([np.bincount(annotator, rho_0, R),
+                                      np.bincount(annotator, rho_1, R)])
         """),
     ("a4_logistic_gradients", "crowd_gradient", """
         import matplotlib.pyplot as plt
         plt.rcParams["figure.figsize"] = (4, 3)
-        r = mu - expit(X @ params.coef + params.intercept)
-        eta = expit(np.sum(X[item] * params.reliability_coef[annotator], axis=1)
-                    - params.reliability_intercept[annotator])
-        c = np.where(label == 1, mu[item], 1 - mu[item])
-        g_w = np.zeros_like(params.reliability_coef)
-        np.add.at(g_w, annotator, (c - eta)[:, None] * X[item])
-        out = params._replace(coef=X.T @ r, intercept=float(r.sum()))
-        return out._replace(reliability_coef=g_w,
-                            reliability_intercept=-np.bincount(annotator, c - eta, T))
+        slope = np.sum(X[item] * W[annotator], axis=1)
+        q = mu[item]
+        rho = np.column_stack([(1 - q) * (1 - label - expit(slope - G[annotator, 0])),
+                               q * (label - expit(slope - G[annotator, 1]))])
+        g_W, g_G = -l2 * W, np.zeros_like(G)
+        np.add.at(g_W, annotator, rho.sum(axis=1)[:, None] * X[item])
+        np.add.at(g_G, annotator, -rho)
+        return g_W, g_G
         """),
     ("a5_choosing_penalty", "choose", """
         import crowdlearn

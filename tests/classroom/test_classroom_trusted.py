@@ -102,8 +102,9 @@ def _cheat(gid, code, *, prepend=False):
 
 
 def _text_answers(nb):
-    """a4 with text for maths: Q_item and gradients return strings that would run code."""
-    nb = classroom.replace_solution(nb, "sympy_gradients", f"return {PAYLOAD!r}")
+    """a4 with text for maths: E_label and label_gradient return strings that would run
+    code."""
+    nb = classroom.replace_solution(nb, "sympy_term", f"return {PAYLOAD!r}")
     nb = classroom.replace_solution(nb, "sympy_gradients",
                                     f"return {{p: {PAYLOAD!r} for p in PARAMETERS}}")
     return _no_work(nb)

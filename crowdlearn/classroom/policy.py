@@ -310,6 +310,19 @@ _SAFE_MAGICS = {"matplotlib", "precision", "pprint", "who", "whos", "who_ls", "p
                 "config", "autoreload"}
 _CODE_MAGICS = {"time", "timeit", "prun", "capture"}
 _SYMPY_PARSERS = {"sympify", "parse_expr", "S", "parse_latex", "simplify"}
+
+
+def _builds_text(node) -> bool:
+    """Whether ``node`` is an expression that joins text: ``"..." + x``, ``x + f"..."``,
+    ``"%s" % x`` (not ``1 - x`` or ``a + b`` of names, which SymPy expressions are too)."""
+    if isinstance(node, _ast.JoinedStr) or (isinstance(node, _ast.Constant)
+                                            and isinstance(node.value, str)):
+        return True
+    if isinstance(node, _ast.BinOp) and isinstance(node.op, _ast.Add):
+        return _builds_text(node.left) or _builds_text(node.right)
+    if isinstance(node, _ast.BinOp) and isinstance(node.op, _ast.Mod):
+        return _builds_text(node.left)
+    return False
 _BUILTIN_NAMES = frozenset(dir(_builtins))
 _NAMEDTUPLE_API = {"_replace", "_asdict", "_fields", "_make", "_field_defaults"}
 _PACKAGE_PRIVATE = None
@@ -1071,7 +1084,7 @@ class _CellAuditor(_ast.NodeVisitor):
         last = func.attr if isinstance(func, _ast.Attribute) else name
         if last in _SYMPY_PARSERS and node.args:
             arg = node.args[0]
-            if isinstance(arg, (_ast.JoinedStr, _ast.BinOp)) or (
+            if isinstance(arg, _ast.JoinedStr) or _builds_text(arg) or (
                     isinstance(arg, _ast.Constant) and isinstance(arg.value, str) and any(
                     s in arg.value for s in ("__", "import", "crowdlearn", "lambda",
                                              "exec", "eval", "open", "getattr"))):

@@ -29,6 +29,7 @@ _DAWID_SKENE = [
     "crowdlearn.aggregation.mace", "crowdlearn.features.latent_class",
     "crowdlearn.aggregation.multilabel:MultiLabelDawidSkene,_make_data",
     "crowdlearn.distributed.dask_backend", "crowdlearn.widgets.em_steps",
+    "crowdlearn.classroom.references",
 ]
 
 WITHHELD = {

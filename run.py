@@ -240,11 +240,15 @@ def run_tests(extra: list[str]) -> int:
     _report_build(built, time.perf_counter() - start, log)
     if built != 0:
         return built
-    # the PDF is printed from the built pages while the tests that read them run; its own
-    # test (tests/book/test_pdf.py) runs after it
+    # the PDF is printed from the built pages while the tests that read them run, and its own
+    # test (tests/book/test_pdf.py) runs as soon as it is printed (its report is shown after
+    # the other tests')
     import threading
 
-    pdf = threading.Thread(target=build_pdf, name="pdf", daemon=True)
+    chosen = [a for a in extra if not a.startswith("-")]  # `run.py test tests/test_x.py`
+    pdf_run: dict = {}
+    pdf = threading.Thread(target=_pdf_and_its_tests, name="pdf", daemon=True,
+                           args=(extra, chosen, pdf_run))
     pdf.start()
     print("[run.py] tests that read the built book (the PDF is printed meanwhile)", flush=True)
     second = subprocess.run([sys.executable, "-m", "pytest", "-m", "book", "--deselect",
@@ -252,19 +256,35 @@ def run_tests(extra: list[str]) -> int:
                              *_junit("tests-of-the-built-book"), *extra],
                             cwd=ROOT, env={**ONE_BLAS_THREAD, **os.environ}).returncode
     pdf.join()
-    chosen = [a for a in extra if not a.startswith("-")]  # `run.py test tests/test_x.py`
-    if not chosen or any("test_pdf" in a for a in chosen):
-        selection = extra if chosen else ["tests/book/test_pdf.py", *extra]
-        pdf_tests = subprocess.run([sys.executable, "-m", "pytest", "-m", "book", *selection],
-                                   cwd=ROOT, env={**ONE_BLAS_THREAD, **os.environ}).returncode
-        if pdf_tests not in (0, 5):
-            second = second or pdf_tests
+    if "output" in pdf_run:
+        print(pdf_run["output"], end="", flush=True)
+        if pdf_run["code"] not in (0, 5):
+            second = second or pdf_run["code"]
     print(f"[run.py] book and tests took {time.perf_counter() - start:.0f} s")
     # pytest's 5 is "no tests collected" (e.g. `run.py test tests/test_x.py` selects one group)
     codes = [c for c in (first, second) if c not in (0, 5)]
     if first == second == 5:
         return 5
     return codes[0] if codes else 0
+
+
+def _pdf_and_its_tests(extra: list[str], chosen: list[str], result: dict) -> None:
+    """Print the PDF, then (unless ``chosen`` names other tests) run tests/book/test_pdf.py
+    on it; its exit code and report go into ``result`` (``"code"``, ``"output"``)."""
+    try:
+        build_pdf()
+    except Exception:  # noqa: BLE001 - reported with the tests' output, and they then fail
+        import traceback
+
+        result.update(code=1, output="[run.py] printing the PDF failed:\n"
+                      + traceback.format_exc())
+    if chosen and not any("test_pdf" in a for a in chosen):
+        return
+    selection = extra if chosen else ["tests/book/test_pdf.py", *extra]
+    run = subprocess.run([sys.executable, "-m", "pytest", "-m", "book", *selection], cwd=ROOT,
+                         env={**ONE_BLAS_THREAD, **os.environ}, capture_output=True, text=True)
+    result.update(code=result.get("code") or run.returncode,
+                  output=result.get("output", "") + run.stdout + run.stderr)
 
 
 def _chromium() -> str | None:

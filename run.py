@@ -222,6 +222,8 @@ def run_tests(extra: list[str]) -> int:
     shutil.rmtree(ROOT / "_build", ignore_errors=True)
     log = ROOT / "test-artifacts" / "book-build.log"
     log.parent.mkdir(exist_ok=True)
+    for old in log.parent.glob("timeline-*.tsv"):  # tests/conftest.py appends to them
+        old.unlink()
     cmd, env = _build_command()
     print("[run.py] " + " ".join(BUILD_CMD) + f"  (in the background; log in {log})", flush=True)
     with open(log, "w", encoding="utf-8") as out:

@@ -156,32 +156,56 @@ MISTAKES = [
             joint *= np.prod(confusion[team[r]][None] ** counts[:, r, None, :], axis=2)
         Q = joint / joint.sum(axis=1, keepdims=True)
         """, frozenset({"check_e_step_stable"}), "underflows to 0"),
-    Mistake("a3_off_by_one", "a3_smoothing_map", "smoothed_m_step", """
-        counts = np.zeros((n_experts, K, K))
-        for j in range(n_experts):
-            for l in range(K):
-                counts[j, :, l] = Q[Y[:, j] == l].sum(axis=0)
-        class_prior = (Q.sum(axis=0) + a) / (m + K * a)
-        confusion = (counts + a) / (counts.sum(axis=2, keepdims=True) + (K - 1) * a)
-        """, frozenset({"check_smoothed_rows", "check_smoothed_symbolic",
-                        "check_smoothed_package", "check_silent"}),
-        "the denominator must add K a"),
     Mistake("a3_posterior_mean", "a3_smoothing_map", "map_derivation", """
-        log_prior = sum((a + 1) * sp.log(t) for t in theta)
-        log_posterior = sum(c_s * sp.log(t) for c_s, t in zip(c, theta)) + log_prior
+        log_prior = sum((A_p + 1) * sp.log(t) for A_p, t in zip(A, theta))
+        log_posterior = sum(c_p * sp.log(t) for c_p, t in zip(c, theta)) + log_prior
         lagrangian = log_posterior + lam * (1 - sum(theta))
         in_lambda = {t: sp.solve(sp.diff(lagrangian, t), t)[0] for t in theta}
         lam_hat = sp.solve(sum(in_lambda.values()) - 1, lam)[0]
         theta_map = {t: sp.simplify(e.subs(lam, lam_hat)) for t, e in in_lambda.items()}
-        """, frozenset({"check_log_posterior", "check_theta_map"}), "not a + 1"),
-    Mistake("a3_all_items_denominator", "a3_smoothing_map", "smoothed_m_step", """
+        """, frozenset({"check_log_posterior", "check_theta_map"}), "not A_p + 1"),
+    Mistake("a3_symmetric_denominator", "a3_smoothing_map", "map_derivation", """
+        log_posterior = sum((c_p + A_p) * sp.log(t) for c_p, A_p, t in zip(c, A, theta))
+        theta_map = {t: (c_p + A_p) / (sum(c) + N * A_p) for c_p, A_p, t in zip(c, A, theta)}
+        """, frozenset({"check_theta_map"}), "every cell's own pseudo-count"),
+    Mistake("a3_kappa_not_in_denominator", "a3_smoothing_map", "shrunk_m_step", """
         counts = np.zeros((n_experts, K, K))
-        for j in range(n_experts):
-            for l in range(K):
-                counts[j, :, l] = Q[Y[:, j] == l].sum(axis=0)
+        for r in range(n_experts):
+            for p in range(K):
+                counts[r, :, p] = Q[Y[:, r] == p].sum(axis=0)
+        centre = counts.sum(axis=0) / counts.sum(axis=(0, 2))[:, None]
         class_prior = (Q.sum(axis=0) + a) / (m + K * a)
-        confusion = (counts + a) / (Q.sum(axis=0)[None, :, None] + K * a)
-        """, frozenset({"check_smoothed_zero"}), "the weight of the items expert j labelled"),
+        with np.errstate(divide="ignore", invalid="ignore"):
+            confusion = (counts + kappa * centre) / counts.sum(axis=2, keepdims=True)
+        """, frozenset({"check_shrunk_rows", "check_shrunk_limits", "check_shrunk_package",
+                        "check_newcomer_rows", "check_newcomer_posterior"}),
+        "the denominator is sum_p C[r, n, p] + kappa"),
+    Mistake("a3_uniform_centre", "a3_smoothing_map", "shrunk_m_step", """
+        counts = np.zeros((n_experts, K, K))
+        for r in range(n_experts):
+            for p in range(K):
+                counts[r, :, p] = Q[Y[:, r] == p].sum(axis=0)
+        class_prior = (Q.sum(axis=0) + a) / (m + K * a)
+        confusion = (counts + kappa / K) / (counts.sum(axis=2, keepdims=True) + kappa)
+        """, frozenset({"check_shrunk_limits", "check_shrunk_package", "check_newcomer_rows"}),
+        "the uniform row of the chapter's symmetric prior"),
+    Mistake("a3_all_items_denominator", "a3_smoothing_map", "shrunk_m_step", """
+        counts = np.zeros((n_experts, K, K))
+        for r in range(n_experts):
+            for p in range(K):
+                counts[r, :, p] = Q[Y[:, r] == p].sum(axis=0)
+        centre = counts.sum(axis=0) / counts.sum(axis=(0, 2))[:, None]
+        class_prior = (Q.sum(axis=0) + a) / (m + K * a)
+        confusion = (counts + kappa * centre) / (Q.sum(axis=0)[None, :, None] + kappa)
+        """, frozenset({"check_shrunk_rows", "check_shrunk_limits", "check_shrunk_package",
+                        "check_newcomer_rows"}), "the weight of the items expert r labelled"),
+    Mistake("a3_newcomer_without_prior", "a3_smoothing_map", "newcomer", """
+        prior_shrunk, confusion_shrunk = shrunk_m_step(Q0, Y_new, 5.0, 1.0)
+        C_newcomer = np.stack([Q0[Y_new[:, 5] == p].sum(axis=0) for p in range(3)], axis=1)
+        newcomer_laplace = (C_newcomer + 1) / (C_newcomer.sum(axis=1, keepdims=True) + 3)
+        p_laplace = newcomer_laplace[:, 2] / newcomer_laplace[:, 2].sum()
+        p_shrunk = confusion_shrunk[5, :, 2] / confusion_shrunk[5, :, 2].sum()
+        """, frozenset({"check_newcomer_posterior"}), "has no class prior"),
     Mistake("a4_term_swapped", "a4_logistic_gradients", "sympy_term", """
         given_1 = sigma(b_1) if y == 1 else 1 - sigma(b_1)
         given_0 = sigma(b_0) if y == 0 else 1 - sigma(b_0)

@@ -153,11 +153,13 @@ CALLS_THE_PACKAGE = [
         model = crowdlearn.DawidSkene(n_classes=len(class_prior))
         Q = model._e_step(model._read_labels(Y, None, None), (class_prior, confusion))
         """, "DawidSkene"),
-    ("a3_smoothing_map", "smoothed_m_step", """
-        import crowdlearn as cl
-        fit = cl.DawidSkene(n_classes=K, alpha=a, callback=lambda s: True).fit(Y)
-        class_prior, confusion = fit.class_prior_, fit.confusion_
-        """, "DawidSkene"),
+    ("a3_smoothing_map", "shrunk_m_step", """
+        from crowdlearn.aggregation.dawid_skene import expected_counts, m_step
+        counts, class_counts = expected_counts(Y, Q)
+        prior = kappa * counts.sum(axis=0) / counts.sum(axis=(0, 2))[:, None]
+        class_prior = m_step(counts, class_counts, alpha=a).class_prior
+        confusion = m_step(counts, class_counts, confusion_prior=prior).confusion
+        """, "crowdlearn.aggregation.dawid_skene"),
     ("a4_logistic_gradients", "crowd_gradient", """
         from crowdlearn._solvers.logistic import weighted_logistic_objective
         q = mu[item]
@@ -271,12 +273,12 @@ def test_a_check_cells_helper_is_a_reference(notebooks):
 def test_an_added_cell_is_audited(notebooks):
     name = "a3_smoothing_map"
     nb = copy.deepcopy(notebooks[name])
-    at = next(i for i, c in enumerate(nb.cells) if _meta(c).get("grade_id") == "silent_laplace")
+    at = next(i for i, c in enumerate(nb.cells) if _meta(c).get("grade_id") == "newcomer")
     nb.cells.insert(at, nbformat.v4.new_code_cell(
-        "from crowdlearn import DawidSkene\nfit = DawidSkene(n_classes=3, alpha=1).fit(Y_silent)"))
+        "from crowdlearn import DawidSkene\nfit = DawidSkene(n_classes=3, alpha=1).fit(Y_new)"))
     flagged = policy.flagged_checks(nb, name)
-    assert set(flagged) == {"check_silent"}, flagged
-    assert "an added cell" in flagged["check_silent"]
+    assert set(flagged) == {"check_newcomer_rows", "check_newcomer_posterior"}, flagged
+    assert all("an added cell" in why for why in flagged.values())
 
 
 def test_an_edited_locked_cell_is_audited(notebooks):
@@ -366,15 +368,17 @@ ALLOWED = [
         n_y = W.sum(axis=0)
         prior, feature_prob = n_y / n_y.sum(), (W.T @ X) / n_y[:, None]
         """),
-    ("a3_smoothing_map", "smoothed_m_step", """
+    ("a3_smoothing_map", "shrunk_m_step", """
         from crowdlearn.simulate import simulate_crowd, random_confusion
         import numpy as np
         counts = np.zeros((n_experts, K, K))
         for j in range(n_experts):
             for l in range(K):
                 counts[j, :, l] = Q[Y[:, j] == l].sum(axis=0)
+        centre = counts.sum(axis=0)
+        centre /= centre.sum(axis=1, keepdims=True)
         class_prior = (Q.sum(axis=0) + a) / (m + K * a)
-        confusion = (counts + a) / (counts.sum(axis=2, keepdims=True) + K * a)
+        confusion = (counts + kappa * centre) / (counts.sum(axis=2, keepdims=True) + kappa)
         """),
     ("a4_logistic_gradients", "crowd_gradient", """
         from crowdlearn.simulate.annotators import simulate_logistic_annotators

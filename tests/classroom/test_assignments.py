@@ -50,6 +50,31 @@ class Mistake(NamedTuple):
     feedback: str    # a phrase the feedback of the first lost check must contain
 
 
+A4_GRADIENT = """
+        slope = np.sum(X[item] * W[annotator], axis=1)
+        eta_0 = expit(slope - G[annotator, 0])
+        eta_1 = expit(slope - G[annotator, 1])
+        q = mu[item]
+        rho_0 = (1 - q) * (1 - label - eta_0)
+        rho_1 = q * (label - eta_1)
+        g_W = -l2 * W
+        np.add.at(g_W, annotator, (rho_0 + rho_1)[:, None] * X[item])
+        g_G = -np.column_stack([np.bincount(annotator, weights=rho_0, minlength=R),
+                                np.bincount(annotator, weights=rho_1, minlength=R)])
+        return g_W, g_G
+        """
+
+
+def _a4_gradient(*edits) -> str:
+    """a4's right ``crowd_gradient`` answer with each ``(line part, mistake)`` of ``edits``
+    made: a submission that differs from the right one in those lines only."""
+    code = A4_GRADIENT
+    for right_part, wrong in edits:
+        assert right_part in code, right_part
+        code = code.replace(right_part, wrong)
+    return code
+
+
 MISTAKES = [
     Mistake("a1_lambda_left", "a1_naive_bayes_mle", "prior_derivation", """
         lagrangian = sum(n_y * sp.log(phi_y) for n_y, phi_y in zip(n, phi)) + lam * (1 - sum(phi))
@@ -216,62 +241,21 @@ MISTAKES = [
         rho_0 = 1 - y - eta_0
         return {w_1: (rho_0 + rho_1) * x_1, gamma_0: -rho_0, gamma_1: -rho_1}
         """, frozenset({"check_sympy_gradients"}), "leaves out the posterior weights"),
-    Mistake("a4_unweighted", "a4_logistic_gradients", "crowd_gradient", """
-        slope = np.sum(X[item] * W[annotator], axis=1)
-        eta_0 = expit(slope - G[annotator, 0])
-        eta_1 = expit(slope - G[annotator, 1])
-        q = mu[item]
-        rho_0 = 1 - label - eta_0
-        rho_1 = label - eta_1
-        g_W = -l2 * W
-        np.add.at(g_W, annotator, (rho_0 + rho_1)[:, None] * X[item])
-        g_G = -np.column_stack([np.bincount(annotator, weights=rho_0, minlength=R),
-                                np.bincount(annotator, weights=rho_1, minlength=R)])
-        return g_W, g_G
-        """,
+    Mistake("a4_unweighted", "a4_logistic_gradients", "crowd_gradient", _a4_gradient(
+        ("rho_0 = (1 - q) * (1 - label - eta_0)", "rho_0 = 1 - label - eta_0"),
+        ("rho_1 = q * (label - eta_1)", "rho_1 = label - eta_1")),
         frozenset({"check_gradient_slopes", "check_gradient_intercepts",
                    "check_gradient_crowd"}), "leaves out the posterior weights"),
-    Mistake("a4_gamma_sign", "a4_logistic_gradients", "crowd_gradient", """
-        slope = np.sum(X[item] * W[annotator], axis=1)
-        eta_0 = expit(slope - G[annotator, 0])
-        eta_1 = expit(slope - G[annotator, 1])
-        q = mu[item]
-        rho_0 = (1 - q) * (1 - label - eta_0)
-        rho_1 = q * (label - eta_1)
-        g_W = -l2 * W
-        np.add.at(g_W, annotator, (rho_0 + rho_1)[:, None] * X[item])
-        g_G = np.column_stack([np.bincount(annotator, weights=rho_0, minlength=R),
-                                np.bincount(annotator, weights=rho_1, minlength=R)])
-        return g_W, g_G
-        """, frozenset({"check_gradient_intercepts", "check_gradient_crowd"}),
-        "has the wrong sign"),
-    Mistake("a4_no_prior", "a4_logistic_gradients", "crowd_gradient", """
-        slope = np.sum(X[item] * W[annotator], axis=1)
-        eta_0 = expit(slope - G[annotator, 0])
-        eta_1 = expit(slope - G[annotator, 1])
-        q = mu[item]
-        rho_0 = (1 - q) * (1 - label - eta_0)
-        rho_1 = q * (label - eta_1)
-        g_W = np.zeros_like(W)
-        np.add.at(g_W, annotator, (rho_0 + rho_1)[:, None] * X[item])
-        g_G = -np.column_stack([np.bincount(annotator, weights=rho_0, minlength=R),
-                                np.bincount(annotator, weights=rho_1, minlength=R)])
-        return g_W, g_G
-        """, frozenset({"check_gradient_slopes", "check_gradient_crowd"}),
-        "leaves out the prior"),
-    Mistake("a4_no_minlength", "a4_logistic_gradients", "crowd_gradient", """
-        slope = np.sum(X[item] * W[annotator], axis=1)
-        eta_0 = expit(slope - G[annotator, 0])
-        eta_1 = expit(slope - G[annotator, 1])
-        q = mu[item]
-        rho_0 = (1 - q) * (1 - label - eta_0)
-        rho_1 = q * (label - eta_1)
-        g_W = -l2 * W
-        np.add.at(g_W, annotator, (rho_0 + rho_1)[:, None] * X[item])
-        g_G = -np.column_stack([np.bincount(annotator, weights=rho_0),
-                                np.bincount(annotator, weights=rho_1)])
-        return g_W, g_G
-        """, frozenset({"check_gradient_crowd"}), "minlength=R"),
+    Mistake("a4_gamma_sign", "a4_logistic_gradients", "crowd_gradient", _a4_gradient(
+        ("g_G = -np.column_stack", "g_G = np.column_stack")),
+        frozenset({"check_gradient_intercepts", "check_gradient_crowd"}), "has the wrong sign"),
+    Mistake("a4_no_prior", "a4_logistic_gradients", "crowd_gradient", _a4_gradient(
+        ("g_W = -l2 * W", "g_W = np.zeros_like(W)")),
+        frozenset({"check_gradient_slopes", "check_gradient_crowd"}), "leaves out the prior"),
+    Mistake("a4_no_minlength", "a4_logistic_gradients", "crowd_gradient", _a4_gradient(
+        ("weights=rho_0, minlength=R)", "weights=rho_0)"),
+        ("weights=rho_1, minlength=R)])", "weights=rho_1)])")),
+        frozenset({"check_gradient_crowd"}), "minlength=R"),
     Mistake("a4_fd_over_h", "a4_logistic_gradients", "finite_differences", """
         return np.array([(f(v + h * e) - f(v - h * e)) / h for e in np.eye(v.size)])
         """, frozenset({"check_finite_differences"}), "twice the derivative"),

@@ -6,7 +6,7 @@ iteration counts, to ``atol=1e-9`` plus ``rtol=1e-6``.
 The relative part is there because the record was written on one CPU and is checked on others:
 parameters that sit along nearly flat directions of the objective (GLAD's item difficulties
 ``beta_`` near 14, SparseExpertsEM's intercepts near 25 on ``rte``) carry the last bits of the
-CPU's floating point into their seventh significant digit (1.4e-9 and 1.1e-7 apart, relative
+CPU's floating point into their ninth or tenth significant digit (1.4e-9 and 1.1e-7 apart, relative
 1e-10 and 4e-9, on an AMD EPYC against the machine that wrote the record). A change to
 what a model computes moves them by far more than a millionth."""
 

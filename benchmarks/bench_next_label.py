@@ -7,7 +7,9 @@
 For every bundled crowd with a known truth and every seed: the crowd's labels are shuffled
 (seeded), each item starts with its first label in that order, and the other labels form the
 pool that may be bought (a replay: a bought label is the one the worker really gave). Then,
-in rounds of 5% of the items, each policy buys labels from the pool, one per item per round:
+in rounds of 5% of the items, each policy buys labels from the pool, one per item per round
+(``crowdlearn.replay_policies``, the replay the chapter runs; this script adds what its
+callback sees):
 
 * ``random``       -- pairs drawn uniformly from the pool;
 * ``round-robin``  -- the items with the fewest labels so far (ties at random), a random
@@ -42,103 +44,44 @@ import warnings
 import numpy as np
 
 import crowdlearn
-from crowdlearn import DawidSkene, expected_label_gains, from_triples
+from crowdlearn import DawidSkene
+from crowdlearn.active import POLICIES, replay_policies
 from crowdlearn.datasets import DATASETS, load_dataset
-from crowdlearn.metrics import posterior_entropy
 
 from _timing import Stopwatch
 
-POLICIES = ("random", "round-robin", "uncertainty", "model")
 
-
-def first_per_item(rows: np.ndarray, item: np.ndarray, n: int) -> np.ndarray:
-    """The first ``n`` of ``rows`` (in their order) whose items have not come before."""
-    first = np.sort(np.unique(item[rows], return_index=True)[1])
-    return rows[first][:n]
-
-
-def choose(policy, rng, pool, bought, model, labels, n):
-    """Rows of the pool the policy buys this round (at most ``n``, one per item)."""
-    item, worker = pool["item"], pool["worker"]
-    free = np.flatnonzero(~bought)
-    if policy == "random":
-        return rng.choice(free, size=min(n, free.size), replace=False)
-    shuffled = rng.permutation(free)  # a random worker per item, random ties
-    if policy == "round-robin":
-        count = np.bincount(item[bought], minlength=model.posterior_.shape[0])
-        key = count[item[shuffled]]
-    elif policy == "uncertainty":
-        key = -posterior_entropy(model)[item[shuffled]]
-    else:
-        gains = expected_label_gains(model, labels)
-        row = pool["row"][gains.item, gains.worker]
-        ranked = row[row >= 0]
-        return first_per_item(ranked[~bought[ranked]], item, n)
-    return first_per_item(shuffled[np.argsort(key, kind="stable")], item, n)
-
-
-def bought_labels(pool, bought, shape):
-    return from_triples(pool["item"][bought], pool["worker"][bought], pool["label"][bought],
-                        n_items=shape[0], n_experts=shape[1], n_classes=shape[2])
-
-
-def take_in(model, pool, rows, labels, how: str, shape):
-    """The model after a round that bought ``rows``: refitted from scratch on ``labels``
-    (everything bought so far), or ``partial_fit`` on the new rows; the fit's CPU time (this
-    process's: it barely moves with the load of other jobs, unlike the wall time)."""
-    with Stopwatch() as watch:
-        if how == "refit":
-            model = DawidSkene(n_classes=shape[2]).fit(labels)
-        elif rows.size:
-            model.partial_fit((pool["item"][rows], pool["worker"][rows], pool["label"][rows]))
-    return model, watch.cpu
-
-
-def replay(data, policy: str, seed: int, rounds: int, step: int, how: str = "partial"):
-    """Accuracy after 0, 1, ..., ``rounds`` rounds of one policy on one shuffled crowd, and
-    the EM iterations of the rounds' fits, their CPU time, how many stopped at
-    ``max_iter`` (``how``: "partial" or "refit") and, for "partial", the objective minus
+def replay(data, seeds: int, rounds: int, fraction: float, how: str):
+    """Every policy replayed ``seeds`` times on the crowd, taking in each round's labels by
+    ``how`` ("partial" or "refit"): ``crowdlearn.replay_policies`` and, gathered by its
+    callback, the EM iterations of the rounds' fits and, for "partial", the objective minus
     that of ``DawidSkene()`` fitted from scratch on the same labels (not timed)."""
-    rng = np.random.default_rng(seed)
-    crowd = data.labels
-    order = rng.permutation(crowd.n_labels)
-    item, worker, label = crowd.item[order], crowd.expert[order], crowd.label[order]
-    keep = np.sort(np.unique(item * crowd.n_experts + worker, return_index=True)[1])
-    pool = {"item": item[keep], "worker": worker[keep], "label": label[keep]}
-    pool["row"] = np.full((crowd.n_items, crowd.n_experts), -1)
-    pool["row"][pool["item"], pool["worker"]] = np.arange(keep.size)
-    bought = np.zeros(keep.size, dtype=bool)
-    bought[np.unique(pool["item"], return_index=True)[1]] = True  # one label per item
-    shape = (crowd.n_items, crowd.n_experts, crowd.n_classes)
-    labels = bought_labels(pool, bought, shape)
-    model = DawidSkene(n_classes=shape[2]).fit(labels)
-    accuracy = [data.accuracy(model.predict())]
-    iterations, seconds, capped, gaps = 0, 0.0, 0, []
-    for _ in range(rounds):
-        rows = choose(policy, rng, pool, bought, model, labels, step)
-        bought[rows] = True
-        labels = bought_labels(pool, bought, shape)
-        model, cpu = take_in(model, pool, np.asarray(rows, dtype=np.intp), labels, how,
-                             shape)
-        iterations += model.n_iter_
-        seconds += cpu
-        capped += not model.converged_
-        accuracy.append(data.accuracy(model.predict()))
-        if how == "partial":  # the objective against a fit from scratch on the same labels
-            gaps.append(model.objective_ - DawidSkene(n_classes=shape[2]).fit(labels).objective_)
-    return accuracy, iterations, seconds, capped, gaps
+    K = data.labels.n_classes
+    iterations = {p: 0 for p in POLICIES}
+    gaps = {p: [] for p in POLICIES}
+
+    def watch(policy, replay_index, round_index, model, labels):
+        if round_index == 0:  # the start: a fit from scratch either way
+            return
+        iterations[policy] += model.n_iter_
+        if how == "partial":
+            gaps[policy].append(model.objective_ - DawidSkene(n_classes=K).fit(labels).objective_)
+
+    result = replay_policies(data.labels, data.truth, n_replays=seeds, n_rounds=rounds,
+                             per_round=fraction, fit=how, callback=watch)
+    return {"result": result, "iterations": iterations, "gaps": gaps}
 
 
 WHAT = {"refit": "refitting DawidSkene() from scratch", "partial": "DawidSkene.partial_fit"}
 
 
-def accuracy_table(name, data, runs, rounds, step, how):
+def accuracy_table(run, rounds, how):
     """Accuracy (mean ± sd over the seeds) against labels per item, one column per policy."""
-    results = {p: np.array([r[0] for r in runs[p]]) for p in POLICIES}
+    results = run["result"].accuracy
     print(f"  accuracy after every round, {WHAT[how]}:")
     print("  labels/item " + "".join(f"{p:>17}" for p in POLICIES))
     for r in range(0, rounds + 1, max(1, rounds // 10)):
-        per_item = 1 + r * step / data.n_items
+        per_item = run["result"].labels_per_item[r]
         cells = "".join(f"   {results[p][:, r].mean():.3f} ± {results[p][:, r].std():.3f}"
                         for p in POLICIES)
         print(f"  {per_item:11.2f} {cells}")
@@ -153,17 +96,17 @@ def cost_table(runs, rounds: int, seeds: int) -> None:
     print("  policy         EM iterations/round      fit CPU time (s)       rounds at "
           "max_iter   mean accuracy     partial_fit objective - refit's, same labels")
     for p in POLICIES:
-        it = {h: sum(r[1] for r in runs[h][p]) / (rounds * seeds) for h in runs}
-        sec = {h: sum(r[2] for r in runs[h][p]) for h in runs}
-        cap = {h: sum(r[3] for r in runs[h][p]) for h in runs}
-        acc = {h: np.array([r[0] for r in runs[h][p]])[:, 1:].mean() for h in runs}
+        it = {h: runs[h]["iterations"][p] / (rounds * seeds) for h in runs}
+        sec = {h: runs[h]["result"].fit_seconds[p] for h in runs}
+        cap = {h: runs[h]["result"].n_capped[p] for h in runs}
+        acc = {h: runs[h]["result"].accuracy[p][:, 1:].mean() for h in runs}
         print(f"  {p:<12} {it['refit']:6.1f} | {it['partial']:5.1f} "
               f"({it['refit'] / max(it['partial'], 1e-9):4.1f}x)   "
               f"{sec['refit']:5.2f} | {sec['partial']:5.2f} "
               f"({sec['refit'] / max(sec['partial'], 1e-9):4.1f}x)   "
               f"{cap['refit']:4d} | {cap['partial']:<4d} of {rounds * seeds:<4d}   "
               f"{acc['refit']:.3f} | {acc['partial']:.3f}     "
-              f"{gap_summary([g for r in runs['partial'][p] for g in r[4]])}")
+              f"{gap_summary(runs['partial']['gaps'][p])}")
 
 
 def gap_summary(gaps) -> str:
@@ -176,17 +119,13 @@ def gap_summary(gaps) -> str:
 def report(name, data, seeds, rounds, fraction, fit_how="both"):
     step = max(1, int(round(fraction * data.n_items)))
     hows = ("refit", "partial") if fit_how == "both" else (fit_how,)
-    runs = {h: {p: [replay(data, p, s, rounds, step, h) for s in range(seeds)]
-                for p in POLICIES} for h in hows}
+    runs = {h: replay(data, seeds, rounds, fraction, h) for h in hows}
     print(f"\n{name}: {data.n_items} items, {data.labels.n_experts} workers, "
           f"{data.labels.n_labels} labels ({data.labels.n_labels / data.n_items:.1f} per "
           f"item); {step} labels per round, {seeds} seeds")
     for how in hows:
-        accuracy_table(name, data, runs[how], rounds, step, how)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        whole = data.accuracy(DawidSkene().fit(data.labels).predict())
-    print(f"  DawidSkene on the whole crowd: {whole:.3f}")
+        accuracy_table(runs[how], rounds, how)
+    print(f"  DawidSkene on the whole crowd: {runs[hows[0]]['result'].whole_crowd:.3f}")
     if fit_how == "both":
         cost_table(runs, rounds, seeds)
 

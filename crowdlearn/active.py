@@ -380,6 +380,12 @@ class ReplayResult:
         Accuracy of the same model fitted on every label of the crowd.
     n_iter : dict of str to int
         Total EM iterations the refits of each policy took (over all replays and rounds).
+    fit_seconds : dict of str to float
+        CPU time (this process's, ``time.process_time``) the fits after the rounds of each
+        policy took, over all replays (the start's fit and the policy's own choosing not
+        counted): what ``fit="partial"`` saves against ``"refit"``.
+    n_capped : dict of str to int
+        Fits after the rounds of each policy that stopped at ``max_iter`` (not converged).
     """
 
     policies: tuple
@@ -387,6 +393,8 @@ class ReplayResult:
     accuracy: dict
     whole_crowd: float
     n_iter: dict
+    fit_seconds: dict = field(default_factory=dict)
+    n_capped: dict = field(default_factory=dict)
 
     def summary(self, level: float = 0.95):
         """Mean accuracy per policy and round with a ``level`` interval over the replays.
@@ -416,7 +424,11 @@ class ReplayResult:
         return frame.set_index(["policy", "labels_per_item"])
 
 
-def _check_replay(policies, criterion, per_round, random_state, model, fit) -> None:
+def _check_replay(policies, criterion, per_round, random_state, model, fit,
+                  callback=None) -> None:
+    if callback is not None and not callable(callback):
+        raise ValueError("callback must be callable as callback(policy, replay, round, "
+                         "model, labels)")
     if fit not in ("refit", "partial"):
         raise ValueError(f"fit must be 'refit' or 'partial', got {fit!r}")
     if isinstance(policies, (str, bytes)) or not len(policies) \
@@ -504,31 +516,43 @@ def _choose(policy, rng, pool: _Pool, model, crowd, n: int, criterion: str) -> n
     return pool.first_per_item(shuffled[np.argsort(key, kind="stable")], n)
 
 
-def _replay_one(crowd, truth, policy, seed, rounds, step, make_model, criterion, fit):
+def _replay_one(crowd, truth, policy, seed, rounds, step, make_model, criterion, fit,
+                callback=None, index: int = 0):
+    """One replay of one policy: its accuracy after every round and what its fits cost
+    (``{"n_iter", "seconds", "capped"}``, the rounds' fits only for the last two)."""
+    import time
+
     known = truth >= 0
     state = [int(x) for x in seed.generate_state(2)]  # the same for every policy
     pool = _Pool(crowd, np.random.default_rng([*state, len(POLICIES)]))
     rng = np.random.default_rng([*state, POLICIES.index(policy)])
-    accuracy, n_iter, model, labels = [], 0, None, None
+    accuracy, cost, model, labels = [], {"n_iter": 0, "seconds": 0.0, "capped": 0}, None, None
     for k in range(rounds + 1):
         rows = None
         if k:
             rows = _choose(policy, rng, pool, model, labels, step, criterion)
             pool.bought[rows] = True
         labels = pool.crowd()
+        started = time.process_time()
         if rows is not None and fit == "partial":
             if rows.size:
                 model = model.partial_fit(pool.batch(rows))
         else:
             model = make_model().fit(labels)
-        n_iter += int(getattr(model, "n_iter_", 0))
+        if k:
+            cost["seconds"] += time.process_time() - started
+            cost["capped"] += not getattr(model, "converged_", True)
+        cost["n_iter"] += int(getattr(model, "n_iter_", 0))
         accuracy.append(float((model.predict()[known] == truth[known]).mean()))
-    return accuracy, n_iter
+        if callback is not None:
+            callback(policy, index, k, model, labels)
+    return accuracy, cost
 
 
 def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
                     n_rounds: int = 10, per_round: float = 0.1, criterion: str = "error",
-                    model=None, fit: str = "refit", random_state=0) -> ReplayResult:
+                    model=None, fit: str = "refit", random_state=0,
+                    callback=None) -> ReplayResult:
     """Replay a real crowd label by label and compare policies for buying labels.
 
     Each replay shuffles the crowd's labels (seeded) and starts with the first label of
@@ -536,9 +560,10 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
     A bought label is the one the worker really gave, so only pairs the real crowd holds
     can be bought. In each round a policy buys ``per_round * n_items`` labels, at most
     one per item, the model is refitted on the labels bought so far and its accuracy on
-    the items of known truth is recorded. ``"random"`` draws pairs uniformly from the pool; ``"round-robin"`` takes the items
-    with the fewest labels so far, ``"uncertainty"`` those of highest posterior entropy,
-    each with a random worker; ``"model"`` the pairs of highest expected gain
+    the items of known truth is recorded. ``"random"`` draws pairs uniformly from the
+    pool; ``"round-robin"`` takes the items with the fewest labels so far,
+    ``"uncertainty"`` those of highest posterior entropy, each with a random worker;
+    ``"model"`` the pairs of highest expected gain
     (:func:`expected_label_gains` with ``criterion``), at most one per item.
 
     Parameters
@@ -566,6 +591,12 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
         often a higher likelihood but a lower accuracy: ``bench_next_label.py``).
     random_state : int, default 0
         Seed of the shuffles and of the policies' random choices.
+    callback : callable, optional
+        Called after every fit as ``callback(policy, replay, round, model, labels)``
+        (``round`` 0 is the start; ``labels`` the ``CrowdLabels`` bought so far), e.g. to
+        compare a ``partial_fit`` model's ``objective_`` with a fit from scratch on the same
+        labels (``benchmarks/bench_next_label.py``). Its time is not counted in
+        ``fit_seconds``.
 
     Returns
     -------
@@ -583,7 +614,7 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
     crowd = as_crowd_labels(labels)
     K = crowd.n_classes
     truth = _replay_truth(truth, crowd.n_items, K)
-    _check_replay(policies, criterion, per_round, random_state, model, fit)
+    _check_replay(policies, criterion, per_round, random_state, model, fit, callback)
     n_replays = int(check_scalar(n_replays, "n_replays", kind=numbers.Integral, low=1))
     n_rounds = int(check_scalar(n_rounds, "n_rounds", kind=numbers.Integral, low=0))
     make_model = model if model is not None else (lambda: DawidSkene(n_classes=K))
@@ -598,10 +629,12 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", DegenerateFitWarning)
         runs = {policy: [_replay_one(crowd, truth, policy, s, n_rounds, step, make_model,
-                                     criterion, fit) for s in seeds] for policy in policies}
+                                     criterion, fit, callback, j)
+                         for j, s in enumerate(seeds)] for policy in policies}
         whole = make_model().fit(crowd)
     known = truth >= 0
     return ReplayResult(tuple(policies), 1 + np.arange(n_rounds + 1) * step / crowd.n_items,
                         {p: np.array([r[0] for r in runs[p]]) for p in policies},
                         float((whole.predict()[known] == truth[known]).mean()),
-                        {p: sum(r[1] for r in runs[p]) for p in policies})
+                        *({p: sum(r[1][what] for r in runs[p]) for p in policies}
+                          for what in ("n_iter", "seconds", "capped")))

@@ -331,6 +331,7 @@ def test_replay_unknown_truth_is_not_scored(replay_crowd):
     ({"random_state": -1}, "random_state"),
     ({"model": 3}, "model"),
     ({"fit": "warm"}, "fit"),
+    ({"callback": "print"}, "callback"),
     ({"fit": "partial", "model": lambda: SimpleNamespace(fit=None)}, "partial_fit"),
 ])
 def test_replay_bad_settings(replay_crowd, kwargs, message):
@@ -375,3 +376,29 @@ def test_replay_with_partial_fit(replay_crowd):
         # round 0 is a fit from scratch either way
         np.testing.assert_array_equal(acc[:, 0], refit.accuracy[policy][:, 0])
         assert partial.n_iter[policy] > 0
+
+
+def test_replay_reports_cost_and_calls_back(replay_crowd):
+    """fit_seconds and n_capped per policy; the callback sees every fit, round by round,
+    on the labels bought so far (one more label per item and round here)."""
+    labels, truth = replay_crowd
+    seen = []
+
+    def watch(policy, replay, round_, model, bought):
+        seen.append((policy, replay, round_, bought.n_labels, model.n_items_))
+
+    kw = dict(policies=("random", "model"), n_replays=2, n_rounds=3, per_round=1.0,
+              random_state=4)
+    result = active.replay_policies(labels, truth, callback=watch, **kw)
+    assert [s[:3] for s in seen] == [(p, j, k) for p in ("random", "model")
+                                     for j in range(2) for k in range(4)]
+    for policy, replay, round_, n_labels, n_items in seen:
+        assert n_labels == 120 * (1 + round_) and n_items == 120
+    for policy in result.policies:
+        assert result.fit_seconds[policy] >= 0.0
+        assert 0 <= result.n_capped[policy] <= 2 * 3
+        assert isinstance(result.n_capped[policy], int)
+    # the callback only watches: the same replay without it gives the same accuracies
+    quiet = active.replay_policies(labels, truth, **kw)
+    for policy in result.policies:
+        np.testing.assert_array_equal(result.accuracy[policy], quiet.accuracy[policy])

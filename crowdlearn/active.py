@@ -37,6 +37,7 @@ pairs by gain per unit cost and keeps the best ``budget`` of them.
 from __future__ import annotations
 
 import numbers
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -549,6 +550,30 @@ def _replay_one(crowd, truth, policy, seed, rounds, step, make_model, criterion,
     return accuracy, cost
 
 
+def _model_maker(model, fit: str, K: int):
+    """What makes a new unfitted model for every fit: ``model``, or ``DawidSkene``."""
+    from crowdlearn.aggregation.dawid_skene import DawidSkene
+
+    make_model = model if model is not None else (lambda: DawidSkene(n_classes=K))
+    if fit == "partial" and not hasattr(make_model(), "partial_fit"):
+        raise ValueError("fit='partial' needs a model with partial_fit (DawidSkene, "
+                         "OneCoinDawidSkene)")
+    return make_model
+
+
+@contextmanager
+def _quiet_small_fits():
+    """Silence the ConvergenceWarning and DegenerateFitWarning of fits on tiny crowds."""
+    import warnings
+
+    from crowdlearn.exceptions import ConvergenceWarning, DegenerateFitWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", DegenerateFitWarning)
+        yield
+
+
 def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
                     n_rounds: int = 10, per_round: float = 0.1, criterion: str = "error",
                     model=None, fit: str = "refit", random_state=0,
@@ -607,27 +632,15 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
     The fits of a replay are on small crowds: their ``ConvergenceWarning`` and
     ``DegenerateFitWarning`` are silenced while it runs.
     """
-    import warnings
-
-    from crowdlearn.aggregation.dawid_skene import DawidSkene
-
     crowd = as_crowd_labels(labels)
-    K = crowd.n_classes
-    truth = _replay_truth(truth, crowd.n_items, K)
+    truth = _replay_truth(truth, crowd.n_items, crowd.n_classes)
     _check_replay(policies, criterion, per_round, random_state, model, fit, callback)
     n_replays = int(check_scalar(n_replays, "n_replays", kind=numbers.Integral, low=1))
     n_rounds = int(check_scalar(n_rounds, "n_rounds", kind=numbers.Integral, low=0))
-    make_model = model if model is not None else (lambda: DawidSkene(n_classes=K))
-    if fit == "partial" and not hasattr(make_model(), "partial_fit"):
-        raise ValueError("fit='partial' needs a model with partial_fit (DawidSkene, "
-                         "OneCoinDawidSkene)")
+    make_model = _model_maker(model, fit, crowd.n_classes)
     step = max(1, int(round(per_round * crowd.n_items)))
     seeds = np.random.SeedSequence(int(random_state)).spawn(n_replays)
-    with warnings.catch_warnings():
-        from crowdlearn.exceptions import ConvergenceWarning, DegenerateFitWarning
-
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        warnings.simplefilter("ignore", DegenerateFitWarning)
+    with _quiet_small_fits():
         runs = {policy: [_replay_one(crowd, truth, policy, s, n_rounds, step, make_model,
                                      criterion, fit, callback, j)
                          for j, s in enumerate(seeds)] for policy in policies}

@@ -394,9 +394,10 @@ def test_numpy_input_gives_numpy_results():
 
 def test_api():
     m = MACE(n_init=2, random_state=5)
-    assert m.get_params()["theta_prior"] == (1.0, 1.0)
+    assert m.get_params()["theta_prior"] is None   # the method's default: (1, 1) for EM
+    assert m.get_params()["method"] == "em"
     assert m.get_params()["fit_class_prior"] is True  # estimated by default (issue 28)
-    assert repr(m).startswith("MACE(n_classes=None, theta_prior=(1.0, 1.0)")
+    assert repr(m).startswith("MACE(n_classes=None, method='em', theta_prior=None")
     with pytest.raises(NotFittedError):
         m.predict()
     with pytest.raises(NotFittedError):
@@ -420,6 +421,12 @@ def test_api():
     (dict(theta_prior=(1.0,)), [[0, 1]], "pair"),
     (dict(theta_prior="flat"), [[0, 1]], "pair"),
     (dict(theta_prior=(1.0, np.nan)), [[0, 1]], "finite"),
+    (dict(method="bayes"), [[0, 1]], "method must be 'em'"),
+    (dict(method=None), [[0, 1]], "method must be 'em'"),
+    (dict(method="vb", theta_prior=(0.0, 1.0)), [[0, 1]], r"theta_prior\[0\] \(a\) must be > 0"),
+    (dict(method="vb", theta_prior=(1.0,)), [[0, 1]], "numbers > 0"),
+    (dict(method="vb", strategy_prior=-1.0), [[0, 1]], "strategy_prior must be > 0"),
+    (dict(method="vb", strategy_prior=np.inf), [[0, 1]], "finite"),
     (dict(strategy_prior=0.5), [[0, 1]], "strategy_prior must be >= 1"),
     (dict(strategy_prior="x"), [[0, 1]], "strategy_prior must be a number"),
     (dict(fit_class_prior="yes"), [[0, 1]], "fit_class_prior must be True or False"),
@@ -441,3 +448,155 @@ def test_bad_new_labels():
         m.predict((np.array([0]), np.array([5]), np.array([0])))
     with pytest.raises(ValueError, match="out of range"):
         m.predict(np.array([[0, 2, 1]]))
+
+
+# -- variational Bayes (method="vb"), checked against its definition ------------------------
+def vb_params(rng, J, K):
+    from crowdlearn.aggregation.mace import MACEVBParams
+
+    return MACEVBParams(rng.dirichlet(np.ones(K)), rng.uniform(0.3, 5.0, J),
+                        rng.uniform(0.3, 5.0, J), rng.uniform(0.3, 5.0, (J, K)))
+
+
+def e_log(params):
+    """E[log rho], E[log(1 - rho)], E[log xi] under Beta(A, B) and Dirichlet(G), by
+    numerical integration and Monte Carlo (not by the digamma formulas under test)."""
+    from scipy import integrate, stats
+
+    A, B, G = params.knowing, params.spamming, params.strategy
+    know = np.array([integrate.quad(lambda t: math.log(t) * stats.beta.pdf(t, a, b), 0, 1)[0]
+                     for a, b in zip(A, B)])
+    spam = np.array([integrate.quad(lambda t: math.log1p(-t) * stats.beta.pdf(t, a, b), 0, 1)[0]
+                     for a, b in zip(A, B)])
+    # each xi_p is Beta(G_p, sum G - G_p) distributed: one integral per entry
+    xi = np.array([[integrate.quad(lambda t: math.log(t) * stats.beta.pdf(t, g, row.sum() - g),
+                                   0, 1)[0] for g in row] for row in G])
+    return know, spam, xi
+
+
+def brute_elbo(triples, n_items, params, hyper):
+    """The evidence lower bound by enumeration: every item's true class and every label's
+    knowing/spamming indicator, q(T, S) proportional to exp E[log p(T, S, labels)], plus
+    the entropy of q, minus the KL of the Beta and Dirichlet factors from their priors (by
+    numerical integration). Also returns q's marginal over T."""
+    from scipy import integrate, stats
+
+    a, b, c = hyper
+    know, spam, xi = e_log(params)
+    K = params.class_prior.size
+    total, marginal = 0.0, np.zeros((n_items, K))
+    for i in range(n_items):
+        mine = [(j, l) for (it, j, l) in triples if it == i]
+        logs = {}
+        for k in range(K):
+            for S in np.ndindex(*(2,) * len(mine)):   # 0: knew, 1: spammed
+                if any(s == 0 and l != k for s, (j, l) in zip(S, mine)):
+                    continue                          # knowing gives the true class only
+                logs[k, S] = math.log(params.class_prior[k]) + sum(
+                    know[j] if s == 0 else spam[j] + xi[j, l] for s, (j, l) in zip(S, mine))
+        top = max(logs.values())
+        Z = sum(math.exp(v - top) for v in logs.values())
+        for (k, S), v in logs.items():
+            qv = math.exp(v - top) / Z
+            marginal[i, k] += qv
+            total += qv * v - (qv * math.log(qv) if qv > 0 else 0.0)
+    A, B, G = params.knowing, params.spamming, params.strategy
+    for r in range(A.size):
+        p, q = stats.beta(a, b), stats.beta(A[r], B[r])
+        total -= integrate.quad(lambda t: q.pdf(t) * (q.logpdf(t) - p.logpdf(t)), 0, 1,
+                                limit=200)[0]
+        dq, dp = stats.dirichlet(G[r]), stats.dirichlet(np.full(K, c))
+        # KL(q || p) = -H(q) - E_q[log p], with E_q[log xi_p] from the integrals above
+        e_log_p = (math.lgamma(K * c) - K * math.lgamma(c) + (c - 1) * xi[r].sum())
+        total -= -dq.entropy() - e_log_p
+    return total, marginal
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_vb_elbo_and_posterior_equal_enumeration(seed):
+    """The variational E-step's posterior and objective (sum of log normalisers minus the
+    KL terms, with digamma expectations) equal the ELBO written out by enumeration."""
+    rng = np.random.default_rng(seed)
+    K, J, n = 3, 3, 4
+    triples = [(i, j, int(rng.integers(K))) for i in range(n) for j in range(J)
+               if rng.random() < 0.8] + [(0, 1, 2)]     # a repeated label too
+    crowd = from_triples(*map(np.array, zip(*triples)), n_items=n, n_experts=J, n_classes=K)
+    params = vb_params(rng, J, K)
+    hyper = (0.5, 0.7, 2.0)
+    m = MACE(method="vb", theta_prior=hyper[:2], strategy_prior=hyper[2])
+    data = m._data(crowd)
+    q, elbo = m._e_step(data, params)
+    want, marginal = brute_elbo(triples, n, params, hyper)
+    assert elbo == pytest.approx(want, abs=1e-6)
+    np.testing.assert_allclose(q, marginal, atol=1e-8)
+
+
+def test_vb_m_step_maximises_the_elbo_over_the_factors():
+    """Given the local factor q(T, S) of an E-step, the variational M-step's Beta and
+    Dirichlet factors (prior plus expected counts) beat any other: the ELBO with q(T, S)
+    held fixed is lower at random perturbations of them."""
+    from crowdlearn.aggregation.mace import MACEVBParams, _vb_kl, _vb_log_weights
+
+    rng = np.random.default_rng(4)
+    K, J, n = 2, 4, 30
+    triples = [(i, j, int(rng.integers(K))) for i in range(n) for j in range(J)]
+    crowd = from_triples(*map(np.array, zip(*triples)), n_items=n, n_experts=J, n_classes=K)
+    hyper = (0.5, 0.5, 3.0)
+    m = MACE(method="vb", theta_prior=hyper[:2], strategy_prior=hyper[2])
+    data = m._data(crowd)
+    old = vb_params(rng, J, K)
+    q, _ = m._e_step(data, old)
+    known, spam = m._expected_counts(data, q, old)   # q(T, S) under the old factors
+
+    def bound(p: MACEVBParams) -> float:
+        """The ELBO's terms that depend on the global factors, q(T, S) fixed."""
+        log_know, log_spam, log_xi = _vb_log_weights(p)
+        return float((known.sum(axis=1) * log_know).sum() + (spam.sum(axis=1) * log_spam).sum()
+                     + (spam * log_xi).sum() + (q.sum(axis=0) * np.log(p.class_prior)).sum()
+                     - _vb_kl(p, hyper))
+
+    new = m._m_step(data, q, old)
+    best = bound(new)
+    for _ in range(50):
+        scale = np.exp(rng.normal(0, 0.2, 2 * J + J * K))
+        other = MACEVBParams(new.class_prior, new.knowing * scale[:J],
+                             new.spamming * scale[J:2 * J], new.strategy * scale[2 * J:]
+                             .reshape(J, K))
+        assert bound(other) <= best + 1e-9
+
+
+def test_vb_objective_never_decreases_and_recovers_spammers():
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 3, 2000)
+    trust = np.array([0.9, 0.8, 0.7, 0.3, 0.0])
+    knows = rng.random((2000, 5)) < trust
+    spam = np.where(np.arange(5) == 4, 0, rng.integers(0, 3, (2000, 5)))
+    labels = np.where(knows, truth[:, None], spam)
+    m = quiet_fit(MACE(method="vb", n_init=2, random_state=0, tol=0, max_iter=300), labels)
+    steps = np.diff(m.log_likelihood_history_)
+    assert (steps >= -1e-9 * np.abs(m.log_likelihood_history_[1:])).all()
+    np.testing.assert_allclose(m.trust_, trust, atol=0.04)
+    assert m.strategy_[4, 0] > 0.95                      # the spammer who always says 0
+    assert (m.labels_ == truth).mean() > 0.9
+    # posterior means of the Beta and Dirichlet factors, which the attributes also give
+    A, B = m.trust_posterior_.T
+    np.testing.assert_allclose(m.trust_, A / (A + B))
+    np.testing.assert_allclose(m.strategy_, m.strategy_posterior_
+                               / m.strategy_posterior_.sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(m.posterior_.sum(axis=1), 1.0, atol=1e-12)
+    assert np.isfinite(m.log_likelihood_)
+
+
+def test_vb_defaults_are_maces_and_repeat():
+    """method='vb' uses MACE's own Beta(0.5, 0.5) and Dirichlet(10) priors; the same seed
+    gives the same fit, and SQUAREM reaches an ELBO at least as high to within tol."""
+    rng = np.random.default_rng(1)
+    labels = rng.integers(0, 2, (60, 5))
+    m = MACE(method="vb", n_init=2, random_state=3)
+    assert m._hyper() == (0.5, 0.5, 10.0)
+    a, b = quiet_fit(m, labels), quiet_fit(MACE(method="vb", n_init=2, random_state=3), labels)
+    np.testing.assert_array_equal(a.posterior_, b.posterior_)
+    fast = quiet_fit(MACE(method="vb", n_init=2, random_state=3, accelerate=True), labels)
+    assert np.isfinite(fast.objective_) and fast.posterior_.shape == a.posterior_.shape
+    new = a.predict_proba(labels[:5])
+    np.testing.assert_allclose(new, a.posterior_[:5], atol=1e-12)

@@ -103,6 +103,7 @@ MODELS = {
     "MACE": (lambda c, e: cl.MACE(n_init=2, random_state=0).fit(c), False),
     "MACE-accelerate": (lambda c, e: cl.MACE(n_init=2, random_state=0, accelerate=True).fit(c),
                         False),
+    "MACE-vb": (lambda c, e: cl.MACE(method="vb", n_init=2, random_state=0).fit(c), False),
     "LogisticAnnotators": (lambda c, e: cl.LogisticAnnotators().fit(c, e["X"]), True),
     "SparseExpertsEM": (lambda c, e: cl.SparseExpertsEM(lam=0.5).fit(c, e["X"]), True),
     "SparseExpertsEM-accelerate": (lambda c, e: cl.SparseExpertsEM(

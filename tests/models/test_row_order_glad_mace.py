@@ -63,7 +63,8 @@ MACE_SETTINGS = [{"n_init": 3, "random_state": 0},
                  {"n_init": 3, "random_state": 0, "fit_class_prior": False},
                  {"n_init": 3, "random_state": 0, "accelerate": True},
                  {"n_init": 2, "random_state": 1, "theta_prior": (2.0, 2.0),
-                  "strategy_prior": 1.5}]
+                  "strategy_prior": 1.5},
+                 {"n_init": 2, "random_state": 0, "method": "vb"}]
 
 
 @pytest.mark.parametrize("seed", SEEDS)

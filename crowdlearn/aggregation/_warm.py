@@ -19,7 +19,7 @@ import numpy as np
 from crowdlearn.labels import CrowdLabels, _from_dataframe, _is_dataframe, as_crowd_labels, \
     from_table
 
-__all__ = ["merge_crowds", "start_on", "gold_on"]
+__all__ = ["merge_crowds", "start_on", "gold_on", "features_on"]
 
 NO_IDS = ("the model was fitted on labels without identifiers (indices, a matrix or "
           "triples) but the new labels come with identifiers (a DataFrame or from_table); "
@@ -177,3 +177,68 @@ def gold_on(model, crowd: CrowdLabels):
     known = src >= 0
     out[known] = np.asarray(gold)[src[known]]
     return out if (out >= 0).any() else None
+
+
+def _new_rows_by_id(X, ids, n_features: int, old_ids, old_X) -> np.ndarray:
+    """The rows of a DataFrame ``X`` indexed by task id for the new tasks ``ids``; a row
+    for a fitted task must repeat that task's fitted features."""
+    from crowdlearn._validation import check_binary_matrix
+
+    if not _is_dataframe(X):
+        raise ValueError("the model was fitted on labels with identifiers: give the new "
+                         "tasks' features as a DataFrame indexed by task id")
+    if X.index.has_duplicates:
+        raise ValueError("X has repeated task ids in its index")
+    missing = [t for t in ids.tolist() if t not in X.index]
+    if missing:
+        raise ValueError(f"X has no row for the new task(s) {missing[:5]} (X must be "
+                         f"indexed by task id)")
+    fitted = {v: k for k, v in enumerate(old_ids.tolist())}
+    new = set(ids.tolist())
+    other = [t for t in X.index.tolist() if t not in new and t not in fitted]
+    if other:
+        raise ValueError(f"X has rows for task(s) {other[:5]} that have no label")
+    given = check_binary_matrix(X.to_numpy(), "X")
+    if given.shape[1] != n_features:
+        raise ValueError(f"X has {given.shape[1]} features but the model was fitted with "
+                         f"{n_features}")
+    for row, task in zip(given, X.index.tolist()):
+        if task in fitted and not np.array_equal(row, old_X[fitted[task]]):
+            raise ValueError(f"X gives task {task!r} other features than it was fitted "
+                             f"with; a task's features cannot change in partial_fit")
+    return given[X.index.get_indexer(ids)]
+
+
+def features_on(model, crowd: CrowdLabels, X) -> np.ndarray:
+    """The features of ``crowd``'s items: the fitted items keep theirs (the model's
+    ``_train_X``), the new ones take theirs from ``X`` -- a DataFrame indexed by task id
+    when the model has identifiers, else an array with one row per new item, for items
+    ``n_items_``, ``n_items_ + 1``, ... in order. ``ValueError`` when a new item has no row."""
+    from crowdlearn._validation import check_binary_matrix
+
+    old_X = model._train_X
+    n_features = old_X.shape[1]
+    src = _positions(model.item_ids_, crowd.item_ids, model.n_items_, crowd.n_items)
+    out = np.empty((crowd.n_items, n_features), dtype=old_X.dtype)
+    out[src >= 0] = old_X[src[src >= 0]]
+    new = np.flatnonzero(src < 0)
+    if X is None:
+        if new.size:
+            which = new if crowd.item_ids is None else crowd.item_ids[new]
+            raise ValueError(f"the new labels bring {new.size} new item(s) ({which.tolist()[:5]}"
+                             f"); the model has features, so partial_fit needs theirs: pass "
+                             f"X with a row for each")
+        return out
+    if crowd.item_ids is not None:
+        out[new] = _new_rows_by_id(X, crowd.item_ids[new], n_features, model.item_ids_, old_X)
+        return out
+    if _is_dataframe(X):
+        raise ValueError("the model was fitted on index-coded labels: give the new items' "
+                         "features as an array, one row per new item")
+    given = check_binary_matrix(X, "X")
+    if given.shape != (new.size, n_features):
+        raise ValueError(f"X must hold the features of the {new.size} new item(s) (items "
+                         f"{model.n_items_} to {crowd.n_items - 1}, in order), shape "
+                         f"({new.size}, {n_features}); got {given.shape}")
+    out[new] = given
+    return out

@@ -19,7 +19,8 @@ from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
 from crowdlearn.aggregation._common import (_Data, _flat_indices,  # noqa: F401
                                             _ids_or_range, _new_crowd, _read_gold,
                                             _softmax_last, _softmax_rows_inplace)
-from crowdlearn.aggregation._warm import check_same_classes, gold_on, merge_crowds, start_on
+from crowdlearn.aggregation._warm import (check_same_classes, features_on, gold_on, merge_crowds,
+                                          start_on)
 from crowdlearn.aggregation._ds_kernel import (align_with_vote, confusion_m_step, count_table,
                                                feature_m_step, log_joint, log_prior_density,
                                                majority_start, split_counts)
@@ -513,6 +514,7 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
                         prior=data.prior, n_features=0 if data.X is None else data.X.shape[1],
                         gold=None if data.gold is None else data.gold[2])
         self._train_crowd = crowd  # what partial_fit adds new labels to
+        self._train_X = data.X     # and the items' features, if any
         self._warn_if_degenerate(crowd, posterior)
 
     def _store_fit(self, result, params: DawidSkeneParams, posterior, *, sizes, ids,
@@ -524,6 +526,7 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         and ``ids`` ``(item_ids, expert_ids, class_ids, as_frame)``."""
         self._params = params
         vars(self).pop("_train_crowd", None)  # set again by an in-memory fit
+        vars(self).pop("_train_X", None)
         self.class_prior_ = params.class_prior
         self.confusion_ = params.confusion
         if params.feature_prob is not None:
@@ -590,16 +593,14 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
             return self._fit_warm(labels, X, gold)
         return self._fit(labels, X, gold=gold)
 
-    def partial_fit(self, labels):
+    def partial_fit(self, labels, X=None):
         """Add new labels to those the model was fitted on and continue EM from the fitted
         parameters (instead of refitting from the majority vote).
 
-        The contract is scikit-learn's: ``labels`` is a *batch of new label rows*, added
-        to the labels of the last ``fit``/``partial_fit`` (which the model keeps); the
-        model is then what EM reaches on all of them, started from the current
-        parameters. A few new labels therefore converge in a few iterations, to the
-        optimum that EM on all the labels reaches from there (usually the one a fresh
-        ``fit`` finds). To pass the *whole* crowd so far instead, use
+        As in scikit-learn, ``labels`` is a *batch of new label rows*, added to those of
+        the last ``fit``/``partial_fit`` (which the model keeps); EM on all of them starts
+        from the current parameters, so a few new labels converge in a few iterations
+        (usually to the optimum a fresh ``fit`` finds). For the *whole* crowd so far, use
         ``warm_start=True`` and ``fit``.
 
         Parameters
@@ -612,6 +613,10 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
             them as indices (items and experts beyond the fitted ones are new, a
             matrix's row ``i`` is item ``i``). A repeated label counts again, as in
             ``fit``.
+        X : array-like or DataFrame, optional
+            For a model fitted with features: those of the *new* items (the fitted ones
+            keep theirs), by task id in a DataFrame when the model has identifiers, else
+            one row per new item (items ``n_items_``, ``n_items_ + 1``, ...).
 
         Returns
         -------
@@ -622,20 +627,17 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         ValueError
             If a label is a class the model was not fitted with (refit with
             ``n_classes``), the labels have identifiers and the fit had none or the other
-            way round, identifiers of another type, or the model was fitted with
-            features ``X`` or on a dask DataFrame (not supported).
+            way round, a new item has no features in ``X``, or the model was fitted on a
+            dask DataFrame (not supported).
 
         Notes
         -----
-        A worker seen before starts from their fitted confusion matrix; a new worker
-        from the mean of the fitted workers' matrices, weighted by their numbers of
-        labels; the class prior is kept; new items get their posterior from the first
-        E-step. Items of known truth (``gold`` given to ``fit``) stay clamped. Only
-        one EM run is made (``n_init`` is for fits from scratch); ``n_iter_``,
-        ``converged_``, ``log_likelihood_history_`` (which never decreases) and
-        ``objective_`` describe this continued run, whose history starts at the
-        objective of the fitted parameters on all the labels. If the model is not
-        fitted yet, this is ``fit(labels)``.
+        A worker seen before starts from their fitted confusion matrix, a new one from the
+        label-weighted mean of the fitted matrices; the class prior (and the feature
+        probabilities) are kept; gold items stay clamped. One EM run is made; ``n_iter_``,
+        ``converged_``, ``log_likelihood_history_`` (never decreasing, starting at the
+        fitted parameters' objective on all the labels) and ``objective_`` describe it.
+        If the model is not fitted yet, this is ``fit(labels, X)``.
 
         The run stays in the basin of the fitted parameters. From a fit on one or two
         labels per item (where maximum-likelihood Dawid--Skene is barely identified)
@@ -664,10 +666,20 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
             raise ValueError("partial_fit does not read a dask DataFrame; pass the new "
                              "labels as a pandas DataFrame")
         if not hasattr(self, "confusion_"):
-            return self.fit(labels)
+            return self.fit(labels, X)
         self._check_can_continue()
         crowd = merge_crowds(self._train_crowd, labels)
-        return self._continue(self._data_from(crowd, None, gold_on(self, crowd)))
+        return self._continue(self._data_from(crowd, self._features_on(crowd, X),
+                                              gold_on(self, crowd)))
+
+    def _features_on(self, crowd: CrowdLabels, X):
+        """The features of ``crowd``'s items for :meth:`partial_fit` (None without any)."""
+        if self.n_features_in_:
+            return features_on(self, crowd, X)
+        if X is not None:
+            raise ValueError("this model was fitted without features; partial_fit cannot "
+                             "add X (fit again on all the labels with X)")
+        return None
 
     def _check_can_continue(self) -> None:
         """``ValueError`` unless :meth:`partial_fit` can continue this fitted model."""
@@ -676,9 +688,9 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
             raise ValueError(f"this {type(self).__name__} was fitted on a dask DataFrame, "
                              f"whose labels it does not keep; partial_fit needs a model "
                              f"fitted in memory")
-        if self.n_features_in_:
-            raise ValueError("partial_fit does not support a model fitted with features X "
-                             "yet; fit again on all the labels and features")
+        if self.n_features_in_ and getattr(self, "_train_X", None) is None:
+            raise ValueError("this model has features but does not keep the fitted items' "
+                             "features; fit again on all the labels and features")
 
     def _fitted_in_memory(self) -> bool:
         """True when the model holds the parameters and labels of an in-memory fit."""

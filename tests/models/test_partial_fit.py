@@ -227,11 +227,68 @@ def test_bad_input_is_refused_with_a_clear_message():
     with pytest.raises(ValueError, match="n_classes=3"):
         DawidSkene(n_classes=3).fit(c).partial_fit(from_triples([0], [0], [3]))
     X = np.random.default_rng(0).integers(0, 2, size=(c.n_items, 4))
-    featured = DawidSkene().fit(c, X)
-    with pytest.raises(ValueError, match="features"):
-        featured.partial_fit(([0], [0], [1]))
     with pytest.raises(ValueError, match="features"):
         DawidSkene(warm_start=True).fit(c, X).fit(c)
+    with pytest.raises(ValueError, match="without features"):
+        DawidSkene().fit(c).partial_fit(([0], [0], [1]), X[:1])
+
+
+def featured_crowd(seed=0, n_items=400):
+    """A crowd whose items have binary features that depend on the true class."""
+    rng = np.random.default_rng(seed)
+    sim = simulate_crowd(n_items, one_coin_confusion([0.8, 0.7, 0.65, 0.6], 2),
+                         labels_per_item=2, random_state=rng)
+    p = np.array([[0.2, 0.7, 0.4], [0.8, 0.3, 0.45]])      # P(x_f = 1 | class)
+    X = (rng.random((n_items, 3)) < p[sim.truth]).astype(int)
+    return sim.labels, X
+
+
+def test_partial_fit_with_features_by_index():
+    """Fitted items keep their features; the new items' rows come in X, in index order.
+    The continued run never decreases and lands where a fit of everything does."""
+    c, X = featured_crowd()
+    first = c.item < 300
+    model = DawidSkene().fit(triples(c, first), X[:300])
+    with pytest.raises(ValueError, match="new item"):
+        model.partial_fit(triples(c, ~first))
+    with pytest.raises(ValueError, match=r"shape \(100, 3\)"):
+        model.partial_fit(triples(c, ~first), X[300:350])
+    with pytest.raises(ValueError, match="0 or 1|binary"):
+        model.partial_fit(triples(c, ~first), X[300:] + 2)
+    model.partial_fit(triples(c, ~first), X[300:])
+    assert model.n_items_ == 400 and model.n_features_in_ == 3
+    assert_monotone(model)
+    fresh = DawidSkene().fit(c, X)
+    assert (model.predict() == fresh.predict()).mean() > 0.98
+    np.testing.assert_allclose(model.feature_prob_, fresh.feature_prob_, atol=0.02)
+    # labels for fitted items only: no X needed
+    again = copy.deepcopy(model).partial_fit(triples(c, c.item < 5))
+    assert again.n_items_ == 400
+
+
+def test_partial_fit_with_features_by_task_id():
+    pd = pytest.importorskip("pandas")
+    c, X = featured_crowd(1)
+    df = pd.DataFrame({"task": [f"t{i:03d}" for i in c.item], "worker": c.expert,
+                       "label": c.label})
+    feats = pd.DataFrame(X, index=[f"t{i:03d}" for i in range(400)], columns=["a", "b", "c"])
+    old, new = df[c.item < 300], df[c.item >= 300]
+    model = DawidSkene().fit(old, feats.iloc[:300])
+    with pytest.raises(ValueError, match="DataFrame indexed by task id"):
+        model.partial_fit(new, X[300:])
+    with pytest.raises(ValueError, match="no row for the new task"):
+        model.partial_fit(new, feats.iloc[300:399])
+    changed = feats.iloc[[0] + list(range(300, 400))].copy()
+    changed.iloc[0] = 1 - changed.iloc[0]
+    with pytest.raises(ValueError, match="other features"):
+        model.partial_fit(new, changed)
+    with pytest.raises(ValueError, match="no label"):
+        model.partial_fit(new[new.task != "t399"], feats.iloc[300:])
+    model.partial_fit(new, feats.iloc[299:])          # a fitted task's row, unchanged: fine
+    assert_monotone(model)
+    fresh = DawidSkene().fit(df, feats)
+    assert list(model.labels_.index) == list(fresh.labels_.index)
+    assert (model.labels_ == fresh.labels_).mean() > 0.98
 
 
 def test_an_unfitted_partial_fit_is_a_fit():

@@ -39,8 +39,12 @@ MODELS = {
     "onecoin": "OneCoinDawidSkene",
     "glad": "GLAD",
     "mace": "MACE",
+    "mace-vb": "MACE",
 }
 """``--model`` short name -> the class of :mod:`crowdlearn` it fits."""
+
+SETTINGS = {"mace-vb": {"method": "vb"}}
+"""Constructor arguments a ``--model`` short name implies (MACE by variational Bayes)."""
 
 _PARQUET = (".parquet", ".pq")
 _TSV = (".tsv", ".tab")
@@ -74,7 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     agg.add_argument("--model", default="ds", choices=list(MODELS),
                      help="mv (majority vote), wawa, zbs (zero-based skill), gmv (gold "
                           "majority vote, needs --gold), ds (Dawid-Skene, default), onecoin, "
-                          "glad, mace")
+                          "glad, mace, mace-vb (MACE by variational Bayes, as MACE's tool "
+                          "and crowd-kit)")
     agg.add_argument("--out", help="write the labels here (task, label) instead of stdout")
     agg.add_argument("--probas", help="write the class probabilities here (task, one column "
                                       "per class)")
@@ -259,7 +264,7 @@ def _model(args, cls):
     options = {"n_classes": args.n_classes, "random_state": args.random_state,
                "max_iter": args.max_iter, "tol": args.tol,
                "progress": True if args.progress else None}
-    kwargs = {}
+    kwargs = dict(SETTINGS.get(args.model, {}))
     for name, value in options.items():
         if value is None:
             continue

@@ -357,11 +357,13 @@ class MACE(ClassPrior, IdResults, EMEstimator):
 
     .. math::
 
-        \tilde M^{(r)}_{n,p} = \tilde\rho_r 1\{p = n\}
-        + \widetilde{(1 - \rho)}_r\, \tilde\xi_{r,p}, \qquad
-        \tilde\rho_r = e^{\psi(A_r) - \psi(A_r + B_r)},\;
-        \widetilde{(1 - \rho)}_r = e^{\psi(B_r) - \psi(A_r + B_r)},\;
-        \tilde\xi_{r,p} = e^{\psi(G_{r,p}) - \psi(\sum_{p'} G_{r,p'})}
+        \begin{aligned}
+        \tilde M^{(r)}_{n,p} &= \tilde\rho_r 1\{p = n\}
+        + \widetilde{(1 - \rho)}_r\, \tilde\xi_{r,p}, \\
+        \tilde\rho_r &= e^{\psi(A_r) - \psi(A_r + B_r)}, \qquad
+        \widetilde{(1 - \rho)}_r = e^{\psi(B_r) - \psi(A_r + B_r)}, \\
+        \tilde\xi_{r,p} &= e^{\psi(G_{r,p}) - \psi(\sum_{p'} G_{r,p'})}
+        \end{aligned}
 
     (:math:`\psi` the digamma function: :math:`\log\tilde\rho_r =
     \mathbb{E}_q[\log\rho_r]`), and the other factors add the expected counts of the
@@ -372,11 +374,14 @@ class MACE(ClassPrior, IdResults, EMEstimator):
 
     .. math::
 
-        \mathcal{L} = \sum_i \log \sum_n \phi_n \prod_{r \in R_i}
-        \tilde M^{(r)}_{n,\, y^{(i)}_r}
-        - \sum_r \Big[\mathrm{KL}\big(\text{Beta}(A_r, B_r) \,\|\,
-        \text{Beta}(a, b)\big) + \mathrm{KL}\big(\text{Dir}(G_r) \,\|\,
-        \text{Dir}(c, \dots, c)\big)\Big],
+        \begin{aligned}
+        \mathcal{L} = {} &\sum_i \log \sum_n \phi_n \prod_{r \in R_i}
+        \tilde M^{(r)}_{n,\, y^{(i)}_r} \\
+        &- \sum_r \mathrm{KL}\big(\text{Beta}(A_r, B_r) \,\|\,
+        \text{Beta}(a, b)\big) \\
+        &- \sum_r \mathrm{KL}\big(\text{Dir}(G_r) \,\|\,
+        \text{Dir}(c, \dots, c)\big),
+        \end{aligned}
 
     which never decreases: each update maximises it over one factor. (The tests check
     :math:`\mathcal{L}` against an enumeration of every :math:`(y^{(i)}, S^{(i)})` with

@@ -380,7 +380,8 @@ class ReplayResult:
     whole_crowd : float
         Accuracy of the same model fitted on every label of the crowd.
     n_iter : dict of str to int
-        Total EM iterations the refits of each policy took (over all replays and rounds).
+        Total EM iterations the fits of each policy took (over all replays and rounds; a
+        round that bought nothing, with ``fit="partial"``, fits nothing and adds none).
     fit_seconds : dict of str to float
         CPU time (this process's, ``time.process_time``) the fits after the rounds of each
         policy took, over all replays (the start's fit and the policy's own choosing not
@@ -534,16 +535,17 @@ def _replay_one(crowd, truth, policy, seed, rounds, step, make_model, criterion,
             rows = _choose(policy, rng, pool, model, labels, step, criterion)
             pool.bought[rows] = True
         labels = pool.crowd()
-        started = time.process_time()
+        started, fitted = time.process_time(), True
         if rows is not None and fit == "partial":
-            if rows.size:
+            fitted = rows.size > 0   # nothing bought (the pool is spent): nothing to fit
+            if fitted:
                 model = model.partial_fit(pool.batch(rows))
         else:
             model = make_model().fit(labels)
         if k:
             cost["seconds"] += time.process_time() - started
-            cost["capped"] += not getattr(model, "converged_", True)
-        cost["n_iter"] += int(getattr(model, "n_iter_", 0))
+            cost["capped"] += fitted and not getattr(model, "converged_", True)
+        cost["n_iter"] += int(getattr(model, "n_iter_", 0)) if fitted else 0
         accuracy.append(float((model.predict()[known] == truth[known]).mean()))
         if callback is not None:
             callback(policy, index, k, model, labels)

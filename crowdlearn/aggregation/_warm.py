@@ -179,9 +179,10 @@ def gold_on(model, crowd: CrowdLabels):
     return out if (out >= 0).any() else None
 
 
-def _new_rows_by_id(X, ids, n_features: int, old_ids, old_X) -> np.ndarray:
+def _new_rows_by_id(model, X, ids, n_features: int, old_ids, old_X) -> np.ndarray:
     """The rows of a DataFrame ``X`` indexed by task id for the new tasks ``ids``; a row
-    for a fitted task must repeat that task's fitted features."""
+    for a fitted task must repeat that task's fitted features; the columns are matched by
+    name when the model was fitted on a DataFrame of features (by position otherwise)."""
     from crowdlearn._validation import check_binary_matrix
 
     if not _is_dataframe(X):
@@ -198,6 +199,12 @@ def _new_rows_by_id(X, ids, n_features: int, old_ids, old_X) -> np.ndarray:
     other = [t for t in X.index.tolist() if t not in new and t not in fitted]
     if other:
         raise ValueError(f"X has rows for task(s) {other[:5]} that have no label")
+    columns = getattr(model, "_x_columns", None)
+    if columns is not None:  # fitted on a DataFrame of features: match them by name
+        if X.columns.has_duplicates or set(X.columns) != set(columns):
+            raise ValueError(f"X's columns {list(X.columns)[:5]} are not the features the "
+                             f"model was fitted with {columns[:5]}")
+        X = X[columns]
     given = check_binary_matrix(X.to_numpy(), "X")
     if given.shape[1] != n_features:
         raise ValueError(f"X has {given.shape[1]} features but the model was fitted with "
@@ -206,7 +213,10 @@ def _new_rows_by_id(X, ids, n_features: int, old_ids, old_X) -> np.ndarray:
         if task in fitted and not np.array_equal(row, old_X[fitted[task]]):
             raise ValueError(f"X gives task {task!r} other features than it was fitted "
                              f"with; a task's features cannot change in partial_fit")
-    return given[X.index.get_indexer(ids)]
+    rows = X.index.get_indexer(ids)
+    if (rows < 0).any():  # cannot happen after the checks above; never read row -1
+        raise ValueError("X's index does not match the new task ids")
+    return given[rows]
 
 
 def features_on(model, crowd: CrowdLabels, X) -> np.ndarray:
@@ -230,7 +240,8 @@ def features_on(model, crowd: CrowdLabels, X) -> np.ndarray:
                              f"X with a row for each")
         return out
     if crowd.item_ids is not None:
-        out[new] = _new_rows_by_id(X, crowd.item_ids[new], n_features, model.item_ids_, old_X)
+        out[new] = _new_rows_by_id(model, X, crowd.item_ids[new], n_features, model.item_ids_,
+                                   old_X)
         return out
     if _is_dataframe(X):
         raise ValueError("the model was fitted on index-coded labels: give the new items' "

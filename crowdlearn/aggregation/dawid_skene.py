@@ -15,7 +15,7 @@ from crowdlearn._validation import (as_float_array, check_binary_matrix, check_e
                                      check_scalar)
 from crowdlearn.frames import ClassPrior, IdResults, features_by_task, refuse_gold_as_features
 from crowdlearn.exceptions import DegenerateFitWarning
-from crowdlearn.labels import CrowdLabels, _reindex_onto, as_crowd_labels
+from crowdlearn.labels import CrowdLabels, _is_dataframe, _reindex_onto, as_crowd_labels
 from crowdlearn.aggregation._common import (_Data, _flat_indices,  # noqa: F401
                                             _ids_or_range, _new_crowd, _read_gold,
                                             _softmax_last, _softmax_rows_inplace)
@@ -590,8 +590,12 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
             from crowdlearn.distributed.dask_backend import fit_dask
             return fit_dask(self, labels)
         if self.warm_start and self._fitted_in_memory():
-            return self._fit_warm(labels, X, gold)
-        return self._fit(labels, X, gold=gold)
+            self._fit_warm(labels, X, gold)
+        else:
+            self._fit(labels, X, gold=gold)
+        # what partial_fit matches a DataFrame of new features' columns to
+        self._x_columns = list(X.columns) if _is_dataframe(X) else None
+        return self
 
     def partial_fit(self, labels, X=None):
         """Add new labels to those the model was fitted on and continue EM from the fitted

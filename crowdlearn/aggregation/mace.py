@@ -107,8 +107,11 @@ def _vb_flat(K: int, J: int):
         return np.concatenate(parts).clip(-700.0, 700.0)
 
     def unflatten(x: np.ndarray) -> MACEVBParams:
-        return MACEVBParams(_softmax_last(x[:K]), np.exp(x[K:K + J]),
-                            np.exp(x[K + J:K + 2 * J]), np.exp(x[K + 2 * J:]).reshape(J, K))
+        # an extrapolated step stays where digamma and the KL terms are finite and precise
+        # (a worse step is then refused by SQUAREM's safeguard, not turned into NaN)
+        counts = np.exp(np.clip(x[K:], -20.0, 30.0))
+        return MACEVBParams(_softmax_last(x[:K]), counts[:J], counts[J:2 * J],
+                            counts[2 * J:].reshape(J, K))
     return flatten, unflatten
 
 
@@ -127,9 +130,14 @@ def _mace_flat(K: int, J: int):
     return flatten, unflatten
 
 
+# variational Bayes's priors: beyond these the digamma functions overflow (below) or the KL
+# terms lose every digit to cancellation (above), and the bound stops being monotone
+_VB_PRIOR_RANGE = (1e-8, 1e6)
+
+
 def _check_prior_value(value, name: str, vb: bool = False) -> float:
-    if vb:  # a proper prior: any positive parameter
-        check_scalar(value, name, low=0.0, low_inclusive=False)
+    if vb:  # a proper prior, in the range where the bound is computed to full precision
+        check_scalar(value, name, low=_VB_PRIOR_RANGE[0], high=_VB_PRIOR_RANGE[1])
     else:   # MAP by EM: pseudo-counts value - 1 >= 0 keep the M-step's closed form
         check_scalar(value, name, low=1.0)
     return float(value)
@@ -178,13 +186,14 @@ class MACE(ClassPrior, IdResults, EMEstimator):
         With ``"em"`` both >= 1 (default :math:`(1, 1)`, the flat prior: **maximum
         likelihood**); EM finds the MAP estimate, adding :math:`a - 1` pseudo-labels
         that were "known" and :math:`b - 1` that were "spammed". With ``"vb"`` both
-        > 0 (default :math:`(0.5, 0.5)`, MACE's).
+        in :math:`[10^{-8}, 10^6]` (default :math:`(0.5, 0.5)`, MACE's).
     strategy_prior : float, optional
         Concentration :math:`c` of a symmetric Dirichlet prior on every strategy
         :math:`\xi_r`. With ``"em"`` :math:`c \ge 1` (pseudo-count :math:`c - 1` per
-        class; default 1, maximum likelihood); with ``"vb"`` :math:`c > 0` (default 10,
-        MACE's). MACE's own EM smooths every fractional count by :math:`0.01/N`, which
-        is ``theta_prior=(1 + 0.01/N, 1 + 0.01/N)``, ``strategy_prior=1 + 0.01/N``.
+        class; default 1, maximum likelihood); with ``"vb"`` :math:`c \in [10^{-8},
+        10^6]` (default 10, MACE's). MACE's own EM smooths every fractional count by
+        :math:`0.01/N`, which is ``theta_prior=(1 + 0.01/N, 1 + 0.01/N)``,
+        ``strategy_prior=1 + 0.01/N``.
     fit_class_prior : bool, default True
         ``True`` estimates :math:`\phi` in the M-step (maximum likelihood, no
         prior); ``False`` fixes it uniform, as MACE's own EM does (the default
@@ -215,7 +224,8 @@ class MACE(ClassPrior, IdResults, EMEstimator):
     callback : callable, optional
         Called with an :class:`~crowdlearn.em.EMState` after every E-step; its
         ``params`` is a :class:`MACEParams` (``class_prior``, ``trust``,
-        ``strategy``). Returning ``True`` stops the run.
+        ``strategy``), or with ``"vb"`` a :class:`MACEVBParams` (``class_prior``,
+        ``knowing``, ``spamming``, ``strategy``). Returning ``True`` stops the run.
     progress : bool, default False
         A progress bar over restarts and iterations (see :func:`~crowdlearn.fit_em`).
 
@@ -245,7 +255,11 @@ class MACE(ClassPrior, IdResults, EMEstimator):
         indexed by class id when fitted on a DataFrame.
     posterior_ : ndarray of shape (n_items, n_classes)
         :math:`Q_i(n) = P(y^{(i)} = n \mid \mathcal{D}; \theta)` under the fitted
-        parameters (the class prior for an item with no label).
+        parameters (the class prior for an item with no label). With ``"vb"`` the item
+        factor :math:`q(y^{(i)})`, computed with the sub-normalised :math:`\tilde M`
+        (see Notes), not with the means ``trust_``, ``strategy_`` (it differs from that
+        by a few hundredths at most on the bundled crowds); ``predict_proba`` of new
+        labels uses :math:`\tilde M` too.
     labels_, probas_, skills_
         By original id when fitted on a DataFrame (see
         :class:`~crowdlearn.frames.IdResults`); ``labels_`` is the arg-max of
@@ -444,7 +458,7 @@ class MACE(ClassPrior, IdResults, EMEstimator):
         if prior is None:
             prior = (0.5, 0.5) if vb else (1.0, 1.0)
         if isinstance(prior, (str, bytes)) or np.ndim(prior) != 1 or len(prior) != 2:
-            bound = "> 0" if vb else ">= 1"
+            bound = "in [1e-08, 1e+06]" if vb else ">= 1"
             raise ValueError(f"theta_prior must be a pair (a, b) of numbers {bound} (a Beta "
                              f"prior), got {prior!r}")
         strategy = self.strategy_prior
@@ -595,6 +609,8 @@ class MACE(ClassPrior, IdResults, EMEstimator):
             self.log_likelihood_ = float(log_evidence.sum())
         else:
             means = params
+            for name in ("trust_posterior_", "strategy_posterior_"):  # from an earlier VB fit
+                vars(self).pop(name, None)
             self._keep_em_result(result, log_prior=self._log_prior(params, data.hyper))
         self.class_prior_ = means.class_prior
         self.trust_ = means.trust

@@ -402,3 +402,25 @@ def test_replay_reports_cost_and_calls_back(replay_crowd):
     quiet = active.replay_policies(labels, truth, **kw)
     for policy in result.policies:
         np.testing.assert_array_equal(result.accuracy[policy], quiet.accuracy[policy])
+
+
+def test_replay_counts_only_the_fits_it_makes():
+    """With fit='partial', a round that buys nothing (the pool is spent) fits nothing: it adds
+    no iterations and no capped fit (the model of the round before is not counted again)."""
+    from crowdlearn.simulate import one_coin_confusion
+
+    sim = simulate_crowd(30, one_coin_confusion([0.9, 0.6, 0.55], 2), labels_per_item=3,
+                         random_state=0)
+    seen = []
+
+    def watch(policy, replay, round_, model, bought):
+        seen.append((round_, bought.n_labels, model.n_iter_, model.converged_))
+
+    result = active.replay_policies(
+        sim.labels, sim.truth, policies=("random",), n_replays=1, n_rounds=6, per_round=0.5,
+        fit="partial", model=lambda: DawidSkene(n_classes=2, max_iter=3), callback=watch)
+    grew = [k == 0 or n > seen[k - 1][1] for k, (_, n, _, _) in enumerate(seen)]
+    assert not all(grew)                      # the pool runs out before the last round
+    assert result.n_iter["random"] == sum(it for (_, _, it, _), g in zip(seen, grew) if g)
+    assert result.n_capped["random"] == sum(
+        not conv for (k, _, _, conv), g in zip(seen, grew) if g and k > 0)

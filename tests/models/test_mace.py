@@ -423,10 +423,12 @@ def test_api():
     (dict(theta_prior=(1.0, np.nan)), [[0, 1]], "finite"),
     (dict(method="bayes"), [[0, 1]], "method must be 'em'"),
     (dict(method=None), [[0, 1]], "method must be 'em'"),
-    (dict(method="vb", theta_prior=(0.0, 1.0)), [[0, 1]], r"theta_prior\[0\] \(a\) must be > 0"),
-    (dict(method="vb", theta_prior=(1.0,)), [[0, 1]], "numbers > 0"),
-    (dict(method="vb", strategy_prior=-1.0), [[0, 1]], "strategy_prior must be > 0"),
+    (dict(method="vb", theta_prior=(0.0, 1.0)), [[0, 1]], r"theta_prior\[0\] \(a\) must be >= 1e-08"),
+    (dict(method="vb", theta_prior=(1.0,)), [[0, 1]], r"numbers in \[1e-08, 1e\+06\]"),
+    (dict(method="vb", strategy_prior=-1.0), [[0, 1]], "strategy_prior must be >= 1e-08"),
     (dict(method="vb", strategy_prior=np.inf), [[0, 1]], "finite"),
+    (dict(method="vb", strategy_prior=1e-310), [[0, 1]], "strategy_prior must be >= 1e-08"),
+    (dict(method="vb", theta_prior=(0.5, 1e300)), [[0, 1]], r"theta_prior\[1\] \(b\) must be <= 1000000"),
     (dict(strategy_prior=0.5), [[0, 1]], "strategy_prior must be >= 1"),
     (dict(strategy_prior="x"), [[0, 1]], "strategy_prior must be a number"),
     (dict(fit_class_prior="yes"), [[0, 1]], "fit_class_prior must be True or False"),
@@ -546,7 +548,16 @@ def test_vb_m_step_maximises_the_elbo_over_the_factors():
     data = m._data(crowd)
     old = vb_params(rng, J, K)
     q, _ = m._e_step(data, old)
-    known, spam = m._expected_counts(data, q, old)   # q(T, S) under the old factors
+    # the expected counts of q(T, S) under the old factors, by enumeration of (T, S) per label
+    # with the expected logarithms integrated numerically (not the code's digamma formulas)
+    know_t, spam_t, xi_t = (np.exp(v) for v in e_log(old))
+    known, spam = np.zeros((J, K)), np.zeros((J, K))
+    for (i, j, l) in triples:
+        for k in range(K):
+            p_know = know_t[j] * (l == k)
+            p_spam = spam_t[j] * xi_t[j, l]
+            known[j, l] += q[i, k] * p_know / (p_know + p_spam)
+            spam[j, l] += q[i, k] * p_spam / (p_know + p_spam)
 
     def bound(p: MACEVBParams) -> float:
         """The ELBO's terms that depend on the global factors, q(T, S) fixed."""
@@ -556,6 +567,9 @@ def test_vb_m_step_maximises_the_elbo_over_the_factors():
                      - _vb_kl(p, hyper))
 
     new = m._m_step(data, q, old)
+    np.testing.assert_allclose(new.knowing, hyper[0] + known.sum(axis=1), rtol=1e-6)
+    np.testing.assert_allclose(new.spamming, hyper[1] + spam.sum(axis=1), rtol=1e-6)
+    np.testing.assert_allclose(new.strategy, hyper[2] + spam, rtol=1e-6)
     best = bound(new)
     for _ in range(50):
         scale = np.exp(rng.normal(0, 0.2, 2 * J + J * K))
@@ -598,5 +612,25 @@ def test_vb_defaults_are_maces_and_repeat():
     np.testing.assert_array_equal(a.posterior_, b.posterior_)
     fast = quiet_fit(MACE(method="vb", n_init=2, random_state=3, accelerate=True), labels)
     assert np.isfinite(fast.objective_) and fast.posterior_.shape == a.posterior_.shape
+    assert fast.objective_ >= a.objective_ - 1e-6 * abs(a.objective_)
+    assert (np.diff(fast.log_likelihood_history_)
+            >= -1e-9 * np.abs(fast.log_likelihood_history_[1:])).all()
     new = a.predict_proba(labels[:5])
     np.testing.assert_allclose(new, a.posterior_[:5], atol=1e-12)
+    # an EM fit after a VB fit drops the VB-only attributes
+    em = quiet_fit(a.set_params(method="em"), labels[:, :3])
+    assert not hasattr(em, "trust_posterior_") and not hasattr(em, "strategy_posterior_")
+
+
+@pytest.mark.parametrize("prior", [1e-8, 1e6])
+def test_vb_priors_at_the_ends_of_their_range_stay_monotone(prior):
+    """At the smallest and largest priors allowed, with and without SQUAREM, the bound is
+    finite and never decreases (beyond them digamma overflows or the KL terms cancel)."""
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, (300, 5))
+    for accelerate in (False, True):
+        m = quiet_fit(MACE(method="vb", theta_prior=(prior, prior), strategy_prior=prior,
+                           n_init=2, random_state=3, accelerate=accelerate), labels)
+        h = m.log_likelihood_history_
+        assert np.isfinite(h).all() and np.isfinite(m.posterior_).all()
+        assert (np.diff(h) >= -1e-9 * np.abs(h[1:])).all()

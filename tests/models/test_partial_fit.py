@@ -284,7 +284,12 @@ def test_partial_fit_with_features_by_task_id():
         model.partial_fit(new, changed)
     with pytest.raises(ValueError, match="no label"):
         model.partial_fit(new[new.task != "t399"], feats.iloc[300:])
+    with pytest.raises(ValueError, match="not the features the model was fitted with"):
+        model.partial_fit(new, feats.iloc[300:].rename(columns={"c": "d"}))
+    # columns are matched by name: the same features in another column order, same fit
+    swapped = copy.deepcopy(model).partial_fit(new, feats.iloc[300:][["c", "a", "b"]])
     model.partial_fit(new, feats.iloc[299:])          # a fitted task's row, unchanged: fine
+    np.testing.assert_array_equal(swapped.posterior_, model.posterior_)
     assert_monotone(model)
     fresh = DawidSkene().fit(df, feats)
     assert list(model.labels_.index) == list(fresh.labels_.index)

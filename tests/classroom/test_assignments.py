@@ -65,10 +65,22 @@ A4_GRADIENT = """
         """
 
 
-def _a4_gradient(*edits) -> str:
-    """a4's right ``crowd_gradient`` answer with each ``(line part, mistake)`` of ``edits``
-    made: a submission that differs from the right one in those lines only."""
-    code = A4_GRADIENT
+# a3's shrunk_m_step, right (the assignment's solution, its pooled centre in one line)
+A3_SHRUNK = """
+        counts = np.zeros((n_experts, K, K))
+        for r in range(n_experts):
+            for p in range(K):
+                counts[r, :, p] = Q[Y[:, r] == p].sum(axis=0)
+        centre = counts.sum(axis=0) / counts.sum(axis=(0, 2))[:, None]
+        class_prior = (Q.sum(axis=0) + a) / (m + K * a)
+        confusion = (counts + kappa * centre) / (counts.sum(axis=2, keepdims=True) + kappa)
+        """
+
+
+def _edited(right: str, *edits) -> str:
+    """A right answer (``A3_SHRUNK``, ``A4_GRADIENT``) with each ``(line part, mistake)`` of
+    ``edits`` made: a submission that differs from the right one in those lines only."""
+    code = right
     for right_part, wrong in edits:
         assert right_part in code, right_part
         code = code.replace(right_part, wrong)
@@ -193,37 +205,25 @@ MISTAKES = [
         log_posterior = sum((c_p + A_p) * sp.log(t) for c_p, A_p, t in zip(c, A, theta))
         theta_map = {t: (c_p + A_p) / (sum(c) + N * A_p) for c_p, A_p, t in zip(c, A, theta)}
         """, frozenset({"check_theta_map"}), "every cell's own pseudo-count"),
-    Mistake("a3_kappa_not_in_denominator", "a3_smoothing_map", "shrunk_m_step", """
-        counts = np.zeros((n_experts, K, K))
-        for r in range(n_experts):
-            for p in range(K):
-                counts[r, :, p] = Q[Y[:, r] == p].sum(axis=0)
-        centre = counts.sum(axis=0) / counts.sum(axis=(0, 2))[:, None]
-        class_prior = (Q.sum(axis=0) + a) / (m + K * a)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            confusion = (counts + kappa * centre) / counts.sum(axis=2, keepdims=True)
-        """, frozenset({"check_shrunk_rows", "check_shrunk_limits", "check_shrunk_package",
-                        "check_newcomer_rows", "check_newcomer_posterior"}),
+    Mistake("a3_kappa_not_in_denominator", "a3_smoothing_map", "shrunk_m_step", _edited(
+        A3_SHRUNK, ("        confusion = (counts + kappa * centre) / (counts.sum(axis=2, "
+                    "keepdims=True) + kappa)",
+                    "        with np.errstate(divide=\"ignore\", invalid=\"ignore\"):\n"
+                    "            confusion = (counts + kappa * centre) / counts.sum(axis=2, "
+                    "keepdims=True)")),
+        frozenset({"check_shrunk_rows", "check_shrunk_limits", "check_shrunk_package",
+                   "check_newcomer_rows", "check_newcomer_posterior"}),
         "the denominator is sum_p C[r, n, p] + kappa"),
-    Mistake("a3_uniform_centre", "a3_smoothing_map", "shrunk_m_step", """
-        counts = np.zeros((n_experts, K, K))
-        for r in range(n_experts):
-            for p in range(K):
-                counts[r, :, p] = Q[Y[:, r] == p].sum(axis=0)
-        class_prior = (Q.sum(axis=0) + a) / (m + K * a)
-        confusion = (counts + kappa / K) / (counts.sum(axis=2, keepdims=True) + kappa)
-        """, frozenset({"check_shrunk_limits", "check_shrunk_package", "check_newcomer_rows"}),
+    Mistake("a3_uniform_centre", "a3_smoothing_map", "shrunk_m_step", _edited(
+        A3_SHRUNK, ("        centre = counts.sum(axis=0) / counts.sum(axis=(0, 2))[:, None]\n", ""),
+        ("kappa * centre", "kappa / K")),
+        frozenset({"check_shrunk_limits", "check_shrunk_package", "check_newcomer_rows"}),
         "the uniform row of the chapter's symmetric prior"),
-    Mistake("a3_all_items_denominator", "a3_smoothing_map", "shrunk_m_step", """
-        counts = np.zeros((n_experts, K, K))
-        for r in range(n_experts):
-            for p in range(K):
-                counts[r, :, p] = Q[Y[:, r] == p].sum(axis=0)
-        centre = counts.sum(axis=0) / counts.sum(axis=(0, 2))[:, None]
-        class_prior = (Q.sum(axis=0) + a) / (m + K * a)
-        confusion = (counts + kappa * centre) / (Q.sum(axis=0)[None, :, None] + kappa)
-        """, frozenset({"check_shrunk_rows", "check_shrunk_limits", "check_shrunk_package",
-                        "check_newcomer_rows"}), "the weight of the items expert r labelled"),
+    Mistake("a3_all_items_denominator", "a3_smoothing_map", "shrunk_m_step", _edited(
+        A3_SHRUNK, ("(counts.sum(axis=2, keepdims=True) + kappa)",
+                    "(Q.sum(axis=0)[None, :, None] + kappa)")),
+        frozenset({"check_shrunk_rows", "check_shrunk_limits", "check_shrunk_package",
+                   "check_newcomer_rows"}), "the weight of the items expert r labelled"),
     Mistake("a3_newcomer_without_prior", "a3_smoothing_map", "newcomer", """
         prior_shrunk, confusion_shrunk = shrunk_m_step(Q0, Y_new, 5.0, 1.0)
         C_newcomer = np.stack([Q0[Y_new[:, 5] == p].sum(axis=0) for p in range(3)], axis=1)
@@ -241,18 +241,18 @@ MISTAKES = [
         rho_0 = 1 - y - eta_0
         return {w_1: (rho_0 + rho_1) * x_1, gamma_0: -rho_0, gamma_1: -rho_1}
         """, frozenset({"check_sympy_gradients"}), "leaves out the posterior weights"),
-    Mistake("a4_unweighted", "a4_logistic_gradients", "crowd_gradient", _a4_gradient(
+    Mistake("a4_unweighted", "a4_logistic_gradients", "crowd_gradient", _edited(A4_GRADIENT,
         ("rho_0 = (1 - q) * (1 - label - eta_0)", "rho_0 = 1 - label - eta_0"),
         ("rho_1 = q * (label - eta_1)", "rho_1 = label - eta_1")),
         frozenset({"check_gradient_slopes", "check_gradient_intercepts",
                    "check_gradient_crowd"}), "leaves out the posterior weights"),
-    Mistake("a4_gamma_sign", "a4_logistic_gradients", "crowd_gradient", _a4_gradient(
+    Mistake("a4_gamma_sign", "a4_logistic_gradients", "crowd_gradient", _edited(A4_GRADIENT,
         ("g_G = -np.column_stack", "g_G = np.column_stack")),
         frozenset({"check_gradient_intercepts", "check_gradient_crowd"}), "has the wrong sign"),
-    Mistake("a4_no_prior", "a4_logistic_gradients", "crowd_gradient", _a4_gradient(
+    Mistake("a4_no_prior", "a4_logistic_gradients", "crowd_gradient", _edited(A4_GRADIENT,
         ("g_W = -l2 * W", "g_W = np.zeros_like(W)")),
         frozenset({"check_gradient_slopes", "check_gradient_crowd"}), "leaves out the prior"),
-    Mistake("a4_no_minlength", "a4_logistic_gradients", "crowd_gradient", _a4_gradient(
+    Mistake("a4_no_minlength", "a4_logistic_gradients", "crowd_gradient", _edited(A4_GRADIENT,
         ("weights=rho_0, minlength=R)", "weights=rho_0)"),
         ("weights=rho_1, minlength=R)])", "weights=rho_1)])")),
         frozenset({"check_gradient_crowd"}), "minlength=R"),

@@ -182,15 +182,16 @@ class MACE(ClassPrior, IdResults, EMEstimator):
         where its Dirichlet(10) prior pulls every strategy towards uniform
         (``benchmarks/bench_crowdkit_accuracy.py``).
     theta_prior : (float, float), optional
-        :math:`(a, b)` of a Beta(:math:`a, b`) prior on every trust :math:`\rho_r`.
+        :math:`(a_\rho, b_\rho)` of a Beta(:math:`a_\rho, b_\rho`) prior on every trust
+        :math:`\rho_r`.
         With ``"em"`` both >= 1 (default :math:`(1, 1)`, the flat prior: **maximum
-        likelihood**); EM finds the MAP estimate, adding :math:`a - 1` pseudo-labels
-        that were "known" and :math:`b - 1` that were "spammed". With ``"vb"`` both
+        likelihood**); EM finds the MAP estimate, adding :math:`a_\rho - 1` pseudo-labels
+        that were "known" and :math:`b_\rho - 1` that were "spammed". With ``"vb"`` both
         in :math:`[10^{-8}, 10^6]` (default :math:`(0.5, 0.5)`, MACE's).
     strategy_prior : float, optional
-        Concentration :math:`c` of a symmetric Dirichlet prior on every strategy
-        :math:`\xi_r`. With ``"em"`` :math:`c \ge 1` (pseudo-count :math:`c - 1` per
-        class; default 1, maximum likelihood); with ``"vb"`` :math:`c \in [10^{-8},
+        Concentration :math:`c_\xi` of a symmetric Dirichlet prior on every strategy
+        :math:`\xi_r`. With ``"em"`` :math:`c_\xi \ge 1` (pseudo-count :math:`c_\xi - 1`
+        per class; default 1, maximum likelihood); with ``"vb"`` :math:`c_\xi \in [10^{-8},
         10^6]` (default 10, MACE's). MACE's own EM smooths every fractional count by
         :math:`0.01/N`, which is ``theta_prior=(1 + 0.01/N, 1 + 0.01/N)``,
         ``strategy_prior=1 + 0.01/N``.
@@ -234,7 +235,7 @@ class MACE(ClassPrior, IdResults, EMEstimator):
     trust_ : ndarray of shape (n_experts,)
         :math:`\rho_r = P(\text{expert } r \text{ knows the answer})`; what
         ``skills_`` returns. An expert with no label gets the prior mode
-        :math:`(a-1)/(a+b-2)`, or 1/2 under the flat prior. With ``"vb"`` the
+        :math:`(a_\rho-1)/(a_\rho+b_\rho-2)`, or 1/2 under the flat prior. With ``"vb"`` the
         posterior mean :math:`A_r / (A_r + B_r)`.
     trust_posterior_ : ndarray of shape (n_experts, 2)
         ``"vb"`` only: :math:`(A_r, B_r)`, the Beta posterior of every trust.
@@ -297,8 +298,8 @@ class MACE(ClassPrior, IdResults, EMEstimator):
         \begin{aligned}
         J(\theta) = {} &\sum_i \log \sum_n \phi_n \prod_{r \in R_i}
         M^{(r)}_{n,\, y^{(i)}_r} \\
-        &+ \sum_r \Big[(a - 1)\log\rho_r + (b - 1)\log(1 - \rho_r)
-        + (c - 1)\sum_p \log\xi_{r,p}\Big],
+        &+ \sum_r \Big[(a_\rho - 1)\log\rho_r + (b_\rho - 1)\log(1 - \rho_r)
+        + (c_\xi - 1)\sum_p \log\xi_{r,p}\Big],
         \end{aligned}
 
     the log-posterior up to a constant (terms whose coefficient is 0 are left
@@ -332,26 +333,28 @@ class MACE(ClassPrior, IdResults, EMEstimator):
         \begin{aligned}
         &\sum_p \Big[\mathbb{E}[\text{known}_{r,p}]\log\rho_r
         + \mathbb{E}[\text{spam}_{r,p}]\big(\log(1 - \rho_r) + \log\xi_{r,p}\big)\Big] \\
-        &\quad + (a - 1)\log\rho_r + (b - 1)\log(1 - \rho_r)
-        + (c - 1)\sum_p\log\xi_{r,p},
+        &\quad + (a_\rho - 1)\log\rho_r + (b_\rho - 1)\log(1 - \rho_r)
+        + (c_\xi - 1)\sum_p\log\xi_{r,p},
         \end{aligned}
 
     plus :math:`\sum_{i,n} Q_i(n)\log\phi_n`. Writing
     :math:`\kappa_r = \sum_p \mathbb{E}[\text{known}_{r,p}]` and
     :math:`\bar\kappa_r = L_r - \kappa_r`, the :math:`\rho_r` part
-    :math:`(\kappa_r + a - 1)\log\rho_r + (\bar\kappa_r + b - 1)\log(1 - \rho_r)`
+    :math:`(\kappa_r + a_\rho - 1)\log\rho_r + (\bar\kappa_r + b_\rho - 1)\log(1 - \rho_r)`
     is concave with derivative
-    :math:`\frac{\kappa_r + a - 1}{\rho_r} - \frac{\bar\kappa_r + b - 1}{1 - \rho_r}`,
+    :math:`\frac{\kappa_r + a_\rho - 1}{\rho_r}
+    - \frac{\bar\kappa_r + b_\rho - 1}{1 - \rho_r}`,
     zero at the first formula below; the :math:`\xi_r` part
-    :math:`\sum_p (\mathbb{E}[\text{spam}_{r,p}] + c - 1)\log\xi_{r,p}` is maximised
+    :math:`\sum_p (\mathbb{E}[\text{spam}_{r,p}] + c_\xi - 1)\log\xi_{r,p}` is maximised
     on the simplex (Lagrange multiplier for :math:`\sum_p \xi_{r,p} = 1`) by the
     normalised counts:
 
     .. math::
 
         \begin{aligned}
-        \rho_r &= \frac{\kappa_r + a - 1}{L_r + a + b - 2}, \qquad
-        \xi_{r,p} = \frac{\mathbb{E}[\text{spam}_{r,p}] + c - 1}{\bar\kappa_r + N(c - 1)}, \\
+        \rho_r &= \frac{\kappa_r + a_\rho - 1}{L_r + a_\rho + b_\rho - 2}, \\
+        \xi_{r,p} &= \frac{\mathbb{E}[\text{spam}_{r,p}] + c_\xi - 1}
+        {\bar\kappa_r + N(c_\xi - 1)}, \\
         \phi_n &= \frac{1}{m}\sum_i Q_i(n) \;\; (\text{only if fitted}).
         \end{aligned}
 
@@ -362,12 +365,12 @@ class MACE(ClassPrior, IdResults, EMEstimator):
     iteration costs what a Dawid--Skene iteration costs.
 
     **Variational Bayes** (``method="vb"``). The trusts and strategies are random,
-    :math:`\rho_r \sim \text{Beta}(a, b)` and :math:`\xi_r \sim \text{Dirichlet}(c, \dots,
-    c)`, and their posterior is approximated by factors :math:`q(\rho_r) =
-    \text{Beta}(A_r, B_r)`, :math:`q(\xi_r) = \text{Dirichlet}(G_r)` and one factor
-    :math:`q(y^{(i)}, S^{(i)})` per item, chosen to maximise the evidence lower bound.
-    Each factor in turn is optimal given the others: the item factor is the E-step
-    above with :math:`M` replaced by the sub-normalised
+    :math:`\rho_r \sim \text{Beta}(a_\rho, b_\rho)` and :math:`\xi_r \sim
+    \text{Dirichlet}(c_\xi, \dots, c_\xi)`, and their posterior is approximated by
+    factors :math:`q(\rho_r) = \text{Beta}(A_r, B_r)`, :math:`q(\xi_r) =
+    \text{Dirichlet}(G_r)` and one factor :math:`q(y^{(i)}, S^{(i)})` per item, chosen to
+    maximise the evidence lower bound. Each factor in turn is optimal given the others:
+    the item factor is the E-step above with :math:`M` replaced by the sub-normalised
 
     .. math::
 
@@ -382,7 +385,7 @@ class MACE(ClassPrior, IdResults, EMEstimator):
     (:math:`\psi` the digamma function: :math:`\log\tilde\rho_r =
     \mathbb{E}_q[\log\rho_r]`), and the other factors add the expected counts of the
     M-step (with :math:`\tilde\rho, \tilde\xi` in :math:`\omega_{r,p}`) to the prior:
-    :math:`A_r = a + \kappa_r`, :math:`B_r = b + \bar\kappa_r`, :math:`G_{r,p} = c +
+    :math:`A_r = a_\rho + \kappa_r`, :math:`B_r = b_\rho + \bar\kappa_r`, :math:`G_{r,p} = c_\xi +
     \mathbb{E}[\text{spam}_{r,p}]`; :math:`\phi` stays a point estimate (the mean
     posterior, or uniform). With every item factor optimal, the bound is
 
@@ -392,9 +395,9 @@ class MACE(ClassPrior, IdResults, EMEstimator):
         \mathcal{L} = {} &\sum_i \log \sum_n \phi_n \prod_{r \in R_i}
         \tilde M^{(r)}_{n,\, y^{(i)}_r} \\
         &- \sum_r \mathrm{KL}\big(\text{Beta}(A_r, B_r) \,\|\,
-        \text{Beta}(a, b)\big) \\
+        \text{Beta}(a_\rho, b_\rho)\big) \\
         &- \sum_r \mathrm{KL}\big(\text{Dir}(G_r) \,\|\,
-        \text{Dir}(c, \dots, c)\big),
+        \text{Dir}(c_\xi, \dots, c_\xi)\big),
         \end{aligned}
 
     which never decreases: each update maximises it over one factor. (The tests check

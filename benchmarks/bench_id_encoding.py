@@ -12,7 +12,9 @@ of 10 workers (ids ``f"t{i}"`` and ``f"w{j}"``, 3 classes, rows shuffled):
 (a) encoding alone, the previous path (``OLD``: a private copy of the 0.1.x functions
     below, put in place of the package's for the measurement) next to the current one,
     for these input forms: a pandas DataFrame (``task``, ``worker``, ``label`` columns,
-    pandas' default string dtype, and the same with object columns), ``from_table`` on numpy object arrays (with pandas
+    pandas' default string dtype; the same with the task ids renamed to 12 hexadecimal
+    digits, which are hashed as strings where ``t…`` ids are read as numbers; the same
+    with object columns), ``from_table`` on numpy object arrays (with pandas
     imported, as in any session that has pandas loaded, and with pandas hidden: the
     numpy-only path) and ``from_table`` on fixed-width ``'U'`` arrays;
 (b) the whole ``DawidSkene().fit(df)`` at defaults, old and new encoding.
@@ -169,6 +171,15 @@ def make_crowd(n_labels: int, seed: int = 0):
     return df, (tasks, workers, labels)
 
 
+def hex_ids(tasks):
+    """The same tasks renamed to 12 hexadecimal digits (as a hash or a UUID part would name
+    them): ids that are not a prefix and a number, so they are hashed as strings."""
+    codes, uniques = pd.factorize(tasks)
+    names = np.array([f"{h:012x}" for h in np.random.default_rng(1).choice(
+        2**48, size=len(uniques), replace=False)], dtype=object)
+    return pd.array(names[codes], dtype=tasks.dtype)
+
+
 def timed(fn, repeats: int):
     """Best CPU time (and the wall time of that run) over ``repeats`` runs, and a result."""
     best, out = None, None
@@ -199,10 +210,12 @@ def bench(n_labels: int, repeats: int, fit: bool) -> None:
         df, (tasks, workers, labels) = make_crowd(n_labels)
         utasks, uworkers = tasks.astype(str), workers.astype(str)
         odf = df.astype({"task": object, "worker": object})
+        hdf = df.assign(task=hex_ids(df["task"]))
     print(f"\n{n_labels:,} labels: {n_labels // 10:,} tasks x 10 workers, 3 classes "
           f"(built in {sw.wall:.1f} s); task column dtype {df['task'].dtype}")
     forms = {
         "DataFrame (pandas string columns)": lambda: crowdlearn.as_crowd_labels(df),
+        "DataFrame (string columns, hex ids)": lambda: crowdlearn.as_crowd_labels(hdf),
         "DataFrame (object columns)": lambda: crowdlearn.as_crowd_labels(odf),
         "from_table, object arrays": lambda: from_table(tasks, workers, labels),
         "from_table, object arrays, no pandas": lambda: from_table(tasks, workers, labels),

@@ -527,6 +527,9 @@ def _factorize_strings(arr: np.ndarray, name: str):
     strings, by pandas' hashing when pandas is already imported (sorting Python
     strings is slow), else by ``np.unique`` of the fixed-width strings. Both give
     the codes ``np.unique`` gives: Python and numpy order strings by code point."""
+    numbered = _numbered_objects(arr)
+    if numbered is not None:
+        return numbered
     pd = sys.modules.get("pandas")
     if pd is None or not hasattr(pd, "factorize"):
         converted = arr.astype(str)
@@ -540,6 +543,22 @@ def _factorize_strings(arr: np.ndarray, name: str):
     if not np.array_equal(lengths, np.strings.str_len(ids)):
         _refuse_trailing_nul(arr, name)  # names the first such identifier in order
     return _sort_factorized(codes, ids)
+
+
+def _numbered_objects(arr: np.ndarray):
+    """:func:`_arrow_numbered_ids` for an object array of strings, when pyarrow is already
+    imported (it is with pandas) and the first ids look numbered; else None."""
+    pa = sys.modules.get("pyarrow")
+    if pa is None or not hasattr(pa, "array") or arr.size < 64:
+        return None
+    prefix = arr[0].rstrip("0123456789")
+    if not all(s.startswith(prefix) and s[len(prefix):].isdigit() for s in arr[:64]):
+        return None
+    try:
+        flat = pa.array(arr, type=pa.large_string())
+    except (ValueError, TypeError):  # e.g. a lone surrogate: the general path decides
+        return None
+    return _arrow_numbered_ids(flat)
 
 
 def _sort_factorized(codes: np.ndarray, uniques: np.ndarray):
@@ -801,6 +820,9 @@ def _factorize_arrow_strings(array, name: str):
 
     chunked = array.__arrow_array__()
     flat = chunked.chunk(0) if chunked.num_chunks == 1 else chunked.combine_chunks()
+    numbered = _arrow_numbered_ids(flat)
+    if numbered is not None:
+        return numbered
     encoded = flat.dictionary_encode()
     order = pc.sort_indices(encoded.dictionary).to_numpy()
     strings = encoded.dictionary.take(order)
@@ -812,6 +834,77 @@ def _factorize_arrow_strings(array, name: str):
     rank = np.empty(order.size, dtype=np.intp)
     rank[order] = np.arange(order.size, dtype=np.intp)
     return ids, rank[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+_POW10 = 10 ** np.arange(19, dtype=np.int64)
+_LOW10 = np.concatenate([[0, 0], _POW10[1:18]])  # the least number with d digits, d = 0..18
+
+
+def _arrow_numbered_ids(flat):
+    """:func:`_factorize_arrow_strings`'s result without hashing a string, when every id is
+    one ASCII prefix followed by a decimal number written the usual way (``t17``, ``w3``,
+    ``12345``: no sign, space or leading zero) and the numbers are dense enough to index a
+    table (at most four per label); None otherwise, and for low-cardinality columns, which
+    hashing encodes faster. pyarrow parses the numbers (the prefix bytes overwritten with
+    ``'0'`` in a copy of the data); their string order is the order of their digits
+    aligned left (a shorter id first when it is a prefix of a longer one); each label
+    finds its code in a table indexed by its number."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(flat)
+    sample = flat.slice(0, 1 << 16)
+    if n < 64 or flat.type not in (pa.string(), pa.large_string()) or \
+            16 * len(sample.dictionary_encode().dictionary) < len(sample):
+        return None
+    first = flat[0].as_py()
+    prefix = first.rstrip("0123456789").encode("utf-8")
+    p = len(prefix)
+    if p == len(first.encode("utf-8")) or not prefix.isascii() or b"\x00" in prefix:
+        return None
+    offsets = np.frombuffer(flat.buffers()[1], dtype=np.int64 if flat.type == pa.large_string()
+                            else np.int32)[flat.offset:flat.offset + n + 1]
+    width = np.diff(offsets).astype(np.intp) - p  # digits per id
+    if width.min() < 1 or width.max() > 18:
+        return None
+    data = np.frombuffer(flat.buffers()[2], dtype=np.uint8).copy()
+    starts = offsets[:-1]
+    for j, byte in enumerate(prefix):
+        if not (data[starts + j] == byte).all():
+            return None
+        data[starts + j] = ord("0")
+    try:
+        values = pc.cast(pa.Array.from_buffers(flat.type, n, [None, flat.buffers()[1],
+                                                              pa.py_buffer(data)],
+                                               offset=flat.offset), pa.int64()).to_numpy()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    # "05", "+5", " 5", "-5" parse to numbers with fewer digits than they have: hashing
+    if not ((values >= _LOW10[width]) & (values < _POW10[width])).all() or values.max() > 4 * n:
+        return None
+    return _numbered_codes(values, prefix.decode("ascii"))
+
+
+def _numbered_codes(values: np.ndarray, prefix: str):
+    """Sorted ids ``prefix + str(v)`` (a ``'U'`` array) and the codes of ``values``, small
+    non-negative integers, in the string order of the ids."""
+    present = np.zeros(int(values.max()) + 1, dtype=bool)
+    present[values] = True
+    distinct = np.flatnonzero(present)
+    digits = np.maximum(np.searchsorted(_POW10, distinct, side="right"), 1)
+    top = int(digits.max())
+    key = np.sort(distinct * _POW10[top - digits] * 32 + digits)  # string order, distinct
+    digits = key % 32
+    ordered = key // 32 // _POW10[top - digits]
+    code_of = np.empty(present.size, dtype=np.intp)
+    code_of[ordered] = np.arange(ordered.size, dtype=np.intp)
+    p = len(prefix)
+    chars = np.zeros((ordered.size, p + top), dtype=np.uint32)  # code points, NUL-padded
+    chars[:, :p] = np.frombuffer(prefix.encode("ascii"), dtype=np.uint8)
+    for j in range(top):  # digit j (from the left) of each number that has one
+        chars[:, p + j] = np.where(digits > j, ordered // _POW10[np.maximum(digits - 1 - j, 0)]
+                                   % 10 + ord("0"), 0)
+    return chars.view(f"<U{p + top}").ravel(), code_of[values]
 
 
 def _arrow_ascii_to_unicode(strings):

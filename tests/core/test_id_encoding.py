@@ -149,3 +149,57 @@ def test_whole_fit_is_the_same_as_before():
         np.testing.assert_array_equal(fits["old"][0], fits["new"][0])
         for old, new in zip(fits["old"][1:], fits["new"][1:]):
             assert type(old) is type(new) and old.equals(new)
+
+
+# --- numbered ids (a prefix and a number: t17, w3, 12345) skip the hashing of strings ------
+
+_prefixes = st.sampled_from(["t", "", "task_", "T", "é", "a b", "t0x", "\x00", "w"])
+_numbers = st.one_of(st.integers(0, 300), st.integers(0, 10**19), st.integers(-3, 3))
+_forms = st.sampled_from(["{}", "{}", "{}", "0{}", "+{}", " {}", "{} ", "{}x", "{:,}"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(_prefixes, _numbers, _forms), min_size=1, max_size=6), st.data())
+def test_numbered_string_columns_encode_as_before(kinds, data):
+    """Mostly-canonical numbered ids (with high cardinality, so that the numbered path is
+    tried) mixed with what must send a column back to hashing: leading zeros, signs, spaces,
+    other prefixes, numbers too long or too sparse, non-ASCII or NUL prefixes; in pandas'
+    string columns, object columns and object arrays."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    n = data.draw(st.integers(64, 400))
+    main_prefix = kinds[0][0]
+    ids = [f"{main_prefix}{v}" for v in rng.integers(0, n, n)]
+    for prefix, number, form in kinds[1:]:
+        ids[int(rng.integers(n))] = prefix + form.format(number)
+    workers = [f"w{j}" for j in rng.integers(0, 5, n)]
+    labels = rng.integers(0, 3, n)
+    for dtype in ("str", object):
+        df = pd.DataFrame({"task": pd.array(ids, dtype=dtype),
+                           "worker": pd.array(workers, dtype=dtype), "label": labels})
+        old, new = old_and_new(lambda: cl.as_crowd_labels(df))
+        assert new == old
+    assert_same(lambda: cl.from_table(np.array(ids, dtype=object), workers, labels))
+
+
+def test_numbered_ids_take_the_numbered_path_and_agree_with_hashing():
+    """The numbered path is taken for canonical ids (so the test above tests it) and is not
+    for low-cardinality or sparse columns; where taken it equals pyarrow's hashing."""
+    import pyarrow as pa
+
+    from crowdlearn import labels as L
+
+    rng = np.random.default_rng(5)
+    for prefix, kind, start in (("t", pa.large_string(), 0), ("", pa.string(), 0),
+                                ("item-", pa.large_string(), 7), ("w", pa.string(), 13)):
+        values = rng.permutation(np.repeat(np.arange(2000), 3))
+        flat = pa.array([f"{prefix}{v}" for v in values], type=kind)[start:]  # offset
+        got = L._arrow_numbered_ids(flat)
+        assert got is not None
+        with mock.patch.object(L, "_arrow_numbered_ids", lambda flat: None):
+            want = L._factorize_arrow_strings(pd.array(flat, dtype="str"), "item")
+        assert got[0].dtype == want[0].dtype
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+    few = pa.array([f"w{v}" for v in rng.integers(0, 10, 5000)])
+    sparse = pa.array([f"t{v}" for v in rng.integers(0, 10**12, 5000)])
+    assert L._arrow_numbered_ids(few) is None and L._arrow_numbered_ids(sparse) is None

@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_next_label.py            # about 2-3 minutes on 2 cores
     .venv/bin/python benchmarks/bench_next_label.py --seeds 10 --rounds 30
     .venv/bin/python benchmarks/bench_next_label.py --fit partial   # only the partial_fit path
+    .venv/bin/python benchmarks/bench_next_label.py --fit all       # refit, partial, incremental
 
 For every bundled crowd with a known truth and every seed: the crowd's labels are shuffled
 (seeded), each item starts with its first label in that order, and the other labels form the
@@ -53,8 +54,9 @@ from _timing import Stopwatch
 
 def replay(data, seeds: int, rounds: int, fraction: float, how: str):
     """Every policy replayed ``seeds`` times on the crowd, taking in each round's labels by
-    ``how`` ("partial" or "refit"): ``crowdlearn.replay_policies`` and, gathered by its
-    callback, the EM iterations of the rounds' fits and, for "partial", the objective minus
+    ``how`` ("refit", "partial" or "incremental"): ``crowdlearn.replay_policies`` and,
+    gathered by its callback, the EM iterations of the rounds' fits and, but for "refit", the
+    objective minus
     that of ``DawidSkene()`` fitted from scratch on the same labels (not timed)."""
     K = data.labels.n_classes
     iterations = {p: 0 for p in POLICIES}
@@ -64,7 +66,7 @@ def replay(data, seeds: int, rounds: int, fraction: float, how: str):
         if round_index == 0:  # the start: a fit from scratch either way
             return
         iterations[policy] += model.n_iter_
-        if how == "partial":
+        if how != "refit":
             gaps[policy].append(model.objective_ - DawidSkene(n_classes=K).fit(labels).objective_)
 
     result = replay_policies(data.labels, data.truth, n_replays=seeds, n_rounds=rounds,
@@ -72,7 +74,8 @@ def replay(data, seeds: int, rounds: int, fraction: float, how: str):
     return {"result": result, "iterations": iterations, "gaps": gaps}
 
 
-WHAT = {"refit": "refitting DawidSkene() from scratch", "partial": "DawidSkene.partial_fit"}
+WHAT = {"refit": "refitting DawidSkene() from scratch", "partial": "DawidSkene.partial_fit",
+        "incremental": "DawidSkene.partial_fit(..., incremental=True)"}
 
 
 def accuracy_table(run, rounds, how):
@@ -90,23 +93,24 @@ def accuracy_table(run, rounds, how):
                                                          for p in POLICIES))
 
 
-def cost_table(runs, rounds: int, seeds: int) -> None:
-    """Refit against partial_fit, policy by policy (``runs[how][policy]``: the replays)."""
-    print("  the fits after the rounds, refit | partial_fit:")
+def cost_table(runs, rounds: int, seeds: int, how: str = "partial") -> None:
+    """Refit against ``how`` (partial_fit, or partial_fit with ``incremental=True``), policy
+    by policy (``runs[how][policy]``: the replays)."""
+    print(f"  the fits after the rounds, refit | {how}:")
     print("  policy         EM iterations/round      fit CPU time (s)       rounds at "
-          "max_iter   mean accuracy     partial_fit objective - refit's, same labels")
+          f"max_iter   mean accuracy     {how} objective - refit's, same labels")
     for p in POLICIES:
         it = {h: runs[h]["iterations"][p] / (rounds * seeds) for h in runs}
         sec = {h: runs[h]["result"].fit_seconds[p] for h in runs}
         cap = {h: runs[h]["result"].n_capped[p] for h in runs}
         acc = {h: runs[h]["result"].accuracy[p][:, 1:].mean() for h in runs}
-        print(f"  {p:<12} {it['refit']:6.1f} | {it['partial']:5.1f} "
-              f"({it['refit'] / max(it['partial'], 1e-9):4.1f}x)   "
-              f"{sec['refit']:5.2f} | {sec['partial']:5.2f} "
-              f"({sec['refit'] / max(sec['partial'], 1e-9):4.1f}x)   "
-              f"{cap['refit']:4d} | {cap['partial']:<4d} of {rounds * seeds:<4d}   "
-              f"{acc['refit']:.3f} | {acc['partial']:.3f}     "
-              f"{gap_summary(runs['partial']['gaps'][p])}")
+        print(f"  {p:<12} {it['refit']:6.1f} | {it[how]:5.1f} "
+              f"({it['refit'] / max(it[how], 1e-9):4.1f}x)   "
+              f"{sec['refit']:5.2f} | {sec[how]:5.2f} "
+              f"({sec['refit'] / max(sec[how], 1e-9):4.1f}x)   "
+              f"{cap['refit']:4d} | {cap[how]:<4d} of {rounds * seeds:<4d}   "
+              f"{acc['refit']:.3f} | {acc[how]:.3f}     "
+              f"{gap_summary(runs[how]['gaps'][p])}")
 
 
 def gap_summary(gaps) -> str:
@@ -118,7 +122,8 @@ def gap_summary(gaps) -> str:
 
 def report(name, data, seeds, rounds, fraction, fit_how="both"):
     step = max(1, int(round(fraction * data.n_items)))
-    hows = ("refit", "partial") if fit_how == "both" else (fit_how,)
+    hows = {"both": ("refit", "partial"), "all": ("refit", "partial", "incremental")}.get(
+        fit_how, (fit_how,))
     runs = {h: replay(data, seeds, rounds, fraction, h) for h in hows}
     print(f"\n{name}: {data.n_items} items, {data.labels.n_experts} workers, "
           f"{data.labels.n_labels} labels ({data.labels.n_labels / data.n_items:.1f} per "
@@ -126,8 +131,8 @@ def report(name, data, seeds, rounds, fraction, fit_how="both"):
     for how in hows:
         accuracy_table(runs[how], rounds, how)
     print(f"  DawidSkene on the whole crowd: {runs[hows[0]]['result'].whole_crowd:.3f}")
-    if fit_how == "both":
-        cost_table(runs, rounds, seeds)
+    for how in hows[1:] if hows[0] == "refit" else ():
+        cost_table(runs, rounds, seeds, how)
 
 
 def main(argv=None) -> None:
@@ -136,9 +141,11 @@ def main(argv=None) -> None:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--fraction", type=float, default=0.05,
                         help="labels bought per round, as a fraction of the items")
-    parser.add_argument("--fit", choices=("both", "partial", "refit"), default="both",
-                        help="after each round: partial_fit on the new labels, refit from "
-                             "scratch, or both side by side (default)")
+    parser.add_argument("--fit", choices=("both", "all", "partial", "incremental", "refit"),
+                        default="both",
+                        help="after each round: partial_fit on the new labels (with "
+                             "incremental=True: incremental), refit from scratch, refit "
+                             "and partial side by side (both, the default), or all three")
     args = parser.parse_args(argv)
     print(f"crowdlearn {crowdlearn.__version__}, numpy {np.__version__}, "
           f"{os.cpu_count()} cores; load average at start: {os.getloadavg()[0]:.2f}")

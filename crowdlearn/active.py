@@ -381,7 +381,8 @@ class ReplayResult:
         Accuracy of the same model fitted on every label of the crowd.
     n_iter : dict of str to int
         Total EM iterations the fits of each policy took (over all replays and rounds; a
-        round that bought nothing, with ``fit="partial"``, fits nothing and adds none).
+        round that bought nothing, with ``fit="partial"`` or ``"incremental"``, fits nothing
+        and adds none).
     fit_seconds : dict of str to float
         CPU time (this process's, ``time.process_time``) the fits after the rounds of each
         policy took, over all replays (the start's fit and the policy's own choosing not
@@ -431,8 +432,8 @@ def _check_replay(policies, criterion, per_round, random_state, model, fit,
     if callback is not None and not callable(callback):
         raise ValueError("callback must be callable as callback(policy, replay, round, "
                          "model, labels)")
-    if fit not in ("refit", "partial"):
-        raise ValueError(f"fit must be 'refit' or 'partial', got {fit!r}")
+    if fit not in ("refit", "partial", "incremental"):
+        raise ValueError(f"fit must be 'refit', 'partial' or 'incremental', got {fit!r}")
     if isinstance(policies, (str, bytes)) or not len(policies) \
             or any(p not in POLICIES for p in policies) or len(set(policies)) < len(policies):
         raise ValueError(f"policies must be distinct names among {POLICIES}, got "
@@ -536,10 +537,10 @@ def _replay_one(crowd, truth, policy, seed, rounds, step, make_model, criterion,
             pool.bought[rows] = True
         labels = pool.crowd()
         started, fitted = time.process_time(), True
-        if rows is not None and fit == "partial":
+        if rows is not None and fit != "refit":
             fitted = rows.size > 0   # nothing bought (the pool is spent): nothing to fit
             if fitted:
-                model = model.partial_fit(pool.batch(rows))
+                model = model.partial_fit(pool.batch(rows), incremental=fit == "incremental")
         else:
             model = make_model().fit(labels)
         if k:
@@ -557,9 +558,9 @@ def _model_maker(model, fit: str, K: int):
     from crowdlearn.aggregation.dawid_skene import DawidSkene
 
     make_model = model if model is not None else (lambda: DawidSkene(n_classes=K))
-    if fit == "partial" and not hasattr(make_model(), "partial_fit"):
-        raise ValueError("fit='partial' needs a model with partial_fit (DawidSkene, "
-                         "OneCoinDawidSkene)")
+    if fit != "refit" and not hasattr(make_model(), "partial_fit"):
+        raise ValueError(f"fit={fit!r} needs a model with partial_fit (DawidSkene, "
+                         f"OneCoinDawidSkene)")
     return make_model
 
 
@@ -611,11 +612,13 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
     model : callable, optional
         Returns a new unfitted Dawid--Skene-type model (one with ``posterior_`` and
         ``confusion_`` after ``fit``); ``DawidSkene(n_classes=K)`` by default.
-    fit : {"refit", "partial"}, default "refit"
+    fit : {"refit", "partial", "incremental"}, default "refit"
         After each round, ``"refit"`` fits a new model on all the labels bought so far;
         ``"partial"`` adds the round's labels with the model's ``partial_fit`` and
         continues EM from the fitted parameters (on crowds of one or two labels per item
-        often a higher likelihood but a lower accuracy: ``bench_next_label.py``).
+        often a higher likelihood but a lower accuracy: ``bench_next_label.py``);
+        ``"incremental"`` does so with ``partial_fit(..., incremental=True)``, whose
+        E-steps visit only the items the round's labels touch.
     random_state : int, default 0
         Seed of the shuffles and of the policies' random choices.
     callback : callable, optional

@@ -30,13 +30,8 @@ def log_joint(votes, params, X=None) -> np.ndarray:
     ``params`` with fields ``class_prior``, ``confusion`` and ``feature_prob``: one sparse
     product ``votes @ T`` with ``T[j * K + l, k] = log confusion[j, k, l]`` and last row
     ``log class_prior``, plus the Naive Bayes term of the features ``X`` if any."""
-    J, K, _ = params.confusion.shape
-    table = np.empty((J * K + 1, K))  # table[j * K + l, k] = log pi[j, k, l]; then log phi
-    with np.errstate(divide="ignore"):
-        np.log(params.confusion.transpose(0, 2, 1), out=table[:-1].reshape(J, K, K))
-        np.log(params.class_prior, out=table[-1])
     # one pass over the labels: each item's log prior plus its labels' log-probabilities
-    out = votes @ table
+    out = votes @ log_table(params)
     if X is not None and params.feature_prob is not None:
         phi = params.feature_prob
         if ((phi > 0) & (phi < 1)).all():
@@ -45,6 +40,18 @@ def log_joint(votes, params, X=None) -> np.ndarray:
         else:  # exact zeros or ones (alpha=0): handled without NaN
             out += bernoulli_log_likelihood(X, phi)
     return out
+
+
+def log_table(params) -> np.ndarray:
+    """``T[j * K + l, k] = log confusion[j, k, l]`` and last row ``log class_prior``, shape
+    ``(n_experts * K + 1, K)``: the E-step's ``votes @ T`` (:func:`log_joint`), laid out as
+    the count table of :func:`count_table`."""
+    J, K, _ = params.confusion.shape
+    table = np.empty((J * K + 1, K))
+    with np.errstate(divide="ignore"):
+        np.log(params.confusion.transpose(0, 2, 1), out=table[:-1].reshape(J, K, K))
+        np.log(params.class_prior, out=table[-1])
+    return table
 
 
 def count_table(votes_t, q: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 from crowdlearn.labels import CrowdLabels, _from_dataframe, _is_dataframe, as_crowd_labels, \
     from_table
 
-__all__ = ["merge_crowds", "start_on", "gold_on", "features_on"]
+__all__ = ["merge_crowds", "start_on", "gold_on", "features_on", "item_positions"]
 
 NO_IDS = ("the model was fitted on labels without identifiers (indices, a matrix or "
           "triples) but the new labels come with identifiers (a DataFrame or from_table); "
@@ -124,6 +124,19 @@ def _positions(old_ids, new_ids, n_old: int, n_new: int) -> np.ndarray:
         return src
     where = {v: k for k, v in enumerate(old_ids.tolist())}
     return np.array([where.get(v, -1) for v in new_ids.tolist()], dtype=np.intp)
+
+
+def item_positions(model, crowd: CrowdLabels) -> np.ndarray:
+    """:func:`_positions` of ``crowd``'s items among the fitted ones (-1 for a new item),
+    by one ``searchsorted`` when both are sorted identifiers of one type (as the model's
+    and a merged crowd's are), else by :func:`_positions`."""
+    old, new = model.item_ids_, crowd.item_ids
+    if old is not None and new is not None and old.dtype != object and \
+            old.dtype.kind == new.dtype.kind and old.size and \
+            (old[1:] > old[:-1]).all() and (new[1:] > new[:-1]).all():
+        at = np.minimum(np.searchsorted(old, new), old.size - 1)
+        return np.where(old[at] == new, at, -1).astype(np.intp)
+    return _positions(old, new, model.n_items_, crowd.n_items)
 
 
 def check_same_classes(model, crowd: CrowdLabels) -> None:

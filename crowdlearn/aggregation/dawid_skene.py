@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import warnings
 from typing import NamedTuple
@@ -11,16 +12,18 @@ from scipy.special import expit
 
 from crowdlearn._base import (EMEstimator, posterior_or_refuse, user_stacklevel,
                               warn_if_not_converged)
-from crowdlearn._validation import (as_float_array, check_binary_matrix, check_em_params,
-                                     check_scalar)
+from crowdlearn._validation import (as_float_array, check_binary_matrix, check_bool,
+                                     check_em_params, check_scalar)
 from crowdlearn.frames import ClassPrior, IdResults, features_by_task, refuse_gold_as_features
 from crowdlearn.exceptions import DegenerateFitWarning
 from crowdlearn.labels import CrowdLabels, _is_dataframe, _reindex_onto, as_crowd_labels
 from crowdlearn.aggregation._common import (_Data, _flat_indices,  # noqa: F401
                                             _ids_or_range, _new_crowd, _read_gold,
                                             _softmax_last, _softmax_rows_inplace)
-from crowdlearn.aggregation._warm import (check_same_classes, features_on, gold_on, merge_crowds,
-                                          start_on)
+from crowdlearn.aggregation._warm import (check_same_classes, features_on, gold_on,
+                                          item_positions, merge_crowds, start_on)
+from crowdlearn.aggregation._incremental import IncrementalSteps
+from crowdlearn.em import run_em
 from crowdlearn.aggregation._ds_kernel import (align_with_vote, confusion_m_step, count_table,
                                                feature_m_step, log_joint, log_prior_density,
                                                majority_start, split_counts)
@@ -597,15 +600,13 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         self._x_columns = list(X.columns) if _is_dataframe(X) else None
         return self
 
-    def partial_fit(self, labels, X=None):
-        """Add new labels to those the model was fitted on and continue EM from the fitted
+    def partial_fit(self, labels, X=None, *, incremental=False):
+        r"""Add new labels to those the model was fitted on and continue EM from the fitted
         parameters (instead of refitting from the majority vote).
 
-        As in scikit-learn, ``labels`` is a *batch of new label rows*, added to those of
-        the last ``fit``/``partial_fit`` (which the model keeps); EM on all of them starts
-        from the current parameters, so a few new labels converge in a few iterations
-        (usually to the optimum a fresh ``fit`` finds). For the *whole* crowd so far, use
-        ``warm_start=True`` and ``fit``.
+        As in scikit-learn, ``labels`` is a *batch of new label rows*, added to those the
+        model keeps; EM on all of them starts from the current parameters (usually reaching
+        a fresh ``fit``'s optimum in a few iterations). For the whole crowd: ``warm_start``.
 
         Parameters
         ----------
@@ -621,6 +622,13 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
             For a model fitted with features: those of the *new* items (the fitted ones
             keep theirs), by task id in a DataFrame when the model has identifiers, else
             one row per new item (items ``n_items_``, ``n_items_ + 1``, ...).
+        incremental : bool, default False
+            Neal and Hinton's incremental EM (chapter 14): the E-steps re-estimate only
+            the items the new labels touch, the M-steps read counts updated by their
+            change; the history holds the free energy (never decreasing, at most the
+            objective), then, after one E-step of every item, the objective. It ends
+            near, not on, a full run's optimum; worth it for a batch small against the
+            crowd (``benchmarks/README.md``).
 
         Returns
         -------
@@ -629,24 +637,19 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         Raises
         ------
         ValueError
-            If a label is a class the model was not fitted with (refit with
-            ``n_classes``), the labels have identifiers and the fit had none or the other
-            way round, a new item has no features in ``X``, or the model was fitted on a
-            dask DataFrame (not supported).
+            If a label is a class the model was not fitted with (refit with ``n_classes``),
+            the labels have identifiers and the fit had none or the other way round, a new
+            item has no features in ``X``, or the model was fitted on a dask DataFrame.
 
         Notes
         -----
-        A worker seen before starts from their fitted confusion matrix, a new one from the
-        label-weighted mean of the fitted matrices; the class prior (and the feature
-        probabilities) are kept; gold items stay clamped. One EM run is made; ``n_iter_``,
-        ``converged_``, ``log_likelihood_history_`` (never decreasing, starting at the
-        fitted parameters' objective on all the labels) and ``objective_`` describe it.
-        If the model is not fitted yet, this is ``fit(labels, X)``.
-
-        The run stays in the basin of the fitted parameters. From a fit on one or two
-        labels per item (where maximum-likelihood Dawid--Skene is barely identified)
-        it may reach a higher objective but a lower accuracy than a fit from the votes
-        (``benchmarks/bench_next_label.py``); there, refitting is the safer choice.
+        A known worker starts from their fitted confusion matrix, a new one from the
+        label-weighted mean of the fitted ones; the class prior (and feature
+        probabilities) are kept; gold items stay clamped. ``n_iter_``, ``converged_``,
+        ``log_likelihood_history_`` (never decreasing) and ``objective_`` describe the one
+        EM run made. Unfitted, this is ``fit(labels, X)``. The run stays in the basin of
+        the fitted parameters: from a fit on one or two labels per item it may reach a
+        higher objective but a lower accuracy than a refit (``bench_next_label.py``).
 
         Examples
         --------
@@ -672,9 +675,37 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         if not hasattr(self, "confusion_"):
             return self.fit(labels, X)
         self._check_can_continue()
+        incremental = check_bool(incremental, "incremental")
         crowd = merge_crowds(self._train_crowd, labels)
-        return self._continue(self._data_from(crowd, self._features_on(crowd, X),
-                                              gold_on(self, crowd)))
+        data = self._data_from(crowd, self._features_on(crowd, X), gold_on(self, crowd))
+        return self._continue_incremental(data, self._train_crowd.n_labels) \
+            if incremental else self._continue(data)
+
+    def _continue_incremental(self, data: _Data, n_old_labels: int):
+        """Incremental EM (:mod:`crowdlearn.aggregation._incremental`) on ``data``, whose
+        label rows from ``n_old_labels`` on are the new ones: the items they touch (and any
+        new item) are re-estimated, the others keep their fitted posteriors."""
+        crowd = data.crowd
+        src = item_positions(self, crowd)
+        q = np.zeros((crowd.n_items, crowd.n_classes))
+        q[src >= 0] = self.posterior_[src[src >= 0]]
+        rows = np.union1d(crowd.item[n_old_labels:], np.flatnonzero(src < 0))
+        steps = IncrementalSteps(self, data, q, rows)
+        # only the touched items have labels by new workers or new labels at all: the
+        # start needs checking (see _possible_start) on them alone
+        start = self._possible_start(data._replace(votes=steps.sub, X=steps.X_sub, gold=None)
+                                     if steps.clamp is None else data,
+                                     start_on(self, crowd, self._params))
+        result = run_em(start, steps.e_step, steps.m_step, tol=self.tol,
+                        max_iter=self.max_iter)
+        warn_if_not_converged(result, type(self).__name__, self.max_iter, self.tol)
+        # one E-step of every item at the final parameters: the posteriors agree with them,
+        # and the free energy becomes the objective itself (never lower: F <= objective)
+        posterior, objective = self._e_step(data, result.params)
+        result = dataclasses.replace(result, posterior=posterior,
+                                     history=np.append(result.history, objective))
+        self._set_fitted(data, result)
+        return self
 
     def _features_on(self, crowd: CrowdLabels, X):
         """The features of ``crowd``'s items for :meth:`partial_fit` (None without any)."""
@@ -813,8 +844,9 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
             return
         # the posteriors' spread first: when they differ (nearly always) nothing else is needed
         shown = posterior if n_labelled == labelled.size else posterior[labelled]
-        if float(np.ptp(shown, axis=0).max()) > 1e-6:
-            return
+        for block in (shown[:4096], shown):  # the first few thousand items nearly always tell
+            if float(np.ptp(block, axis=0).max()) > 1e-6:
+                return
         votes = crowd.vote_counts()[labelled]
         votes /= votes.sum(axis=1, keepdims=True)
         if float(np.ptp(votes, axis=0).max()) == 0.0:

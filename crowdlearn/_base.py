@@ -194,9 +194,11 @@ class EMFitter(BaseEstimator):
         self._set_fitted(data, result)
         return self
 
-    def _run_engine(self, data, init=None, e_step=None, m_step=None, n_runs=None):
+    def _run_engine(self, data, init=None, e_step=None, m_step=None, n_runs=None,
+                    accelerate=True):
         """:func:`~crowdlearn.em.fit_em` on the model's steps (or the ones given, e.g. a
-        distributed E-step), with the callback and, if asked for, the progress bar."""
+        distributed E-step), with the callback and, if asked for, the progress bar;
+        ``accelerate=False`` runs plain EM even for a model with ``accelerate=True``."""
         from crowdlearn._progress import EMProgress
         from crowdlearn._validation import check_random_state
         from crowdlearn.em import fit_em
@@ -213,7 +215,8 @@ class EMFitter(BaseEstimator):
                         type(self).__name__, self.callback) as callback:
             return fit_em(init, e_step, m_step, n_init=n_runs, tol=self.tol,
                           max_iter=self.max_iter, callback=callback,
-                          warm_start=self._warm_start, accelerate=self._accelerator(data))
+                          warm_start=self._warm_start,
+                          accelerate=self._accelerator(data) if accelerate else None)
 
 
 class Predictions:

@@ -873,6 +873,9 @@ def _arrow_numbered_ids(flat):
         if not (data[starts + j] == byte).all():
             return None
         data[starts + j] = ord("0")
+    # only ASCII digits are left (pyarrow would also read "0x1F", a sign or a space)
+    if ((data[offsets[0]:offsets[-1]] - np.uint8(ord("0"))) > 9).any():
+        return None
     try:
         values = pc.cast(pa.Array.from_buffers(flat.type, n, [None, flat.buffers()[1],
                                                               pa.py_buffer(data)],

@@ -40,6 +40,9 @@ class IncrementalSteps:
         self.X_sub = None if data.X is None else data.X[rows]
         self.feature_counts = None if data.X is None else q.T @ data.X
         self.entropy = float(entr(q).sum())
+        # what the updates may leave where a count should be 0 (rounding: ~1e-16 of the
+        # total): the free energy reads such a count as 0 where a probability is 0
+        self._residue = 64 * np.finfo(float).eps * (1.0 + q.shape[0])
         self.clamp = None
         if data.gold is not None:  # known truths among the touched items
             full = np.zeros_like(q)
@@ -72,18 +75,22 @@ class IncrementalSteps:
         denom = (self.counts[-1] + 2 * a)[:, None]
         phi = np.where(denom <= 0, 0.5, (self.feature_counts + a) / np.where(denom <= 0, 1.0,
                                                                             denom))
-        return params._replace(feature_prob=phi)
+        return params._replace(feature_prob=np.clip(phi, 0.0, 1.0))
 
     def free_energy(self, params) -> float:
         """:math:`F(q, \\theta)` from the counts: :math:`\\sum T \\odot \\log\\theta` (a count
         0 contributes 0 even where the probability is 0), the features' part, ``H(q)`` and
         the model's log-prior term."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            total = np.where(self.counts > 0, self.counts * log_table(params), 0.0).sum()
-            if self.feature_counts is not None:
-                phi, ones = params.feature_prob, self.feature_counts
-                zeros = self.counts[-1][:, None] - ones
-                total += np.where(ones > 0, ones * np.log(phi), 0.0).sum()
-                total += np.where(zeros > 0, zeros * np.log1p(-phi), 0.0).sum()
-        return float(total) + self.entropy + self.model._log_prior_term(params,
-                                                                       self.data.prior)
+        terms = [(self.counts, log_table(params))]
+        if self.feature_counts is not None:  # a fit at alpha=0 may leave phi at 1 + 1e-16
+            phi, ones = np.clip(params.feature_prob, 0.0, 1.0), self.feature_counts
+            with np.errstate(divide="ignore"):
+                terms += [(ones, np.log(phi)),
+                          (np.maximum(self.counts[-1][:, None] - ones, 0.0), np.log1p(-phi))]
+        total = 0.0
+        for counts, logs in terms:
+            possible = np.isfinite(logs)
+            if (counts[~possible] > self._residue).any():
+                return -np.inf  # a count where the parameters say "impossible"
+            total += float((counts[possible] * logs[possible]).sum())
+        return total + self.entropy + self.model._log_prior_term(params, self.data.prior)

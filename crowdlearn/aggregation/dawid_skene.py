@@ -23,7 +23,6 @@ from crowdlearn.aggregation._common import (_Data, _flat_indices,  # noqa: F401
 from crowdlearn.aggregation._warm import (check_same_classes, features_on, gold_on,
                                           item_positions, merge_crowds, start_on)
 from crowdlearn.aggregation._incremental import IncrementalSteps
-from crowdlearn.em import run_em
 from crowdlearn.aggregation._ds_kernel import (align_with_vote, confusion_m_step, count_table,
                                                feature_m_step, log_joint, log_prior_density,
                                                majority_start, split_counts)
@@ -696,8 +695,11 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         start = self._possible_start(data._replace(votes=steps.sub, X=steps.X_sub, gold=None)
                                      if steps.clamp is None else data,
                                      start_on(self, crowd, self._params))
-        result = run_em(start, steps.e_step, steps.m_step, tol=self.tol,
-                        max_iter=self.max_iter)
+        # plain EM (SQUAREM's extrapolated steps would move the kept counts), with the
+        # model's callback and progress bar as in any fit
+        result = self._run_engine(data, init=lambda restart: start, e_step=steps.e_step,
+                                  m_step=lambda q, *_: steps.m_step(q), n_runs=1,
+                                  accelerate=False)
         warn_if_not_converged(result, type(self).__name__, self.max_iter, self.tol)
         # one E-step of every item at the final parameters: the posteriors agree with them,
         # and the free energy becomes the objective itself (never lower: F <= objective)

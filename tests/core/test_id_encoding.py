@@ -155,7 +155,8 @@ def test_whole_fit_is_the_same_as_before():
 
 _prefixes = st.sampled_from(["t", "", "task_", "T", "é", "a b", "t0x", "\x00", "w"])
 _numbers = st.one_of(st.integers(0, 300), st.integers(0, 10**19), st.integers(-3, 3))
-_forms = st.sampled_from(["{}", "{}", "{}", "0{}", "+{}", " {}", "{} ", "{}x", "{:,}"])
+_forms = st.sampled_from(["{}", "{}", "{}", "0{}", "+{}", " {}", "{} ", "{}x", "{:,}",
+                          "0x{:X}", "x{:X}", "0b{:b}", "{:e}"])  # pyarrow reads 0x.. as hex
 
 
 @settings(max_examples=60, deadline=None)
@@ -200,6 +201,13 @@ def test_numbered_ids_take_the_numbered_path_and_agree_with_hashing():
         assert got[0].dtype == want[0].dtype
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
+    # pyarrow parses "0xF" as 15: "txA" (prefix t) must not become "t10", nor "0xF4240" 1000000
+    for ids in ([f"t{i}" for i in range(100)] + ["txA"],
+                [str(i) for i in range(2500)] + ["0xF4240"]):
+        assert L._arrow_numbered_ids(pa.array(ids)) is None
+        crowd = cl.from_table(np.array(ids, dtype=object), ["w"] * len(ids), [0, 1] * (
+            len(ids) // 2) + [0] * (len(ids) % 2))
+        assert crowd.n_items == len(ids) and ids[-1] in crowd.item_ids.tolist()
     few = pa.array([f"w{v}" for v in rng.integers(0, 10, 5000)])
     sparse = pa.array([f"t{v}" for v in rng.integers(0, 10**12, 5000)])
     assert L._arrow_numbered_ids(few) is None and L._arrow_numbered_ids(sparse) is None

@@ -524,3 +524,50 @@ def test_incremental_is_independent_of_row_order_and_checked():
     for bad in ("yes", 2, None):
         with pytest.raises(ValueError, match="incremental"):
             copy.deepcopy(first).partial_fit(triples(c, new), incremental=bad)
+
+
+def test_incremental_survives_exact_zeros_and_ones():
+    """alpha=0 leaves probabilities of exactly 0 (one-coin accuracies of 1) or 1 + 1e-16
+    (feature probabilities): the counts the incremental updates leave there (about 1e-16)
+    must not make the free energy -inf or NaN (found by review: a -inf in the history, a
+    NaN error)."""
+    from crowdlearn import OneCoinDawidSkene
+
+    item, exp, lab = np.array([3, 0, 1, 3, 2, 2]), np.array([1, 1, 2, 0, 0, 0]), \
+        np.array([1, 0, 1, 1, 1, 0])
+    new = np.isin(np.arange(6), [2, 3, 5])
+    model = OneCoinDawidSkene(n_classes=2).fit(from_triples(
+        item[~new], exp[~new], lab[~new], n_items=6, n_experts=3, n_classes=2))
+    model.partial_fit((item[new], exp[new], lab[new]), incremental=True)
+    assert np.isfinite(model.log_likelihood_history_).all()
+    assert_monotone(model)
+
+    item = np.array([0, 1, 2, 3, 4, 5, 2, 2, 0, 5, 0, 2])
+    exp = np.array([0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0])
+    lab = np.array([0, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0])
+    X, old = np.ones((6, 1), int), item < 5
+    model = DawidSkene(n_classes=2).fit(from_triples(
+        item[old], exp[old], lab[old], n_items=5, n_experts=2, n_classes=2), X=X[:5])
+    model.partial_fit(from_triples(item[~old], exp[~old], lab[~old], n_items=6, n_experts=2,
+                                   n_classes=2), X[5:], incremental=True)
+    assert np.isfinite(model.log_likelihood_history_).all()
+    assert_monotone(model)
+
+
+@pytest.mark.parametrize("accelerate", [False, True])
+def test_incremental_calls_the_callback_and_runs_plain_em(accelerate):
+    """The model's callback sees every incremental E-step and can stop the run, as in a
+    fit; SQUAREM (accelerate=True) is not used: its extrapolated steps would move the
+    kept counts."""
+    c = crowd(24, n_items=300)
+    new = split(c, 0.1, 24)
+    seen = []
+    model = DawidSkene(accelerate=accelerate).fit(triples(c, ~new))
+    model.set_params(callback=lambda state: seen.append(state.objective) or None)
+    model.partial_fit(triples(c, new), incremental=True)
+    assert len(seen) == model.n_iter_ + 1 and seen == list(model.log_likelihood_history_[:-1])
+    assert_monotone(model)
+    stopped = DawidSkene(accelerate=accelerate).fit(triples(c, ~new))
+    stopped.set_params(callback=lambda state: True)
+    stopped.partial_fit(triples(c, new), incremental=True)
+    assert stopped.n_iter_ == 0

@@ -4,12 +4,14 @@ Two pieces, both pure functions of a fitted model's arrays:
 
 * :func:`merge_crowds` -- the labels a model was fitted on plus a batch of new label rows,
   as one :class:`~crowdlearn.CrowdLabels` (by identifier when the model was fitted on a
-  table, by index otherwise), refusing a new class or labels that cannot be matched;
+  table, by index otherwise; a new class comes after the fitted ones), refusing labels
+  that cannot be matched;
 * :func:`start_on` -- the fitted parameters carried over onto another crowd's workers:
   a worker seen in the fit keeps their confusion matrix, a new worker starts from the
   label-weighted mean of the fitted ones (so their first labels count as those of an
-  average worker), and the class prior is kept. New items need no start: EM's first
-  E-step gives their posterior under these parameters.
+  average worker), and the class prior is kept (:func:`add_classes` makes room for a new
+  class). New items need no start: EM's first E-step gives their posterior under these
+  parameters.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import numpy as np
 from crowdlearn.labels import CrowdLabels, _from_dataframe, _is_dataframe, as_crowd_labels, \
     from_table
 
-__all__ = ["merge_crowds", "start_on", "gold_on", "features_on", "item_positions"]
+__all__ = ["merge_crowds", "start_on", "add_classes", "gold_on", "features_on",
+           "item_positions"]
 
 NO_IDS = ("the model was fitted on labels without identifiers (indices, a matrix or "
           "triples) but the new labels come with identifiers (a DataFrame or from_table); "
@@ -34,20 +37,11 @@ def _has_ids(crowd: CrowdLabels) -> bool:
     return any(getattr(crowd, a) is not None for a in ("item_ids", "expert_ids", "class_ids"))
 
 
-def _new_class_error(have, K: int) -> ValueError:
-    return ValueError(f"the new labels use class {have} but the model was fitted with "
-                      f"n_classes={K} (classes 0 to {K - 1}); a class the model has not "
-                      f"seen cannot be added by partial_fit: fit again, with n_classes "
-                      f"set to the number of classes")
-
-
 def _read_indexed(batch, K: int) -> CrowdLabels:
-    """A batch of index-coded labels read with the model's ``K`` classes."""
+    """A batch of index-coded labels, with the model's ``K`` classes or more (a label ``K``
+    or above is a new class, see :func:`add_classes`)."""
     if isinstance(batch, CrowdLabels):
-        crowd = as_crowd_labels(batch)
-        if crowd.n_classes > K:
-            raise _new_class_error(int(crowd.label.max()), K)
-        return crowd
+        return as_crowd_labels(batch)
     try:
         return as_crowd_labels(batch, n_classes=K)
     except ValueError as exc:
@@ -56,28 +50,61 @@ def _read_indexed(batch, K: int) -> CrowdLabels:
         except ValueError:
             raise exc from None
         if alone.n_classes > K:
-            raise _new_class_error(int(alone.label.max()), K) from None
+            return alone
         raise
+
+
+def _with_new_classes(classes: np.ndarray, values) -> np.ndarray | None:
+    """``classes`` followed by the values not among them (sorted), or None when there is
+    none or they are not of the classes' type (``'1'`` is never the class ``1``)."""
+    from crowdlearn.labels import _ids_kind, _kinds_match
+
+    known = set(classes.tolist())
+    try:
+        extra = sorted({v for v in np.asarray(values, dtype=object).tolist()} - known)
+    except TypeError:  # values that cannot be ordered together
+        return None
+    if not extra or not _kinds_match(_ids_kind(np.asarray(extra, dtype=object)),
+                                     _ids_kind(classes)):
+        return None
+    return np.asarray(classes.tolist() + extra, dtype=object)
+
+
+def _frame_onto(batch, classes: np.ndarray):
+    """A DataFrame batch read onto the fitted classes, or onto them followed by the new
+    ones its ``label`` column brings; ``(crowd, classes)``."""
+    try:
+        return _from_dataframe(batch, classes=classes), classes
+    except ValueError:
+        if "label" not in list(batch.columns) or batch["label"].isna().any():
+            raise
+        union = _with_new_classes(classes, batch["label"].unique())
+        if union is None:
+            raise
+        return _from_dataframe(batch, classes=union), union
 
 
 def _merge_by_ids(fitted: CrowdLabels, batch) -> CrowdLabels:
     """Fitted labels with identifiers plus a batch, re-encoded by identifier (sorted, as
-    ``fit`` would encode the union); the classes stay the fitted ones."""
+    ``fit`` would encode the union); the fitted classes keep their indices and a new
+    class comes after them."""
     classes = fitted.class_ids
     new = as_crowd_labels(batch) if not _is_dataframe(batch) else None
     if new is not None and not _has_ids(new):
         raise ValueError(NEED_IDS)
     try:
         if new is None:
-            new = _from_dataframe(batch, classes=classes)
+            new, classes = _frame_onto(batch, classes)
+        elif new.class_ids is not None:
+            union = _with_new_classes(classes, new.class_ids)
+            classes = classes if union is None else union
         old_t, new_t = fitted.to_table(), new.to_table()
         merged = from_table(*(np.concatenate([np.asarray(a, dtype=object),
                                               np.asarray(b, dtype=object)])
                               for a, b in zip(old_t, new_t)), classes=classes)
     except ValueError as exc:
-        raise ValueError(f"the new labels do not match the fitted model's identifiers "
-                         f"(a class the model has not seen cannot be added by "
-                         f"partial_fit): {exc}") from None
+        raise ValueError(f"the new labels do not match the fitted model's identifiers: "
+                         f"{exc}") from None
     if getattr(fitted, "_from_frame", False) is True:
         object.__setattr__(merged, "_from_frame", True)
     return merged
@@ -86,11 +113,11 @@ def _merge_by_ids(fitted: CrowdLabels, batch) -> CrowdLabels:
 def merge_crowds(fitted: CrowdLabels, batch) -> CrowdLabels:
     """The labels ``fitted`` (a model's training labels) followed by the rows of ``batch``.
 
-    Index-coded labels keep their indices (items and workers beyond the fitted ranges are
-    new); labels with identifiers are matched by identifier and the union re-encoded in
-    sorted order. The classes are the fitted ones: a label outside them is a
-    ``ValueError``, and so is a batch that cannot be matched (identifiers on one side
-    only, identifiers of another type).
+    Index-coded labels keep their indices (items, workers and classes beyond the fitted
+    ranges are new); labels with identifiers are matched by identifier and the union
+    re-encoded in sorted order, except the classes: the fitted ones keep their indices and
+    a new one comes after them. A batch that cannot be matched (identifiers on one side
+    only, identifiers of another type) is a ``ValueError``.
     """
     if batch is None:
         raise ValueError("labels is None: pass the new labels (a DataFrame, CrowdLabels, "
@@ -107,7 +134,8 @@ def merge_crowds(fitted: CrowdLabels, batch) -> CrowdLabels:
                              np.concatenate([fitted.expert, new.expert]),
                              np.concatenate([fitted.label, new.label]),
                              max(fitted.n_items, new.n_items),
-                             max(fitted.n_experts, new.n_experts), fitted.n_classes)
+                             max(fitted.n_experts, new.n_experts),
+                             max(fitted.n_classes, new.n_classes))
         if new.n_labels == 0:
             raise ValueError("the new labels hold no label at all")
     return merged
@@ -175,8 +203,43 @@ def start_on(model, crowd: CrowdLabels, params):
     if (mean <= 0).any():
         mean = 0.999 * mean + 0.001 / K
     confusion = np.where((src >= 0)[:, None, None], old[np.maximum(src, 0)], mean)
-    return params._replace(class_prior=np.array(params.class_prior, dtype=float),
-                           confusion=confusion)
+    params = params._replace(class_prior=np.array(params.class_prior, dtype=float),
+                             confusion=confusion)
+    if crowd.n_classes > K:
+        params = add_classes(params, crowd, one_coin=getattr(model, "_ONE_COIN", False))
+    return params
+
+
+def add_classes(params, crowd: CrowdLabels, *, one_coin: bool = False):
+    """``params`` (``K`` classes) extended to ``crowd``'s ``K' > K`` classes, the new ones
+    last: each new class takes the share of the labels that name it from the class prior
+    (the others scaled down); a worker's row for a new true class gives the right label
+    with the worker's expected accuracy under the fitted prior and spreads the rest; the
+    fitted rows give each new label 0.1% (shared among them); a new class's feature
+    probabilities are the prior-weighted mean of the fitted ones. With ``one_coin`` every
+    worker keeps their accuracy, spread over ``K' - 1`` wrong labels."""
+    from crowdlearn.aggregation._common import _one_coin_matrices
+
+    prior, conf = params.class_prior, params.confusion
+    J, K, _ = conf.shape
+    K2 = crowd.n_classes
+    share = np.bincount(crowd.label, minlength=K2)[K:] / max(crowd.n_labels, 1)
+    class_prior = np.concatenate([prior * (1.0 - share.sum()), share])
+    accuracy = np.einsum("n,rnn->r", prior, conf)
+    if one_coin:
+        confusion = _one_coin_matrices(conf[:, 0, 0], K2)
+    else:
+        eps = 1e-3
+        confusion = np.empty((J, K2, K2))
+        confusion[:, :K, :K] = (1.0 - eps) * conf
+        confusion[:, :K, K:] = eps / (K2 - K)
+        confusion[:, K:, :] = ((1.0 - accuracy) / (K2 - 1))[:, None, None]
+        idx = np.arange(K, K2)
+        confusion[:, idx, idx] = accuracy[:, None]
+    phi = params.feature_prob
+    if phi is not None:
+        phi = np.vstack([phi, np.repeat((prior @ phi)[None], K2 - K, axis=0)])
+    return params._replace(class_prior=class_prior, confusion=confusion, feature_prob=phi)
 
 
 def gold_on(model, crowd: CrowdLabels):

@@ -636,9 +636,8 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         Raises
         ------
         ValueError
-            If a label is a class the model was not fitted with (refit with ``n_classes``),
-            the labels have identifiers and the fit had none or the other way round, a new
-            item has no features in ``X``, or the model was fitted on a dask DataFrame.
+            For a new class when ``n_classes`` or ``confusion_prior`` fixes the classes (else
+            it is added last), ids on one side only, a new item without features in ``X``.
 
         Notes
         -----
@@ -669,16 +668,32 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         True
         """
         if _is_dask_frame(labels):
-            raise ValueError("partial_fit does not read a dask DataFrame; pass the new "
-                             "labels as a pandas DataFrame")
+            raise ValueError("partial_fit reads no dask DataFrame: pass a pandas DataFrame")
         if not hasattr(self, "confusion_"):
             return self.fit(labels, X)
         self._check_can_continue()
         incremental = check_bool(incremental, "incremental")
         crowd = merge_crowds(self._train_crowd, labels)
+        self._check_new_classes(crowd)
         data = self._data_from(crowd, self._features_on(crowd, X), gold_on(self, crowd))
         return self._continue_incremental(data, self._train_crowd.n_labels) \
             if incremental else self._continue(data)
+
+    def _check_new_classes(self, crowd: CrowdLabels) -> None:
+        """``ValueError`` when ``crowd`` has classes the model was not fitted with and the
+        model's settings fix its classes (``n_classes``, ``confusion_prior``)."""
+        K = self.n_classes_
+        if crowd.n_classes <= K:
+            return
+        new = list(range(K, crowd.n_classes)) if crowd.class_ids is None \
+            else crowd.class_ids[K:].tolist()
+        fixed = ("n_classes" if self.n_classes is not None else
+                 "confusion_prior" if self.confusion_prior is not None else None)
+        if fixed:
+            raise ValueError(f"the new labels bring the class(es) {new[:5]}, but this model's "
+                             f"{fixed} fixes its {K} classes: partial_fit can add a class "
+                             f"only to a model built with n_classes=None and no "
+                             f"confusion_prior; fit again on all the labels")
 
     def _continue_incremental(self, data: _Data, n_old_labels: int):
         """Incremental EM (:mod:`crowdlearn.aggregation._incremental`) on ``data``, whose
@@ -686,8 +701,8 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         new item) are re-estimated, the others keep their fitted posteriors."""
         crowd = data.crowd
         src = item_positions(self, crowd)
-        q = np.zeros((crowd.n_items, crowd.n_classes))
-        q[src >= 0] = self.posterior_[src[src >= 0]]
+        q = np.zeros((crowd.n_items, crowd.n_classes))  # a new class: 0 until re-estimated
+        q[src >= 0, :self.n_classes_] = self.posterior_[src[src >= 0]]
         rows = np.union1d(crowd.item[n_old_labels:], np.flatnonzero(src < 0))
         steps = IncrementalSteps(self, data, q, rows)
         # only the touched items have labels by new workers or new labels at all: the

@@ -183,6 +183,9 @@ class OneCoinDawidSkene(DawidSkene):
     True
     """
 
+    _ONE_COIN = True  # partial_fit keeps each worker's one accuracy when adding a class
+
+
     # -- EM pieces ---------------------------------------------------------------------------
     def _log_prior_term(self, params: DawidSkeneParams, prior=None) -> float:
         """The objective's prior term; ``prior`` is ``(right, wrong)`` pseudo-counts per

@@ -169,16 +169,42 @@ def test_a_new_worker_starts_from_the_mean_confusion():
     np.testing.assert_allclose(start.class_prior, model.class_prior_)
 
 
-def test_a_new_class_is_refused():
+@pytest.mark.parametrize("Model", MODELS)
+@pytest.mark.parametrize("incremental", [False, True])
+def test_a_new_class_is_added_after_the_fitted_ones(Model, incremental):
+    """Items of a third class arrive after a fit that saw two: partial_fit adds the class
+    (index 2), EM's objective never decreases, and the result is as accurate as a fit of
+    all the labels (to 0.5 points; the full partial_fit reaches its objective)."""
+    sim = simulate_crowd(900, one_coin_confusion([0.9, 0.8, 0.75, 0.7, 0.85, 0.6], 3),
+                         missing=0.2, random_state=3)
+    c = sim.labels
+    first = (sim.truth[c.item] < 2) & (c.label < 2)
+    model = Model().fit(triples(c, first))
+    assert model.n_classes_ == 2
+    model.partial_fit(triples(c, ~first), incremental=incremental)
+    fresh = Model().fit(c)
+    assert model.n_classes_ == 3 and model.confusion_.shape[1:] == (3, 3)
+    assert_monotone(model)
+    assert (model.predict() == sim.truth).mean() >= (fresh.predict() == sim.truth).mean() - 0.005
+    if not incremental:
+        assert model.objective_ >= fresh.objective_ - 1e-4 * abs(fresh.objective_)
+    if Model is OneCoinDawidSkene:  # still one accuracy per worker, spread over 2 wrong labels
+        conf = model.confusion_
+        np.testing.assert_allclose(conf[:, 0, 1], (1 - conf[:, 0, 0]) / 2, atol=1e-12)
+
+
+def test_a_new_class_is_refused_when_the_settings_fix_the_classes():
     c = crowd(7)
+    for kw in ({"n_classes": 3}, {"confusion_prior": np.ones((3, 3))}):
+        model = DawidSkene(**kw).fit(c)
+        with pytest.raises(ValueError, match="class\\(es\\) \\[3\\].*fixes its 3 classes"):
+            model.partial_fit(([0], [0], [3]))
+        n_iter = model.n_iter_
+        model.partial_fit(([0], [0], [2]))  # a known class is fine; the refusal changed nothing
+        assert model.n_items_ == c.n_items and model.n_classes_ == 3 and n_iter >= 0
     model = DawidSkene().fit(c)
-    with pytest.raises(ValueError, match="class 3 but the model was fitted with n_classes=3"):
-        model.partial_fit(([0], [0], [3]))
-    with pytest.raises(ValueError, match="n_classes=3"):
-        model.partial_fit(np.array([[3, -1]]))
-    n_iter = model.n_iter_
-    model.partial_fit(([0], [0], [2]))  # a known class is fine; the refusals changed nothing
-    assert model.n_items_ == c.n_items and n_iter >= 0
+    model.partial_fit(np.array([[3, -1]]))  # a matrix row: item 0, worker 0, class 3
+    assert model.n_classes_ == 4 and model.class_prior_.shape == (4,)
 
 
 def test_tables_are_matched_by_identifier():
@@ -202,8 +228,12 @@ def test_tables_are_matched_by_identifier():
     # a batch of one class, of known tasks and workers, is read onto the fitted classes
     model.partial_fit(df.iloc[:3].assign(label="emu"))
     assert model.n_items_ == fresh.n_items_
-    with pytest.raises(ValueError, match="class the model has not seen"):
-        model.partial_fit(df.iloc[:2].assign(label="yak"))
+    # a new class comes after the fitted ones (its index does not move theirs)
+    grown = copy.deepcopy(model).partial_fit(df.iloc[:2].assign(label="aardvark"))
+    assert grown.class_ids_.tolist() == ["cat", "dog", "emu", "aardvark"]
+    assert grown.probas_.columns.tolist() == ["cat", "dog", "emu", "aardvark"]
+    with pytest.raises(ValueError, match="are of type int but the known label"):
+        copy.deepcopy(model).partial_fit(df.iloc[:2].assign(label=7))
     with pytest.raises(ValueError, match="without identifiers|have none"):
         model.partial_fit((np.array([0]), np.array([0]), np.array([1])))
     with pytest.raises(ValueError, match="mix types"):
@@ -224,7 +254,7 @@ def test_bad_input_is_refused_with_a_clear_message():
     warm = DawidSkene(warm_start=True).fit(c)
     with pytest.raises(ValueError, match="classes"):
         warm.fit(from_triples(c.item, c.expert, c.label, n_classes=4))
-    with pytest.raises(ValueError, match="n_classes=3"):
+    with pytest.raises(ValueError, match="n_classes fixes its 3 classes"):
         DawidSkene(n_classes=3).fit(c).partial_fit(from_triples([0], [0], [3]))
     X = np.random.default_rng(0).integers(0, 2, size=(c.n_items, 4))
     with pytest.raises(ValueError, match="features"):

@@ -4,8 +4,8 @@ Two pieces, both pure functions of a fitted model's arrays:
 
 * :func:`merge_crowds` -- the labels a model was fitted on plus a batch of new label rows,
   as one :class:`~crowdlearn.CrowdLabels` (by identifier when the model was fitted on a
-  table, by index otherwise; a new class comes after the fitted ones), refusing labels
-  that cannot be matched;
+  table, by index otherwise; a new class where a fit would put it), refusing labels that
+  cannot be matched;
 * :func:`start_on` -- the fitted parameters carried over onto another crowd's workers:
   a worker seen in the fit keeps their confusion matrix, a new worker starts from the
   label-weighted mean of the fitted ones (so their first labels count as those of an
@@ -21,8 +21,8 @@ import numpy as np
 from crowdlearn.labels import CrowdLabels, _from_dataframe, _is_dataframe, as_crowd_labels, \
     from_table
 
-__all__ = ["merge_crowds", "start_on", "add_classes", "gold_on", "features_on",
-           "item_positions"]
+__all__ = ["merge_crowds", "start_on", "add_classes", "class_positions", "gold_on",
+           "features_on", "item_positions"]
 
 NO_IDS = ("the model was fitted on labels without identifiers (indices, a matrix or "
           "triples) but the new labels come with identifiers (a DataFrame or from_table); "
@@ -47,27 +47,47 @@ def _read_indexed(batch, K: int) -> CrowdLabels:
     except ValueError as exc:
         try:  # read without the model's K: a label K or above is a new class
             alone = as_crowd_labels(batch)
-        except ValueError:
-            raise exc from None
+        except ValueError as other:  # e.g. too many classes: that, not "< n_classes"
+            raise (other if "n_classes" in str(exc) else exc) from None
         if alone.n_classes > K:
             return alone
         raise
 
 
 def _with_new_classes(classes: np.ndarray, values) -> np.ndarray | None:
-    """``classes`` followed by the values not among them (sorted), or None when there is
-    none or they are not of the classes' type (``'1'`` is never the class ``1``)."""
-    from crowdlearn.labels import _ids_kind, _kinds_match
+    """The fitted ``classes`` with the values not among them: in sorted order when the
+    fitted ones are sorted (as ``fit`` orders them), else after them; None when there is no
+    new value. ``ValueError`` for a new value of another type (``'1'`` is never the class
+    ``1``, nor ``2.0`` a new class among integers)."""
+    from crowdlearn.labels import _ids_kind
 
     known = set(classes.tolist())
     try:
         extra = sorted({v for v in np.asarray(values, dtype=object).tolist()} - known)
-    except TypeError:  # values that cannot be ordered together
+    except TypeError:  # values that cannot be ordered together: the reader refuses them
         return None
-    if not extra or not _kinds_match(_ids_kind(np.asarray(extra, dtype=object)),
-                                     _ids_kind(classes)):
+    if not extra:
         return None
-    return np.asarray(classes.tolist() + extra, dtype=object)
+    kind, fitted = _ids_kind(np.asarray(extra, dtype=object)), _ids_kind(classes)
+    if kind != fitted:
+        raise ValueError(f"the new labels bring the class(es) {extra[:5]} of type {kind}, but "
+                         f"the fitted classes {classes.tolist()[:5]} are of type {fitted}; "
+                         f"give the labels in the fitted type")
+    union = classes.tolist() + extra
+    if classes.tolist() == sorted(classes.tolist()):
+        union = sorted(union)
+    return np.asarray(union, dtype=object)
+
+
+def class_positions(model, crowd: CrowdLabels) -> np.ndarray:
+    """For each class the model was fitted with, its index among ``crowd``'s classes (a
+    merged crowd keeps them all; a new class may come between them, see
+    :func:`_with_new_classes`)."""
+    K = model.n_classes_
+    if model.class_ids_ is None or crowd.class_ids is None:
+        return np.arange(K)
+    where = {v: j for j, v in enumerate(crowd.class_ids.tolist())}
+    return np.array([where[v] for v in model.class_ids_.tolist()], dtype=np.intp)
 
 
 def _frame_onto(batch, classes: np.ndarray):
@@ -115,9 +135,10 @@ def merge_crowds(fitted: CrowdLabels, batch) -> CrowdLabels:
 
     Index-coded labels keep their indices (items, workers and classes beyond the fitted
     ranges are new); labels with identifiers are matched by identifier and the union
-    re-encoded in sorted order, except the classes: the fitted ones keep their indices and
-    a new one comes after them. A batch that cannot be matched (identifiers on one side
-    only, identifiers of another type) is a ``ValueError``.
+    re-encoded in sorted order (a new class among sorted fitted ones too, after them when
+    the fit was given another order: :func:`class_positions`). A batch that cannot be
+    matched (identifiers on one side only, identifiers of another type) is a
+    ``ValueError``.
     """
     if batch is None:
         raise ValueError("labels is None: pass the new labels (a DataFrame, CrowdLabels, "
@@ -206,24 +227,29 @@ def start_on(model, crowd: CrowdLabels, params):
     params = params._replace(class_prior=np.array(params.class_prior, dtype=float),
                              confusion=confusion)
     if crowd.n_classes > K:
-        params = add_classes(params, crowd, one_coin=getattr(model, "_ONE_COIN", False))
+        params = add_classes(params, crowd, class_positions(model, crowd),
+                             one_coin=getattr(model, "_ONE_COIN", False))
     return params
 
 
-def add_classes(params, crowd: CrowdLabels, *, one_coin: bool = False):
-    """``params`` (``K`` classes) extended to ``crowd``'s ``K' > K`` classes, the new ones
-    last: each new class takes the share of the labels that name it from the class prior
-    (the others scaled down); a worker's row for a new true class gives the right label
-    with the worker's expected accuracy under the fitted prior and spreads the rest; the
-    fitted rows give each new label 0.1% (shared among them); a new class's feature
-    probabilities are the prior-weighted mean of the fitted ones. With ``one_coin`` every
-    worker keeps their accuracy, spread over ``K' - 1`` wrong labels."""
+def add_classes(params, crowd: CrowdLabels, positions: np.ndarray, *, one_coin: bool = False):
+    """``params`` (``K`` classes) extended to ``crowd``'s ``K' > K`` classes, the fitted
+    class ``k`` becoming class ``positions[k]``: each new class takes its (Laplace-smoothed)
+    share of the labels from the class prior (the others scaled down); a worker's row for
+    a new true class gives the right label with the worker's expected accuracy under the
+    fitted prior and spreads the rest; the fitted rows give the new labels 0.1% between
+    them; a new class's feature probabilities are the prior-weighted mean of the fitted
+    ones. With ``one_coin`` every worker keeps their accuracy, spread over ``K' - 1``
+    wrong labels."""
     from crowdlearn.aggregation._common import _one_coin_matrices
 
     prior, conf = params.class_prior, params.confusion
     J, K, _ = conf.shape
     K2 = crowd.n_classes
-    share = np.bincount(crowd.label, minlength=K2)[K:] / max(crowd.n_labels, 1)
+    new = np.setdiff1d(np.arange(K2), positions)  # the new classes' indices in crowd
+    src = np.empty(K2, dtype=np.intp)  # crowd's class j is class src[j] of the extension
+    src[positions], src[new] = np.arange(K), K + np.arange(new.size)
+    share = (np.bincount(crowd.label, minlength=K2)[new] + 1.0) / (crowd.n_labels + K2)
     class_prior = np.concatenate([prior * (1.0 - share.sum()), share])
     accuracy = np.einsum("n,rnn->r", prior, conf)
     if one_coin:
@@ -238,8 +264,9 @@ def add_classes(params, crowd: CrowdLabels, *, one_coin: bool = False):
         confusion[:, idx, idx] = accuracy[:, None]
     phi = params.feature_prob
     if phi is not None:
-        phi = np.vstack([phi, np.repeat((prior @ phi)[None], K2 - K, axis=0)])
-    return params._replace(class_prior=class_prior, confusion=confusion, feature_prob=phi)
+        phi = np.vstack([phi, np.repeat((prior @ phi)[None], K2 - K, axis=0)])[src]
+    return params._replace(class_prior=class_prior[src],
+                           confusion=confusion[:, src][:, :, src], feature_prob=phi)
 
 
 def gold_on(model, crowd: CrowdLabels):
@@ -251,7 +278,9 @@ def gold_on(model, crowd: CrowdLabels):
     src = _positions(model.item_ids_, crowd.item_ids, model.n_items_, crowd.n_items)
     out = np.full(crowd.n_items, -1, dtype=np.intp)
     known = src >= 0
-    out[known] = np.asarray(gold)[src[known]]
+    fitted = np.asarray(gold)[src[known]]  # fitted class indices, moved where a new class
+    out[known] = np.where(fitted >= 0, class_positions(model, crowd)[np.maximum(fitted, 0)],
+                          -1)                                         # came before them
     return out if (out >= 0).any() else None
 
 

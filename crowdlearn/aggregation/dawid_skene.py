@@ -20,8 +20,8 @@ from crowdlearn.labels import CrowdLabels, _is_dataframe, _reindex_onto, as_crow
 from crowdlearn.aggregation._common import (_Data, _flat_indices,  # noqa: F401
                                             _ids_or_range, _new_crowd, _read_gold,
                                             _softmax_last, _softmax_rows_inplace)
-from crowdlearn.aggregation._warm import (check_same_classes, features_on, gold_on,
-                                          item_positions, merge_crowds, start_on)
+from crowdlearn.aggregation._warm import (check_same_classes, class_positions, features_on,
+                                          gold_on, item_positions, merge_crowds, start_on)
 from crowdlearn.aggregation._incremental import IncrementalSteps
 from crowdlearn.aggregation._ds_kernel import (align_with_vote, confusion_m_step, count_table,
                                                feature_m_step, log_joint, log_prior_density,
@@ -637,7 +637,7 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         ------
         ValueError
             For a new class when ``n_classes`` or ``confusion_prior`` fixes the classes (else
-            it is added last), ids on one side only, a new item without features in ``X``.
+            it is added, sorted), ids on one side only, a new item without features in X.
 
         Notes
         -----
@@ -685,8 +685,9 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         K = self.n_classes_
         if crowd.n_classes <= K:
             return
-        new = list(range(K, crowd.n_classes)) if crowd.class_ids is None \
-            else crowd.class_ids[K:].tolist()
+        labels = np.unique(crowd.label)
+        new = np.setdiff1d(labels, class_positions(self, crowd))
+        new = new.tolist() if crowd.class_ids is None else crowd.class_ids[new].tolist()
         fixed = ("n_classes" if self.n_classes is not None else
                  "confusion_prior" if self.confusion_prior is not None else None)
         if fixed:
@@ -702,7 +703,7 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         crowd = data.crowd
         src = item_positions(self, crowd)
         q = np.zeros((crowd.n_items, crowd.n_classes))  # a new class: 0 until re-estimated
-        q[src >= 0, :self.n_classes_] = self.posterior_[src[src >= 0]]
+        q[np.ix_(src >= 0, class_positions(self, crowd))] = self.posterior_[src[src >= 0]]
         rows = np.union1d(crowd.item[n_old_labels:], np.flatnonzero(src < 0))
         steps = IncrementalSteps(self, data, q, rows)
         # only the touched items have labels by new workers or new labels at all: the

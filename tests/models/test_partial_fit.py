@@ -228,11 +228,11 @@ def test_tables_are_matched_by_identifier():
     # a batch of one class, of known tasks and workers, is read onto the fitted classes
     model.partial_fit(df.iloc[:3].assign(label="emu"))
     assert model.n_items_ == fresh.n_items_
-    # a new class comes after the fitted ones (its index does not move theirs)
+    # a new class takes its place in sorted order, as a fit of all the labels would put it
     grown = copy.deepcopy(model).partial_fit(df.iloc[:2].assign(label="aardvark"))
-    assert grown.class_ids_.tolist() == ["cat", "dog", "emu", "aardvark"]
-    assert grown.probas_.columns.tolist() == ["cat", "dog", "emu", "aardvark"]
-    with pytest.raises(ValueError, match="are of type int but the known label"):
+    assert grown.class_ids_.tolist() == ["aardvark", "cat", "dog", "emu"]
+    assert grown.probas_.columns.tolist() == ["aardvark", "cat", "dog", "emu"]
+    with pytest.raises(ValueError, match="of type int, but the fitted classes"):
         copy.deepcopy(model).partial_fit(df.iloc[:2].assign(label=7))
     with pytest.raises(ValueError, match="without identifiers|have none"):
         model.partial_fit((np.array([0]), np.array([0]), np.array([1])))
@@ -601,3 +601,50 @@ def test_incremental_calls_the_callback_and_runs_plain_em(accelerate):
     stopped.set_params(callback=lambda state: True)
     stopped.partial_fit(triples(c, new), incremental=True)
     assert stopped.n_iter_ == 0
+
+
+def test_a_grown_model_reads_labels_as_a_fresh_fit_would():
+    """After a class is added that sorts before the fitted ones: the parameters follow the
+    classes' sorted order, so that e_step on freshly read labels reproduces the posterior,
+    a warm-start fit on the same labels is accepted, and known truths keep their class
+    (found by review: the new class used to be appended, and both misread)."""
+    pd = pytest.importorskip("pandas")
+    from crowdlearn import from_table
+    from crowdlearn.aggregation.dawid_skene import e_step
+
+    old = pd.DataFrame({"task": list("aabbcc"), "worker": ["u", "v"] * 3,
+                        "label": ["cat", "cat", "dog", "dog", "cat", "dog"]})
+    new = pd.DataFrame({"task": ["d", "d"], "worker": ["u", "v"], "label": ["ant", "ant"]})
+    for incremental in (False, True):
+        model = DawidSkene(warm_start=True).fit(old, gold={"a": "cat"})
+        model.partial_fit(new, incremental=incremental)
+        assert model.class_ids_.tolist() == ["ant", "cat", "dog"]
+        assert model.gold_.tolist()[0] == 1 and model.labels_["a"] == "cat"
+        both = pd.concat([old, new])
+        q, log_likelihood = e_step(from_table(both.task, both.worker, both.label),
+                                   model.params_)
+        np.testing.assert_allclose(q[1:], model.posterior_[1:], atol=1e-8)  # item 0: gold
+        assert model.labels_["d"] == "ant"
+        model.fit(both)  # a warm start: the same classes in the same order
+        assert model.class_ids_.tolist() == ["ant", "cat", "dog"]
+
+
+def test_a_new_class_with_no_label_and_a_prior_starts_finite():
+    """A batch that skips a class index (fitted 0..1, a label 4: classes 2 and 3 have no
+    label) with alpha > 0: every class gets a positive prior share at the start, so the
+    history starts finite (found by review: -inf); integer and float classes are not
+    mixed."""
+    pd = pytest.importorskip("pandas")
+    item, worker, label = [0, 0, 1, 1, 2, 2, 3, 3], [0, 1, 0, 1, 0, 1, 0, 1], \
+        [0, 0, 1, 1, 0, 1, 1, 1]
+    for Model in MODELS:
+        model = Model(alpha=1.0).fit((item, worker, label)).partial_fit(([4, 4], [0, 1], [4, 4]))
+        assert model.n_classes_ == 5 and np.isfinite(model.log_likelihood_history_).all()
+        assert_monotone(model)
+    df = pd.DataFrame({"task": list("aabbcc"), "worker": ["u", "v"] * 3,
+                       "label": [0, 0, 1, 1, 0, 1]})
+    with pytest.raises(ValueError, match="of type float, but the fitted classes"):
+        DawidSkene().fit(df).partial_fit(pd.DataFrame({"task": ["d", "d"], "worker": ["u", "v"],
+                                                       "label": [2.0, 2.0]}))
+    with pytest.raises(ValueError, match="at most"):  # the size limit, not "< n_classes"
+        DawidSkene().fit((item, worker, label)).partial_fit(([0], [0], [5000]))

@@ -362,13 +362,17 @@ def test_summary_bad_level(replay_crowd):
             result.summary(level=level)
 
 
-def test_replay_with_partial_fit(replay_crowd):
-    """fit='partial' continues EM round by round: same start, valid accuracies, repeatable."""
+@pytest.mark.parametrize("fit", ["partial", "incremental"])
+def test_replay_with_partial_fit(replay_crowd, fit):
+    """fit='partial' (or 'incremental') continues EM round by round: same start, valid
+    accuracies, repeatable; the incremental run's history never decreases."""
     labels, truth = replay_crowd
     kw = dict(n_replays=2, n_rounds=3, per_round=0.25, random_state=2)
-    partial = active.replay_policies(labels, truth, fit="partial", **kw)
+    histories = []
+    partial = active.replay_policies(labels, truth, fit=fit, **kw, callback=lambda *a: (
+        histories.append(a[3].log_likelihood_history_) if a[2] else None))
     refit = active.replay_policies(labels, truth, **kw)
-    again = active.replay_policies(labels, truth, fit="partial", **kw)
+    again = active.replay_policies(labels, truth, fit=fit, **kw)
     for policy in partial.policies:
         acc = partial.accuracy[policy]
         assert acc.shape == (2, 4) and ((0 <= acc) & (acc <= 1)).all()
@@ -376,6 +380,10 @@ def test_replay_with_partial_fit(replay_crowd):
         # round 0 is a fit from scratch either way
         np.testing.assert_array_equal(acc[:, 0], refit.accuracy[policy][:, 0])
         assert partial.n_iter[policy] > 0
+    assert len(histories) == 4 * 2 * 3
+    assert all((np.diff(h) >= -1e-9 * np.abs(h[1:])).all() for h in histories)
+    with pytest.raises(ValueError, match="'refit', 'partial' or 'incremental'"):
+        active.replay_policies(labels, truth, fit="online", **kw)
 
 
 def test_replay_reports_cost_and_calls_back(replay_crowd):

@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_incremental.py                 # 1M and 5M labels
     .venv/bin/python benchmarks/bench_incremental.py --items 20000 --fractions 0.01
+    .venv/bin/python benchmarks/bench_incremental.py --frame        # a DataFrame of string ids
 
 A simulated crowd (``--items`` items, 100 one-coin workers of accuracy 0.45-0.9, 4 classes,
 5 labels per item) is fitted without a random ``fraction`` of its labels; the batch is then
@@ -39,27 +40,39 @@ def best_of(repeats, make):
     return best
 
 
-def run(n_items: int, fraction: float, repeats: int) -> None:
+def run(n_items: int, fraction: float, repeats: int, frame: bool = False) -> None:
     rng = np.random.default_rng(0)
     sim = simulate_crowd(n_items, one_coin_confusion(rng.uniform(0.45, 0.9, 100), 4),
                          labels_per_item=5, random_state=0)
     c = sim.labels
     late = rng.random(c.n_labels) < fraction
-    batch = from_triples(c.item[late], c.expert[late], c.label[late], n_items=c.n_items,
-                         n_experts=c.n_experts, n_classes=c.n_classes)
-    first = DawidSkene().fit((c.item[~late], c.expert[~late], c.label[~late]))
-    touched = np.unique(c.item[late]).size
-    print(f"\n{c.n_labels:,} labels ({n_items:,} items), batch of {late.sum():,} labels "
-          f"({fraction:g}) touching {touched:,} items")
+    if frame:  # a DataFrame of string ids t..., w...: batches are matched by id
+        import pandas as pd
+
+        df = pd.DataFrame({"task": np.char.add("t", c.item.astype(str)).astype(object),
+                           "worker": np.char.add("w", c.expert.astype(str)).astype(object),
+                           "label": c.label})
+        c, batch, first_labels = df, df[late], df[~late]
+        truth = pd.Series(sim.truth, index=[f"t{i}" for i in range(n_items)])
+    else:
+        batch = from_triples(c.item[late], c.expert[late], c.label[late], n_items=c.n_items,
+                             n_experts=c.n_experts, n_classes=c.n_classes)
+        first_labels = (c.item[~late], c.expert[~late], c.label[~late])
+        truth = sim.truth
+    first = DawidSkene().fit(first_labels)
+    touched = np.unique(sim.labels.item[late]).size
+    print(f"\n{late.size:,} labels ({n_items:,} items{', a DataFrame' if frame else ''}), "
+          f"batch of {late.sum():,} labels ({fraction:g}) touching {touched:,} items")
     ways = {"refit": lambda: DawidSkene().fit(c),
             "partial_fit": lambda: copy.deepcopy(first).partial_fit(batch),
             "incremental": lambda: copy.deepcopy(first).partial_fit(batch, incremental=True)}
     results = {name: best_of(repeats, make) for name, make in ways.items()}
     ref = results["refit"][1].objective_
     for name, (spent, model) in results.items():
+        predicted = model.labels_.reindex(truth.index).to_numpy() if frame else model.predict()
         print(f"    {name:12s} {spent:7.3f} s CPU  {model.n_iter_:4d} iterations  objective "
               f"- refit's {model.objective_ - ref:+10.3f}  accuracy "
-              f"{(model.predict() == sim.truth).mean():.4f}")
+              f"{(predicted == np.asarray(truth)).mean():.4f}")
 
 
 def main(argv=None) -> None:
@@ -67,13 +80,15 @@ def main(argv=None) -> None:
     parser.add_argument("--items", type=int, nargs="+", default=[200_000, 1_000_000])
     parser.add_argument("--fractions", type=float, nargs="+", default=[0.001, 0.01, 0.1])
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--frame", action="store_true",
+                        help="labels as a DataFrame of string ids (matched by id)")
     args = parser.parse_args(argv)
     print(f"crowdlearn {crowdlearn.__version__}, {os.cpu_count()} cores, load average "
           f"{os.getloadavg()[0]:.2f}")
     warnings.simplefilter("ignore", ConvergenceWarning)
     for n_items in args.items:
         for fraction in args.fractions:
-            run(n_items, fraction, args.repeats)
+            run(n_items, fraction, args.repeats, args.frame)
 
 
 if __name__ == "__main__":

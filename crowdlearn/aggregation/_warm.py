@@ -104,6 +104,46 @@ def _frame_onto(batch, classes: np.ndarray):
         return _from_dataframe(batch, classes=union), union
 
 
+def _sorted_union(old: np.ndarray, new: np.ndarray):
+    """``(union, where_old, where_new)`` of two sorted arrays of distinct ids: the new ids
+    are inserted where they sort (no full sort of the fitted ones, usually many more)."""
+    at = np.minimum(np.searchsorted(old, new), old.size - 1)
+    extra = new[old[at] != new]
+    wide = old.astype(np.result_type(old.dtype, new.dtype), copy=False)  # 'U5' + 'U9': 'U9'
+    union = np.insert(wide, np.searchsorted(old, extra), extra)
+    where_old = np.arange(old.size) + np.searchsorted(extra, old)
+    return union, where_old, np.searchsorted(union, new)
+
+
+def _merge_codes(fitted: CrowdLabels, new: CrowdLabels, classes) -> CrowdLabels | None:
+    """What :func:`from_table` gives on the two tables concatenated, from their codes:
+    the sorted union of each kind of id, the codes moved onto it (no id is read again);
+    None unless both crowds' task and worker ids are plain arrays of one kind."""
+    from crowdlearn.labels import _id_array
+
+    parts = []
+    for old_ids, new_ids in ((fitted.item_ids, new.item_ids),
+                             (fitted.expert_ids, new.expert_ids)):
+        if old_ids is None or new_ids is None or object in (old_ids.dtype, new_ids.dtype) \
+                or old_ids.dtype.kind != new_ids.dtype.kind or old_ids.dtype.kind not in "iUb":
+            return None
+        parts.append(_sorted_union(old_ids, new_ids))
+    if fitted.class_ids is None or new.class_ids is None:
+        return None
+    classes, _ = _id_array(np.asarray(classes, dtype=object), "classes")
+    where = {v: k for k, v in enumerate(classes.tolist())}
+    try:
+        to_class = [np.array([where[v] for v in ids.tolist()], dtype=np.intp)
+                    for ids in (fitted.class_ids, new.class_ids)]
+    except KeyError:  # a label that is not a class: from_table refuses it with its reason
+        return None
+    (items, old_i, new_i), (experts, old_e, new_e) = parts
+    return CrowdLabels(np.concatenate([old_i[fitted.item], new_i[new.item]]),
+                       np.concatenate([old_e[fitted.expert], new_e[new.expert]]),
+                       np.concatenate([to_class[0][fitted.label], to_class[1][new.label]]),
+                       items.size, experts.size, classes.size, items, experts, classes)
+
+
 def _merge_by_ids(fitted: CrowdLabels, batch) -> CrowdLabels:
     """Fitted labels with identifiers plus a batch, re-encoded by identifier (sorted, as
     ``fit`` would encode the union); the fitted classes keep their indices and a new
@@ -118,10 +158,12 @@ def _merge_by_ids(fitted: CrowdLabels, batch) -> CrowdLabels:
         elif new.class_ids is not None:
             union = _with_new_classes(classes, new.class_ids)
             classes = classes if union is None else union
-        old_t, new_t = fitted.to_table(), new.to_table()
-        merged = from_table(*(np.concatenate([np.asarray(a, dtype=object),
-                                              np.asarray(b, dtype=object)])
-                              for a, b in zip(old_t, new_t)), classes=classes)
+        merged = _merge_codes(fitted, new, classes)
+        if merged is None:  # ids of other types: re-read as one table, which decides
+            old_t, new_t = fitted.to_table(), new.to_table()
+            merged = from_table(*(np.concatenate([np.asarray(a, dtype=object),
+                                                  np.asarray(b, dtype=object)])
+                                  for a, b in zip(old_t, new_t)), classes=classes)
     except ValueError as exc:
         raise ValueError(f"the new labels do not match the fitted model's identifiers: "
                          f"{exc}") from None

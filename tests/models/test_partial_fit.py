@@ -648,3 +648,50 @@ def test_a_new_class_with_no_label_and_a_prior_starts_finite():
                                                        "label": [2.0, 2.0]}))
     with pytest.raises(ValueError, match="at most"):  # the size limit, not "< n_classes"
         DawidSkene().fit((item, worker, label)).partial_fit(([0], [0], [5000]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_merging_by_codes_is_reading_the_two_tables_as_one(seed):
+    """partial_fit merges a batch into the fitted labels from their codes (the sorted union
+    of the ids, the codes moved onto it), which must give exactly what from_table gives on
+    the two tables concatenated: the same codes, ids and dtypes, for string and integer
+    ids, new and known tasks and workers, and new classes."""
+    pd = pytest.importorskip("pandas")
+    from crowdlearn import from_table
+    from crowdlearn.aggregation import _warm
+
+    rng = np.random.default_rng(seed)
+    n = 300
+    as_str = seed % 2 == 0
+    task = rng.integers(0, 80, n)
+    worker = rng.integers(0, 12, n)
+    label = rng.integers(0, 4, n)
+    frame = pd.DataFrame({"task": [f"t{v}" for v in task] if as_str else task * 7,
+                          "worker": [f"w{v:02d}" for v in worker] if as_str else worker - 5,
+                          "label": np.array(["ant", "cat", "dog", "emu"])[label]})
+    old = (label < 3) & (rng.random(n) < 0.8)
+    with warnings.catch_warnings():  # random labels: only the fitted crowd matters here
+        warnings.simplefilter("ignore")
+        fitted = DawidSkene(max_iter=3).fit(frame[old])._train_crowd
+    merged = _warm.merge_crowds(fitted, frame[~old])
+    both = pd.concat([frame[old], frame[~old]])
+    expected = from_table(both.task, both.worker, both.label,
+                          classes=merged.class_ids)  # the classes' order is partial_fit's
+    for name in ("item", "expert", "label", "item_ids", "expert_ids", "class_ids"):
+        got, want = getattr(merged, name), getattr(expected, name)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
+    assert sorted(merged.class_ids.tolist()) == merged.class_ids.tolist()
+
+
+def test_merging_keeps_longer_new_ids_whole():
+    """Fitted ids of 2 characters, new ones of 9: the union is wide enough for both (a
+    narrower array would cut the new ids and merge them silently)."""
+    pd = pytest.importorskip("pandas")
+    old = pd.DataFrame({"task": ["a1", "a1", "b2", "b2"], "worker": ["u", "v"] * 2,
+                        "label": [0, 0, 1, 1]})
+    new = pd.DataFrame({"task": ["a1-second", "a1-third"], "worker": ["uuuuuuuuu", "u"],
+                        "label": [0, 1]})
+    model = DawidSkene().fit(old).partial_fit(new)
+    assert model.item_ids_.tolist() == ["a1", "a1-second", "a1-third", "b2"]
+    assert model.expert_ids_.tolist() == ["u", "uuuuuuuuu", "v"]
+    assert model.labels_.index.tolist() == ["a1", "a1-second", "a1-third", "b2"]

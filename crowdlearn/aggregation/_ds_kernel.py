@@ -21,8 +21,8 @@ from crowdlearn.aggregation._common import _one_coin_matrices as one_coin_matric
 from crowdlearn.features.naive_bayes import bernoulli_log_likelihood
 
 __all__ = ["log_joint", "count_table", "split_counts", "confusion_m_step",
-           "one_coin_m_step", "feature_m_step", "majority_start", "align_with_vote",
-           "log_prior_density", "one_coin_matrices"]
+           "one_coin_m_step", "feature_m_step", "feature_probs", "majority_start",
+           "align_with_vote", "log_prior_density", "one_coin_matrices"]
 
 
 def log_joint(votes, params, X=None) -> np.ndarray:
@@ -113,11 +113,17 @@ def feature_m_step(q: np.ndarray, X: np.ndarray, class_counts: np.ndarray,
                    alpha: float) -> np.ndarray:
     """The feature probabilities ``(q^T X + alpha) / (class_counts + 2 alpha)`` (0.5 for a
     class with no count)."""
+    return feature_probs(q.T @ X, class_counts, alpha)
+
+
+def feature_probs(feature_counts: np.ndarray, class_counts: np.ndarray,
+                  alpha: float) -> np.ndarray:
+    """:func:`feature_m_step` from the expected feature counts ``q^T X``, shape ``(K, f)``
+    (incremental EM keeps them up to date instead of recomputing ``q^T X``)."""
     a = float(alpha)
-    fcount = q.T @ X + a
     fdenom = (class_counts + 2 * a)[:, None]
     fempty = fdenom <= 0
-    return np.where(fempty, 0.5, fcount / np.where(fempty, 1.0, fdenom))
+    return np.where(fempty, 0.5, (feature_counts + a) / np.where(fempty, 1.0, fdenom))
 
 
 def majority_start(votes, n_experts: int, K: int, X=None) -> np.ndarray:

@@ -17,7 +17,7 @@ import numpy as np
 from scipy.special import entr
 
 from crowdlearn.aggregation._common import _Data, _softmax_rows_inplace
-from crowdlearn.aggregation._ds_kernel import count_table, log_joint, log_table
+from crowdlearn.aggregation._ds_kernel import count_table, feature_probs, log_joint, log_table
 
 __all__ = ["IncrementalSteps"]
 
@@ -71,10 +71,7 @@ class IncrementalSteps:
         params = model._params_from_counts(self.counts, data.crowd.n_experts, data.prior)
         if self.feature_counts is None:
             return params
-        a = float(model.alpha)
-        denom = (self.counts[-1] + 2 * a)[:, None]
-        phi = np.where(denom <= 0, 0.5, (self.feature_counts + a) / np.where(denom <= 0, 1.0,
-                                                                            denom))
+        phi = feature_probs(self.feature_counts, self.counts[-1], model.alpha)
         return params._replace(feature_prob=np.clip(phi, 0.0, 1.0))
 
     def free_energy(self, params) -> float:

@@ -83,11 +83,7 @@ def class_positions(model, crowd: CrowdLabels) -> np.ndarray:
     """For each class the model was fitted with, its index among ``crowd``'s classes (a
     merged crowd keeps them all; a new class may come between them, see
     :func:`_with_new_classes`)."""
-    K = model.n_classes_
-    if model.class_ids_ is None or crowd.class_ids is None:
-        return np.arange(K)
-    where = {v: j for j, v in enumerate(crowd.class_ids.tolist())}
-    return np.array([where[v] for v in model.class_ids_.tolist()], dtype=np.intp)
+    return _positions(crowd.class_ids, model.class_ids_, crowd.n_classes, model.n_classes_)
 
 
 def _frame_onto(batch, classes: np.ndarray):
@@ -206,28 +202,27 @@ def merge_crowds(fitted: CrowdLabels, batch) -> CrowdLabels:
 
 def _positions(old_ids, new_ids, n_old: int, n_new: int) -> np.ndarray:
     """For every index of the new crowd, the fitted index with the same identifier (by
-    index when neither side has identifiers), -1 for one not fitted."""
+    index when neither side has identifiers), -1 for one not fitted: one ``searchsorted``
+    when both are sorted identifiers of one plain type (as fitted and merged crowds' ids
+    are), else a lookup per identifier."""
     if (old_ids is None) != (new_ids is None):
         raise ValueError(NEED_IDS if new_ids is None else NO_IDS)
     if old_ids is None:
         src = np.arange(n_new)
         src[src >= n_old] = -1
         return src
+    if old_ids.dtype != object and old_ids.dtype.kind == new_ids.dtype.kind and \
+            old_ids.size and (old_ids[1:] > old_ids[:-1]).all() and \
+            (new_ids[1:] > new_ids[:-1]).all():
+        at = np.minimum(np.searchsorted(old_ids, new_ids), old_ids.size - 1)
+        return np.where(old_ids[at] == new_ids, at, -1).astype(np.intp)
     where = {v: k for k, v in enumerate(old_ids.tolist())}
     return np.array([where.get(v, -1) for v in new_ids.tolist()], dtype=np.intp)
 
 
 def item_positions(model, crowd: CrowdLabels) -> np.ndarray:
-    """:func:`_positions` of ``crowd``'s items among the fitted ones (-1 for a new item),
-    by one ``searchsorted`` when both are sorted identifiers of one type (as the model's
-    and a merged crowd's are), else by :func:`_positions`."""
-    old, new = model.item_ids_, crowd.item_ids
-    if old is not None and new is not None and old.dtype != object and \
-            old.dtype.kind == new.dtype.kind and old.size and \
-            (old[1:] > old[:-1]).all() and (new[1:] > new[:-1]).all():
-        at = np.minimum(np.searchsorted(old, new), old.size - 1)
-        return np.where(old[at] == new, at, -1).astype(np.intp)
-    return _positions(old, new, model.n_items_, crowd.n_items)
+    """:func:`_positions` of ``crowd``'s items among the fitted model's (-1 for a new one)."""
+    return _positions(model.item_ids_, crowd.item_ids, model.n_items_, crowd.n_items)
 
 
 def check_same_classes(model, crowd: CrowdLabels) -> None:
@@ -317,7 +312,7 @@ def gold_on(model, crowd: CrowdLabels):
     gold = getattr(model, "gold_", None)
     if gold is None:
         return None
-    src = _positions(model.item_ids_, crowd.item_ids, model.n_items_, crowd.n_items)
+    src = item_positions(model, crowd)
     out = np.full(crowd.n_items, -1, dtype=np.intp)
     known = src >= 0
     fitted = np.asarray(gold)[src[known]]  # fitted class indices, moved where a new class
@@ -375,7 +370,7 @@ def features_on(model, crowd: CrowdLabels, X) -> np.ndarray:
 
     old_X = model._train_X
     n_features = old_X.shape[1]
-    src = _positions(model.item_ids_, crowd.item_ids, model.n_items_, crowd.n_items)
+    src = item_positions(model, crowd)
     out = np.empty((crowd.n_items, n_features), dtype=old_X.dtype)
     out[src >= 0] = old_X[src[src >= 0]]
     new = np.flatnonzero(src < 0)

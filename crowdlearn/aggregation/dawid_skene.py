@@ -11,7 +11,7 @@ import numpy as np
 from scipy.special import expit
 
 from crowdlearn._base import (EMEstimator, posterior_or_refuse, user_stacklevel,
-                              warn_if_not_converged)
+                              warn_if_flat, warn_if_not_converged)
 from crowdlearn._validation import (as_float_array, check_binary_matrix, check_bool,
                                      check_em_params, check_scalar)
 from crowdlearn.frames import ClassPrior, IdResults, features_by_task, refuse_gold_as_features
@@ -49,6 +49,18 @@ def _is_tuple_input(labels) -> bool:
 
 # Pseudo-counts beyond this (a trillion imagined labels) overflow the objective's sums of
 # count x log-probability towards -inf; nobody means them, so they are refused.
+# partial_fit's refit="auto" fits from the vote again once the labels have grown by this
+# factor since the last start from the vote (a few refits per doubling, amortised)
+REFIT_GROWTH = 2.0
+
+
+def _reissue(caught: list) -> None:
+    """Warn again the warnings ``caught`` by ``warnings.catch_warnings(record=True)``, at
+    the places they were first raised (the user's filters apply)."""
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
 MAX_PSEUDO_COUNT = 1e12
 
 
@@ -225,6 +237,10 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         SQUAREM cycle moved a posterior probability by more than 0.05 while the objective
         rose by at most ``tol`` (a ``DegenerateFitWarning`` says so too; see
         :func:`~crowdlearn.run_em`). Always False without ``accelerate``.
+    refit_checked_ : bool
+        True after ``fit`` from the default start, and after a :meth:`partial_fit` that
+        compared its result with such a fit of all the labels (keeping the better);
+        False when the fitted state was not checked against one (see ``refit``).
     n_experts_, n_classes_, n_items_ : int
     n_features_in_ : int
         Number of features (0 when fitted without ``X``).
@@ -593,13 +609,17 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
             return fit_dask(self, labels)
         if self.warm_start and self._fitted_in_memory():
             self._fit_warm(labels, X, gold)
+            self.refit_checked_ = False
         else:
             self._fit(labels, X, gold=gold)
+            self.refit_checked_ = True  # this is the fit from the default start
+            if self._fitted_in_memory():
+                self._labels_at_refit = self._train_crowd.n_labels
         # what partial_fit matches a DataFrame of new features' columns to
         self._x_columns = list(X.columns) if _is_dataframe(X) else None
         return self
 
-    def partial_fit(self, labels, X=None, *, incremental=False):
+    def partial_fit(self, labels, X=None, *, incremental=False, refit="auto"):
         r"""Add new labels to those the model was fitted on and continue EM from the fitted
         parameters (instead of refitting from the majority vote).
 
@@ -628,10 +648,23 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
             objective), then, after one E-step of every item, the objective. It ends
             near, not on, a full run's optimum; worth it for a batch small against the
             crowd (``benchmarks/README.md``).
+        refit : 'auto', True or False, default 'auto'
+            Whether to compare the result with a fit of all the labels from the default
+            start (the vote and ``n_init`` runs, as ``fit`` makes) and keep the one with
+            the higher objective. A run continued from fitted parameters stays in their
+            basin, which can be a worse optimum than the refit's (often, when the first
+            batch was small). ``'auto'`` compares once the labels have grown by a factor
+            ``REFIT_GROWTH`` (2) since the last start from the vote, so a stream pays a
+            few refits per doubling of its labels; ``True`` compares now (e.g. on the
+            last batch), ``False`` never. ``refit_checked_`` says whether it was done.
 
         Returns
         -------
         self
+            With ``refit_checked_``: True when this call compared its result with the
+            refit, so that ``objective_`` is at least the refit's; False when it did not
+            check, and the continued run may end in a worse optimum than a refit
+            (``bench_partial_fit.py`` measures how often). ``fit`` sets it to True.
 
         Raises
         ------
@@ -645,9 +678,8 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         label-weighted mean of the fitted ones; the class prior (and feature
         probabilities) are kept; gold items stay clamped. ``n_iter_``, ``converged_``,
         ``log_likelihood_history_`` (never decreasing) and ``objective_`` describe the one
-        EM run made. Unfitted, this is ``fit(labels, X)``. The run stays in the basin of
-        the fitted parameters: from a fit on one or two labels per item it may reach a
-        higher objective but a lower accuracy than a refit (``bench_next_label.py``).
+        EM run made (or the refit's, when it is kept). Unfitted, this is
+        ``fit(labels, X)``. Warnings (e.g. not converged) are those of the run kept.
 
         Examples
         --------
@@ -669,15 +701,49 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         """
         if _is_dask_frame(labels):
             raise ValueError("partial_fit reads no dask DataFrame: pass a pandas DataFrame")
+        if not isinstance(incremental, (bool, np.bool_)):
+            raise ValueError(f"incremental must be True or False, got {incremental!r}")
+        if not (refit == "auto" or isinstance(refit, (bool, np.bool_))):
+            raise ValueError(f"refit must be 'auto', True or False, got {refit!r}")
         if not hasattr(self, "confusion_"):
             return self.fit(labels, X)
         self._check_can_continue()
-        incremental = check_bool(incremental, "incremental")
         crowd = merge_crowds(self._train_crowd, labels)
         self._check_new_classes(crowd)
         data = self._data_from(crowd, self._features_on(crowd, X), gold_on(self, crowd))
-        return self._continue_incremental(data, self._train_crowd.n_labels) \
-            if incremental else self._continue(data)
+        n_old = self._train_crowd.n_labels
+        since = getattr(self, "_labels_at_refit", n_old)
+        check = bool(refit) if refit != "auto" else crowd.n_labels >= REFIT_GROWTH * since
+        with warnings.catch_warnings(record=True) as warm_warnings:
+            warnings.simplefilter("always")
+            if incremental:
+                self._continue_incremental(data, n_old)
+            else:
+                self._continue(data)
+        if check:
+            warm_warnings = self._keep_better_of_refit(data, warm_warnings)
+        _reissue(warm_warnings)
+        self.refit_checked_ = check
+        return self
+
+    def _keep_better_of_refit(self, data: _Data, warm_warnings: list) -> list:
+        """Fit ``data`` from the default start (the vote, and ``n_init`` runs as ``fit``
+        makes), keep it if its objective beats the continued run's (just fitted), and
+        return the warnings of the run kept."""
+        continued = dict(vars(self))
+        with warnings.catch_warnings(record=True) as refit_warnings:
+            warnings.simplefilter("always")
+            result = self._run_engine(data)
+            warn_if_not_converged(result, type(self).__name__, self.max_iter, self.tol)
+            warn_if_flat(result, type(self).__name__)
+            self._set_fitted(data, result)
+        kept = refit_warnings
+        if continued["objective_"] >= self.objective_:  # ties: the continued run stays
+            vars(self).clear()
+            vars(self).update(continued)
+            kept = warm_warnings
+        self._labels_at_refit = data.crowd.n_labels
+        return kept
 
     def _check_new_classes(self, crowd: CrowdLabels) -> None:
         """``ValueError`` when ``crowd`` has classes the model was not fitted with and the
@@ -713,7 +779,12 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
                                      start_on(self, crowd, self._params))
         # plain EM (SQUAREM's extrapolated steps would move the kept counts), with the
         # model's callback and progress bar as in any fit
-        result = self._run_engine(data, init=lambda restart: start, e_step=steps.e_step,
+        e_step = steps.e_step
+        if self.callback is not None:  # steps.e_step updates one array: the callback gets
+            def e_step(params):        # a copy of it at every step
+                q, free = steps.e_step(params)
+                return q.copy(), free
+        result = self._run_engine(data, init=lambda restart: start, e_step=e_step,
                                   m_step=lambda q, *_: steps.m_step(q), n_runs=1,
                                   accelerate=False)
         warn_if_not_converged(result, type(self).__name__, self.max_iter, self.tol)

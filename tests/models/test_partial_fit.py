@@ -695,3 +695,138 @@ def test_merging_keeps_longer_new_ids_whole():
     assert model.item_ids_.tolist() == ["a1", "a1-second", "a1-third", "b2"]
     assert model.expert_ids_.tolist() == ["u", "uuuuuuuuu", "v"]
     assert model.labels_.index.tolist() == ["a1", "a1-second", "a1-third", "b2"]
+
+
+# -- never behind a refit (issue 40) ------------------------------------------------------------
+def hard_crowd(seed):
+    """A crowd on which a fit of its first 1% of labels often leads a continued run into a
+    worse optimum than a fit of all the labels (sparse: 70% of the labels missing)."""
+    rng = np.random.default_rng(seed)
+    sim = simulate_crowd(300, one_coin_confusion(rng.uniform(0.5, 0.9, size=8), 3),
+                         missing=0.7, random_state=seed)
+    return sim.labels
+
+
+def stream(c, n_batches=20, seed=0):
+    """Label masks: a first batch of 1% of the labels, then ``n_batches`` geometric ones."""
+    order = np.random.default_rng(seed).permutation(c.n_labels)
+    cuts = np.unique(np.r_[0, np.geomspace(max(3, c.n_labels // 100), c.n_labels,
+                                           n_batches + 1).astype(int)])
+    return [order[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+def sub(c, rows):
+    return c.item[rows], c.expert[rows], c.label[rows]
+
+
+@pytest.mark.parametrize("Model", MODELS)
+@pytest.mark.parametrize("incremental", [False, True])
+def test_a_checked_stream_ends_no_lower_than_a_refit(Model, incremental):
+    behind = 0
+    for seed in range(6):
+        c = hard_crowd(seed)
+        batches = stream(c)
+        model = Model().fit(sub(c, batches[0]))
+        for rows in batches[1:-1]:
+            model.partial_fit(sub(c, rows), incremental=incremental)
+        model.partial_fit(sub(c, batches[-1]), incremental=incremental, refit=True)
+        fresh = Model().fit(c)
+        assert model.refit_checked_ is True
+        assert model.objective_ >= fresh.objective_ - 1e-6 * abs(fresh.objective_)
+        assert_monotone(model)
+        np.testing.assert_allclose(model.posterior_.sum(axis=1), 1.0)
+        unchecked = Model().fit(sub(c, batches[0]))
+        for rows in batches[1:]:
+            unchecked.partial_fit(sub(c, rows), incremental=incremental, refit=False)
+        behind += unchecked.objective_ < fresh.objective_ - 1e-6 * abs(fresh.objective_)
+    if Model is DawidSkene:  # the check is not idle: unchecked streams do end behind
+        assert behind >= 1
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_auto_refits_when_the_labels_have_doubled(Model):
+    c = crowd(3, n_items=400)
+    order = np.random.default_rng(0).permutation(c.n_labels)
+    n = c.n_labels
+    model = Model().fit(sub(c, order[:n // 8]))
+    assert model.refit_checked_ is True
+    seen, last_refit, checked = n // 8, n // 8, []
+    for a, b in [(n // 8, n // 6), (n // 6, n // 4), (n // 4, n // 3), (n // 3, n // 2 + 1),
+                 (n // 2 + 1, n)]:
+        model.partial_fit(sub(c, order[a:b]))
+        seen = b
+        due = seen >= 2 * last_refit
+        assert model.refit_checked_ is due
+        if due:
+            last_refit = seen
+        checked.append(due)
+    assert any(checked) and not all(checked)
+
+
+def test_a_refit_that_wins_replaces_the_continued_run():
+    # a first batch of 1% of a hard crowd: the continued run ends in a worse optimum and
+    # refit=True must hand back the refit's parameters and posteriors exactly
+    for seed in range(10):
+        c = hard_crowd(seed)
+        batches = stream(c, n_batches=2)
+        warm = DawidSkene().fit(sub(c, batches[0]))
+        warm.partial_fit(sub(c, np.concatenate(batches[1:])), refit=False)
+        fresh = DawidSkene().fit(sub(c, np.arange(c.n_labels)))  # the items labelled
+        if warm.objective_ < fresh.objective_ - 1e-6 * abs(fresh.objective_):
+            break
+    else:
+        pytest.fail("no crowd on which the continued run ends behind the refit")
+    model = DawidSkene().fit(sub(c, batches[0]))
+    model.partial_fit(sub(c, np.concatenate(batches[1:])), refit=True)
+    assert model.objective_ >= fresh.objective_ - 1e-9 * abs(fresh.objective_)
+    np.testing.assert_allclose(model.posterior_, fresh.posterior_, atol=1e-6)
+    np.testing.assert_allclose(model.confusion_, fresh.confusion_, atol=1e-6)
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_a_stream_with_new_items_workers_and_classes_can_be_checked(Model):
+    c = crowd(5, n_items=300, n_classes=4)
+    first = (c.label < 3) & (c.expert < 4)  # classes 0-2 and four workers first
+    model = Model().fit(sub(c, np.flatnonzero(first)))
+    rest = np.flatnonzero(~first)
+    for rows in np.array_split(rest, 20)[:-1]:
+        model.partial_fit(sub(c, rows))
+    model.partial_fit(sub(c, np.array_split(rest, 20)[-1]), refit=True)
+    fresh = Model().fit(c)
+    assert model.n_classes_ == 4 and model.n_experts_ == c.n_experts
+    assert model.objective_ >= fresh.objective_ - 1e-6 * abs(fresh.objective_)
+
+
+@pytest.mark.parametrize("value", [1, 0, "yes", None, 1.0])
+def test_flags_are_booleans(value):
+    c = crowd(0, n_items=100)
+    model = DawidSkene().fit(c)
+    with pytest.raises(ValueError, match="incremental must be True or False"):
+        model.partial_fit(triples(c, c.item < 5), incremental=value)
+    with pytest.raises(ValueError, match="refit must be 'auto', True or False"):
+        model.partial_fit(triples(c, c.item < 5), refit=value)
+
+
+def test_an_incremental_callback_gets_a_copy_at_every_step():
+    c = crowd(2, n_items=300)
+    new = split(c, 0.2)
+    states = []
+    model = DawidSkene(callback=lambda state: states.append(state.posterior)).fit(
+        triples(c, ~new))
+    states.clear()
+    model.partial_fit(triples(c, new), incremental=True, refit=False)
+    assert len(states) >= 2
+    assert len({id(q) for q in states}) == len(states)
+    assert not np.array_equal(states[0], states[-1])
+
+
+def test_warnings_are_those_of_the_run_kept():
+    c = hard_crowd(1)
+    batches = stream(c, n_batches=2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = DawidSkene(max_iter=2).fit(sub(c, batches[0]))
+        caught.clear()
+        model.partial_fit(sub(c, np.concatenate(batches[1:])), refit=True)
+    names = [type(w.message).__name__ for w in caught]
+    assert names.count("ConvergenceWarning") == 1, names

@@ -17,6 +17,12 @@ import pytest
 
 from support import BOOK, ROOT
 
+# the book build's cell time limit (_config.yml): a guard against a hang, set so that a machine
+# many times slower than the one the book is written on still runs every cell
+CELL_TIMEOUT = int(next(line.split(":")[1].split("#")[0] for line in
+                        (ROOT / "_config.yml").read_text().splitlines()
+                        if line.strip().startswith("timeout:")))
+
 EXECUTED = ROOT / "_build" / "jupyter_execute"
 PACKAGE = ROOT / "crowdlearn"
 
@@ -66,7 +72,7 @@ def test_chapter_executes(path: Path):
     if nb is None:
         where = "this test's execution"
         nb = source
-        client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=600,
+        client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=CELL_TIMEOUT,
                                          resources={"metadata": {"path": str(path.parent)}})
         client.execute()
     code_cells = [cell for cell in nb.cells if cell.cell_type == "code"]

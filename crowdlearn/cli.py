@@ -16,19 +16,29 @@ pandas infers. Results are given by the original ids: the labels file has one ro
 one column per class, the skills file one row per worker (``skill``).
 
 Errors in the input (a missing file or column, an empty file, a missing label, an unknown
-model...) print one line on stderr and exit with status 2. The command line needs pandas
-(``pip install 'crowdlearn[pandas]'``).
+model...) print one line on stderr and exit with status 2. Every argument is checked before
+anything is computed or written: an input must be a regular file (not a folder, a device
+such as ``/dev/null`` or a pipe) that is not empty, whose header names at most
+:data:`MAX_COLUMNS` columns and no column twice; an output must not be a folder, must be
+writable in an existing folder, and must not be the same file as another output or as an
+input. Labels must be single values (a parquet column of lists is refused). When stdout
+is closed early (``crowdlearn aggregate answers.csv | head``) the command stops quietly
+with exit status 141 (128 + SIGPIPE, as a shell reports a command killed by a closed pipe),
+without a message. The command line needs pandas (``pip install 'crowdlearn[pandas]'``).
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import csv
 import inspect
+import os
 import sys
 import warnings
 from pathlib import Path
 
-__all__ = ["main", "MODELS"]
+__all__ = ["main", "MODELS", "MAX_COLUMNS"]
 
 MODELS = {
     "mv": "MajorityVote",
@@ -48,6 +58,13 @@ SETTINGS = {"mace-vb": {"method": "vb"}}
 
 _PARQUET = (".parquet", ".pq")
 _TSV = (".tsv", ".tab")
+
+MAX_COLUMNS = 10_000
+"""Most columns an input file's header may name: a file of labels needs three, and pandas
+would take minutes over a million; checked on the header alone, before the file is read."""
+
+BROKEN_PIPE_STATUS = 141
+"""The exit status when stdout is closed before the labels are written (128 + SIGPIPE)."""
 
 
 class CLIError(Exception):
@@ -124,6 +141,67 @@ def _need_pyarrow(path: Path) -> None:
         raise CLIError(f"{path}: parquet files need pyarrow: pip install pyarrow") from None
 
 
+def _check_input_file(path) -> Path:
+    """``path`` as a Path if it is a regular, non-empty file; else a :class:`CLIError`
+    saying what it is (missing, a folder, a device or pipe, empty)."""
+    path = Path(path)
+    if not path.exists():
+        raise CLIError(f"{path}: no such file")
+    if path.is_dir():
+        raise CLIError(f"{path}: is a directory, not a file of rows")
+    if not path.is_file():
+        raise CLIError(f"{path}: is not a regular file (a device, a pipe or a socket); save "
+                       f"the rows to a file first")
+    if path.stat().st_size == 0:
+        raise CLIError(f"{path}: the file is empty")
+    return path
+
+
+def _csv_header(path: Path, sep: str) -> list:
+    """The column names of a CSV/TSV file's first line, read alone (and refused as soon as
+    it holds more than :data:`MAX_COLUMNS` separators, before it is read to its end)."""
+    chunks, n_sep, size = [], 0, 0
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        while True:
+            chunk = f.readline(2 ** 16)
+            chunks.append(chunk)
+            n_sep, size = n_sep + chunk.count(sep), size + len(chunk)
+            if n_sep >= MAX_COLUMNS:
+                raise CLIError(f"{path}: the header has more than {MAX_COLUMNS:,} columns; a "
+                               f"file of labels needs three (task, worker, label)")
+            if size > 2 ** 24:
+                raise CLIError(f"{path}: the first line is longer than 16 MiB: not a header "
+                               f"of column names")
+            if not chunk or chunk.endswith(("\n", "\r")):
+                break
+    return next(csv.reader(["".join(chunks)], delimiter=sep), [])
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file whose header names more than :data:`MAX_COLUMNS` columns, or a column
+    twice (pandas would read the first and rename the other ``label.1``)."""
+    suffix = path.suffix.lower()
+    try:
+        if suffix in _PARQUET:
+            _need_pyarrow(path)
+            import pyarrow.parquet as pq
+
+            names = list(pq.read_schema(path).names)
+        else:
+            names = _csv_header(path, "\t" if suffix in _TSV else ",")
+    except (OSError, ValueError, csv.Error) as exc:  # UnicodeDecodeError, ArrowInvalid
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise CLIError(f"{path}: cannot be read as {suffix or 'CSV'}: {first}") from None
+    if len(names) > MAX_COLUMNS:
+        raise CLIError(f"{path}: the header has {len(names):,} columns, more than "
+                       f"{MAX_COLUMNS:,}; a file of labels needs three (task, worker, label)")
+    twice = [n for n, k in collections.Counter(names).items() if k > 1 and n != ""]
+    if twice:
+        raise CLIError(f"{path}: the header names the column(s) "
+                       f"{', '.join(map(repr, twice[:5]))} more than once; which one is "
+                       f"meant is ambiguous: rename or drop the others")
+
+
 def read_table(path, id_columns=()):
     """Read a CSV, TSV or parquet file into a DataFrame, by its extension.
 
@@ -136,13 +214,15 @@ def read_table(path, id_columns=()):
     Returns
     -------
     pandas.DataFrame
-        The file's rows; a file that is missing, empty or unreadable (or parquet without
-        pyarrow) is a ``CLIError`` that says so.
+        The file's rows. A ``CLIError`` says what is wrong with a file that is missing, a
+        folder, not a regular file (a device such as ``/dev/null``, a pipe), empty,
+        unreadable, or parquet without pyarrow, and with a header that names a column
+        twice or more than :data:`MAX_COLUMNS` columns (checked on the header line alone,
+        before the file is read).
     """
     pd = _pandas()
-    path = Path(path)
-    if not path.is_file():
-        raise CLIError(f"{path}: no such file")
+    path = _check_input_file(path)
+    _check_header(path)
     suffix = path.suffix.lower()
     try:
         if suffix in _PARQUET:
@@ -233,7 +313,11 @@ def _read_answers(args):
         pd = _pandas()
         given = pd.Series([c.strip() for c in args.classes.split(",")])
         classes = _as_type(given, label.dtype, "--classes").tolist()
-    crowd = from_dataframe(frame, task=cols[0], worker=cols[1], label=cols[2], classes=classes)
+    try:
+        crowd = from_dataframe(frame, task=cols[0], worker=cols[1], label=cols[2],
+                               classes=classes)
+    except ValueError as exc:  # what is wrong with the rows: say in which file
+        raise CLIError(f"{args.answers}: {exc}") from None
     return crowd, label
 
 
@@ -297,19 +381,73 @@ def _fit(args, crowd, gold):
 
 
 # -- the outputs -------------------------------------------------------------------------------
+def _check_output(option: str, path) -> None:
+    """Refuse an output that is a folder, in a folder that does not exist or cannot be
+    written, or not writable itself; parquet needs pyarrow."""
+    path = Path(path)
+    if path.is_dir():
+        raise CLIError(f"--{option} {path}: is a directory; give a file name")
+    folder = path.resolve().parent
+    if not folder.is_dir():
+        raise CLIError(f"--{option} {path}: the folder {path.parent} does not exist")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise CLIError(f"--{option} {path}: the file is not writable")
+    if not path.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        raise CLIError(f"--{option} {path}: cannot write in the folder {path.parent}")
+    if path.suffix.lower() in _PARQUET:
+        _need_pyarrow(path)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name the same regular file (or one that does not exist yet):
+    the same path once resolved, or a hard link. Devices such as /dev/null may repeat."""
+    if a.exists() and not a.is_file():
+        return False
+    if a.resolve() == b.resolve():
+        return True
+    return a.exists() and b.exists() and os.path.samefile(a, b)
+
+
+def _check_paths(args) -> None:
+    """Every input and output checked before anything is read, computed or written."""
+    inputs = [("the answers file", args.answers)] + \
+        ([("--gold", args.gold)] if args.gold is not None else [])
+    for _, path in inputs:
+        _check_input_file(path)
+    outputs = [(o, getattr(args, o)) for o in ("out", "probas", "skills")
+               if getattr(args, o) is not None]
+    for option, path in outputs:
+        _check_output(option, path)
+    for k, (option, path) in enumerate(outputs):
+        for other, other_path in outputs[:k]:
+            if _same_file(Path(path), Path(other_path)):
+                raise CLIError(f"--{option} {path} is the same file as --{other} "
+                               f"{other_path}: one would overwrite the other; give each "
+                               f"output its own file")
+        for what, other_path in inputs:
+            if _same_file(Path(path), Path(other_path)):
+                raise CLIError(f"--{option} {path} is the same file as {what} "
+                               f"({other_path}), an input: give the output another name")
+
+
 def _write_outputs(args, model) -> None:
-    """The labels (file or stdout), probabilities and skills, by original id."""
+    """The labels (file or stdout), probabilities and skills, by original id: every table
+    is made before the first one is written."""
     labels = model.labels_
-    write_table(labels.rename(args.label_col).rename_axis(args.task_col).reset_index(),
-                args.out)
+    tables = [(labels.rename(args.label_col).rename_axis(args.task_col).reset_index(),
+               args.out)]
     if args.probas is not None:
         probas = model.probas_
         probas.columns = [str(c) for c in probas.columns]
-        write_table(probas.rename_axis(args.task_col).reset_index(), args.probas)
+        tables.append((probas.rename_axis(args.task_col).reset_index(), args.probas))
     if args.skills is not None:
         skills = model.skills_
-        write_table(skills.rename("skill").rename_axis(args.worker_col).reset_index(),
-                    args.skills)
+        tables.append((skills.rename("skill").rename_axis(args.worker_col).reset_index(),
+                       args.skills))
+    for frame, path in tables:
+        write_table(frame, path)
+    if args.out is None:
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
 
 
 def _report_gold(model, gold: dict, used_in_fit: bool) -> str:
@@ -323,11 +461,8 @@ def _report_gold(model, gold: dict, used_in_fit: bool) -> str:
 
 
 def aggregate(args) -> None:
-    """The ``aggregate`` command: read, fit, write, report."""
-    for option in ("out", "probas", "skills"):  # before a long fit, not after it
-        path = getattr(args, option)
-        if path is not None and not Path(path).resolve().parent.is_dir():
-            raise CLIError(f"--{option} {path}: the folder {Path(path).parent} does not exist")
+    """The ``aggregate`` command: check every path, read, fit, write, report."""
+    _check_paths(args)  # before a long fit, and before anything is written
     crowd, label = _read_answers(args)
     if args.n_classes is not None and args.classes is None and args.n_classes != crowd.n_classes:
         raise CLIError(f"--n-classes {args.n_classes}, but the answers hold {crowd.n_classes} "
@@ -345,6 +480,20 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"crowdlearn: {category.__name__}: {message}", file=sys.stderr)
 
 
+def _detach_stdout() -> None:
+    """Point stdout at /dev/null after a closed pipe, so that Python's flush at exit does
+    not fail on it again (and print "Exception ignored ... BrokenPipeError")."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (e.g. captured)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
 def main(argv=None) -> int:
     """Run the command line.
 
@@ -357,8 +506,9 @@ def main(argv=None) -> int:
     Returns
     -------
     int
-        The exit status: 0, or 2 after a mistake in the command or its input (one line
-        on stderr, no traceback).
+        The exit status: 0; 2 after a mistake in the command or its input (one line on
+        stderr, no traceback); 141 (:data:`BROKEN_PIPE_STATUS`) when stdout was closed
+        before the labels were written (``... | head``), without a message.
     """
     try:
         args = _parser().parse_args(argv)
@@ -366,6 +516,9 @@ def main(argv=None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             aggregate(args)
+    except BrokenPipeError:
+        _detach_stdout()
+        return BROKEN_PIPE_STATUS
     except CLIError as exc:
         print(f"crowdlearn: error: {exc}", file=sys.stderr)
         return 2

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from crowdlearn.labels import CrowdLabels, _encode, _is_dataframe, require_pandas
+from crowdlearn.labels import (CrowdLabels, _encode, _is_dataframe, _refuse_duplicate_columns,
+                               require_pandas)
 
 __all__ = ["IdResults", "ClassPrior", "refuse_gold_as_features", "require_pandas"]
 
@@ -210,6 +211,7 @@ def features_by_task(labels, X):
     if _is_dataframe(labels):
         if "task" not in labels.columns:
             return X  # the labels' own reader says what is missing
+        _refuse_duplicate_columns(labels)
         ids = _encode(labels["task"], "item")[0]  # sorted as from_dataframe sorts them
     elif isinstance(labels, CrowdLabels) and getattr(labels, "_from_frame", False) is True:
         ids = labels.item_ids

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from crowdlearn._limits import check_crowd_size
-from crowdlearn._validation import check_int_array, read_only, refuse_masked
+from crowdlearn._validation import as_float_array, check_int_array, read_only, refuse_masked
 
 __all__ = ["CrowdLabels", "from_triples", "from_dense", "from_table", "from_dataframe",
            "as_crowd_labels"]
@@ -85,6 +85,20 @@ def _size_arg(value, name: str, low: int) -> int:
             low, f"an integer >= {low}")
         raise ValueError(f"{name} must be {what}, got {value!r}")
     return int(value)
+
+
+def _label_weights(weights, n_labels: int) -> np.ndarray:
+    """``weights`` of :meth:`CrowdLabels.vote_counts`: one finite number >= 0 per label."""
+    w = as_float_array(weights, "weights")
+    if w.shape != (n_labels,):
+        raise ValueError(f"weights must hold one number per label, shape ({n_labels},), got "
+                         f"shape {w.shape}")
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"weights must be finite and >= 0, got {w[r]!r} for label {r} "
+                         f"({int(bad.sum())} such weight(s))")
+    return w
 
 
 def _own_index_arrays(obj, fields) -> int:
@@ -213,8 +227,12 @@ class CrowdLabels:
 
         Entry ``[i, n]`` is the number of labels of item :math:`i` that say class
         :math:`n`, :math:`\sum_{r \in R_i} 1\{y^{(i)}_r = n\}`, or with ``weights``
-        (one per label) the sum of their weights.
+        (one finite number >= 0 per label, shape ``(n_labels,)``) the sum of their
+        weights. NaN, infinite or negative weights, or a shape other than
+        ``(n_labels,)``, are a ``ValueError``.
         """
+        if weights is not None:
+            weights = _label_weights(weights, self.n_labels)
         flat = self.item * self.n_classes + self.label
         counts = np.bincount(flat, weights=weights, minlength=self.n_items * self.n_classes)
         return counts.reshape(self.n_items, self.n_classes).astype(float, copy=False)
@@ -422,6 +440,13 @@ def _object_kind(arr: np.ndarray, name: str) -> str:
             kinds.setdefault(_id_kind(v), v)
     if "NoneType" in kinds:
         raise ValueError(f"{name} contains None")
+    containers = kinds.keys() & {"list", "ndarray", "dict"}
+    if containers:
+        kind = containers.pop()
+        raise ValueError(f"{name} identifiers must be scalars (strings, numbers, ...), got "
+                         f"{kind} values such as {kinds[kind]!r:.40}. For several values "
+                         f"per label use a multi-label crowd (MultiLabelDawidSkene); else "
+                         f"make each one a string first")
     unordered = kinds.keys() & {"set", "frozenset"}
     if unordered:
         raise ValueError(f"{name} identifiers are {unordered.pop()}s: sets have no total "
@@ -678,6 +703,7 @@ def _frame_onto(frame, expert_ids, class_ids) -> CrowdLabels:
     missing = [c for c in ("task", "worker", "label") if c not in frame.columns]
     if missing:
         _from_dataframe(frame)  # raises the usual message about the columns
+    _refuse_duplicate_columns(frame)
     return from_table(frame["task"], frame["worker"], frame["label"], classes=class_ids,
                       expert_ids=expert_ids)
 
@@ -744,6 +770,18 @@ def _refuse_dask_frame(data, what: str = "labels") -> None:
                         f"memory")
 
 
+def _refuse_duplicate_columns(df, columns=("task", "worker", "label")) -> None:
+    """``ValueError`` naming every one of ``columns`` that ``df`` holds more than once:
+    which of two ``label`` columns holds the labels cannot be known (pandas would hand
+    out both as a DataFrame)."""
+    names = list(df.columns)
+    dup = [c for c in dict.fromkeys(columns) if names.count(c) > 1]
+    if dup:
+        shown = ", ".join(f"{c!r} ({names.count(c)} times)" for c in dup)
+        raise ValueError(f"the DataFrame has more than one column named {shown}; which one "
+                         f"is meant is ambiguous: drop or rename the others")
+
+
 def _from_dataframe(df, columns=("task", "worker", "label"), classes=None) -> CrowdLabels:
     if getattr(df.columns, "nlevels", 1) != 1:
         raise ValueError("a DataFrame of labels must have flat column names, not a MultiIndex")
@@ -756,9 +794,7 @@ def _from_dataframe(df, columns=("task", "worker", "label"), classes=None) -> Cr
                          f"not read as a DataFrame: pass df.to_numpy() (with -1 for missing) "
                          f"if that is what you have, or name the columns with "
                          f"from_dataframe(df, task=..., worker=..., label=...)")
-    dup = [c for c in columns if names.count(c) > 1]
-    if dup:
-        raise ValueError(f"the DataFrame has more than one column named {dup[0]!r}")
+    _refuse_duplicate_columns(df, columns)
     if len(set(columns)) != 3:
         raise ValueError(f"task, worker and label must be three different columns, got "
                          f"{list(columns)}")

@@ -127,7 +127,8 @@ from crowdlearn._validation import (as_float_array, check_bool, check_int_array,
                                     check_scalar)
 from crowdlearn.aggregation.dawid_skene import DawidSkene
 from crowdlearn.aggregation._common import _Data, _flat_indices, _softmax_rows_inplace
-from crowdlearn.labels import CrowdLabels, _is_dataframe, _reindex_onto, as_crowd_labels
+from crowdlearn.labels import (CrowdLabels, _is_dataframe, _refuse_duplicate_columns,
+                               _reindex_onto, as_crowd_labels)
 from crowdlearn.aggregation.multilabel import MultiCrowdLabels
 from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
 from crowdlearn.aggregation._common import _one_coin_matrices
@@ -226,7 +227,7 @@ def krippendorff_alpha(labels, *, n_classes=None, distance="nominal") -> float:
     0.641
     """
     kind = _check_distance(distance)
-    crowd, values = _alpha_input(labels, n_classes)
+    crowd, values = _alpha_input(labels, n_classes, kind)
     if kind == "nominal" and not isinstance(labels, MultiCrowdLabels):
         return _nominal_alpha(coincidence_matrix(crowd))
     o = coincidence_matrix(crowd)
@@ -277,15 +278,16 @@ def _check_distance(distance) -> str:
                     f"got {type(distance).__name__}")
 
 
-def _alpha_input(labels, n_classes):
+def _alpha_input(labels, n_classes, kind="nominal"):
     """Index-coded labels and the value of each class (an object array: the class ids, the
-    class indices, or frozensets for MultiCrowdLabels)."""
+    class indices, or frozensets for MultiCrowdLabels). With a set distance (``kind``
+    "masi" or "jaccard") a DataFrame's list, tuple or array labels are read as sets."""
     if isinstance(labels, MultiCrowdLabels):
         if n_classes is not None:
             raise ValueError("n_classes is not used with MultiCrowdLabels: the values are the "
                              "sets of targets marked 1")
         return _sets_from_multi(labels)
-    sets = _sets_in_frame(labels)
+    sets = _sets_in_frame(labels, as_sets=kind in ("masi", "jaccard"))
     if sets is not None:
         return sets
     crowd = as_crowd_labels(labels, n_classes=n_classes)
@@ -307,14 +309,19 @@ def _alpha_input(labels, n_classes):
                        crowd.n_experts, merged.shape[0]), merged
 
 
-def _sets_in_frame(labels):
+def _sets_in_frame(labels, as_sets: bool = False):
     """A DataFrame whose labels are sets, read with one class per distinct set (sets do
     not sort -- ``<`` means "subset of" -- so they are not left to the id encoder), and
-    the sets; None for any other input."""
-    if not _is_dataframe(labels) or "label" not in labels.columns \
-            or labels["label"].dtype != object:
+    the sets; None for any other input. With ``as_sets`` lists, tuples and arrays of tags
+    are sets too (a set distance compares them as sets)."""
+    if not _is_dataframe(labels):
+        return None
+    _refuse_duplicate_columns(labels)
+    if "label" not in labels.columns or labels["label"].dtype != object:
         return None
     values = labels["label"].tolist()
+    if as_sets:
+        values = [_as_tag_set(v) for v in values]
     is_set = [isinstance(v, (set, frozenset)) for v in values]
     if not any(is_set):
         return None
@@ -333,6 +340,20 @@ def _sets_in_frame(labels):
     ids = np.concatenate([ids, np.full(crowd.n_classes - ids.size, len(first))])
     return CrowdLabels(crowd.item, crowd.expert, crowd.label, crowd.n_items, crowd.n_experts,
                        crowd.n_classes), distinct[ids]
+
+
+def _as_tag_set(value):
+    """A list, tuple or 1-D array of tags as a frozenset (other values as they are)."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist() if value.ndim == 1 else value
+    if not isinstance(value, (list, tuple)):
+        return value
+    try:
+        return frozenset(value)
+    except TypeError:
+        raise TypeError(f"a set-valued label holds tags that cannot be set members (e.g. "
+                        f"lists): {value!r:.40}; give each label as a frozenset of strings "
+                        f"or numbers") from None
 
 
 def _sets_from_multi(crowd):
@@ -372,6 +393,9 @@ def _distance_matrix(kind, distance, values, n_c) -> np.ndarray:
         return 1.0 - np.eye(K)
     if kind == "interval":
         v = _numeric_values(values, kind)
+        scale = float(np.max(np.abs(v), initial=0.0))
+        if scale > 0:  # alpha does not change with the scale: no overflow near 1e308
+            v = v / scale
         return (v[:, None] - v[None, :]) ** 2
     if kind == "ordinal":
         order = np.argsort(_numeric_values(values, kind), kind="stable")
@@ -680,9 +704,13 @@ def accuracy_on_aggregates(labels, aggregated, *, by=None):
 
     Returns
     -------
-    float, or ndarray / pandas Series
-        In [0, 1]. Per worker or task: NaN where no label was scored; a Series
-        by worker or task id when the labels have ids (a DataFrame).
+    float, or numpy masked array / pandas Series
+        In [0, 1], never NaN. Per worker or task, a worker or task with no label scored
+        (no label at all, or only labels of items without an aggregate) has no
+        accuracy: for labels with ids (a DataFrame) the result is a Series by worker or
+        task id that leaves them out (as crowd-kit's ``groupby`` does); otherwise a
+        masked array with one entry per worker or task index, masked there (its
+        ``mean()`` skips them; ``.filled(np.nan)`` gives NaN there if wanted).
 
     Notes
     -----
@@ -720,8 +748,9 @@ def accuracy_on_aggregates(labels, aggregated, *, by=None):
     index, size = (crowd.expert, crowd.n_experts) if by == "worker" else \
         (crowd.item, crowd.n_items)
     total = np.bincount(index[scored], minlength=size).astype(float)
+    has = total > 0
     rate = np.bincount(index, weights=hit.astype(float), minlength=size)
-    rate = np.where(total > 0, rate / np.where(total > 0, total, 1.0), np.nan)
+    rate = np.where(has, rate / np.where(has, total, 1.0), 0.0)
     if model is None:
         ids = crowd.expert_ids if by == "worker" else crowd.item_ids
         frame = _is_dataframe(labels)
@@ -729,10 +758,11 @@ def accuracy_on_aggregates(labels, aggregated, *, by=None):
         ids = getattr(model, "expert_ids_" if by == "worker" else "item_ids_", None)
         frame = bool(getattr(model, "_frame_out", lambda: False)())
     if ids is None or not frame:
-        return rate
+        return np.ma.masked_array(rate, mask=~has)
     from crowdlearn.frames import require_pandas
     pd = require_pandas()
-    return pd.Series(rate, index=pd.Index(ids, name=by), name="accuracy")
+    return pd.Series(rate[has], index=pd.Index(np.asarray(ids)[has], name=by),
+                     name="accuracy")
 
 
 def _read_aggregates(aggregated, crowd) -> np.ndarray:
@@ -788,12 +818,16 @@ def spammer_score(model_or_confusions):
         A fitted model with confusion matrices ``confusion_`` (rows: true class),
         such as :class:`~crowdlearn.DawidSkene`, :class:`~crowdlearn.OneCoinDawidSkene`
         or :class:`~crowdlearn.MACE`, or the matrices themselves (rows summing to 1).
+        A 2-D ``(K, K)`` array is *one* worker's matrix (``np.eye(3)``: one perfect
+        worker, score 1.0), never K workers' rows; for several workers pass the
+        ``(n_experts, K, K)`` stack (``np.eye(3)[None]`` for a stack of one).
 
     Returns
     -------
     ndarray of shape (n_experts,), float, or pandas Series by worker id
-        A float for one ``(K, K)`` matrix; a Series named ``"spam_score"`` when the
-        model was fitted on a DataFrame.
+        A float for one ``(K, K)`` matrix (so a 2-D input can never be mistaken for
+        a score per row); a Series named ``"spam_score"`` when the model was fitted on
+        a DataFrame.
 
     Notes
     -----

@@ -541,8 +541,9 @@ class GoldMajorityVote(_VoteBase):
         Number of classes, if some class was never used.
     weights : {"linear", "log-odds"}, default "linear"
         How skills become weights, as in :class:`WeightedMajorityVote`.
-    default_skill : float, optional
-        The skill of a worker who labelled no gold item. ``None`` (default, as
+    default_skill : float in [0, 1], optional
+        The skill (an accuracy, as the gold skills are) of a worker who labelled no gold
+        item; outside [0, 1] it is a ``ValueError`` in ``fit``. ``None`` (default, as
         crowd-kit): such a worker is a ``ValueError`` naming them. A worker with
         no label at all gets this skill too, or 0 when it is ``None`` (they cast
         no vote).
@@ -585,7 +586,9 @@ class GoldMajorityVote(_VoteBase):
         if d is not None:
             if isinstance(d, (bool, np.bool_)) or not isinstance(d, numbers.Real):
                 raise ValueError(f"default_skill must be a number or None, got {d!r}")
-            _check_skill_values(np.array([float(d)]), self.weights, "default_skill")
+            if not 0.0 <= float(d) <= 1.0:  # NaN too
+                raise ValueError(f"default_skill must be an accuracy in [0, 1] (the share of "
+                                 f"gold labels a worker would get right), got {d!r}")
 
     def fit(self, labels, gold=None):
         """Find each worker's accuracy on the gold items and compute the weighted vote.

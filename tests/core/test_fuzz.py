@@ -400,6 +400,196 @@ def test_huge_features_are_refused_not_returned_unmoved():
                 model.fit(labels, X)
 
 
+# -- 5. issue 40: hostile input is normal input, one case per cause ------------------------
+def _cli(args, capsys):
+    """``crowdlearn.cli.main(args)`` in process: exit status and stderr."""
+    from crowdlearn.cli import main
+
+    status = main([str(a) for a in args])
+    return status, capsys.readouterr().err
+
+
+def _answers(folder):
+    pd = pytest.importorskip("pandas")
+    path = folder / "answers.csv"
+    pd.DataFrame({"task": list("aabbcc"), "worker": list("xyxyxy"),
+                  "label": [0, 1, 1, 1, 0, 0]}).to_csv(path, index=False)
+    return path
+
+
+def test_cli_refuses_two_outputs_in_one_file_or_an_output_on_an_input(tmp_path, capsys):
+    answers, out = _answers(tmp_path), tmp_path / "o.csv"
+    for second in (["--probas", out], ["--skills", tmp_path / "." / "o.csv"]):
+        status, err = _cli(["aggregate", answers, "--model", "mv", "--out", out, *second],
+                           capsys)
+        assert status == 2 and "is the same file as --out" in err, err
+        assert not out.exists()  # nothing written
+    status, err = _cli(["aggregate", answers, "--out", answers], capsys)
+    assert status == 2 and "same file as the answers file" in err
+    assert answers.read_text().startswith("task,worker,label")
+    # devices may repeat: /dev/null twice discards both
+    assert _cli(["aggregate", answers, "--model", "mv", "--out", os.devnull,
+                 "--probas", os.devnull], capsys)[0] == 0
+
+
+def test_cli_checks_every_output_before_writing_any(tmp_path, capsys):
+    answers, out = _answers(tmp_path), tmp_path / "labels.csv"
+    (tmp_path / "folder").mkdir()
+    status, err = _cli(["aggregate", answers, "--out", out, "--probas", tmp_path / "folder"],
+                       capsys)
+    assert status == 2 and "--probas" in err and "is a directory" in err
+    assert not out.exists()
+    status, err = _cli(["aggregate", answers, "--out", out, "--skills",
+                        tmp_path / "nowhere" / "s.csv", "--model", "mv"], capsys)
+    assert status == 2 and "does not exist" in err and not out.exists()
+
+
+def test_cli_refuses_a_column_named_twice(tmp_path, capsys):
+    path = tmp_path / "dup.csv"
+    path.write_text("task,worker,label,label\na,x,1,0\nb,x,0,1\nb,y,0,0\n")
+    status, err = _cli(["aggregate", path], capsys)
+    assert status == 2 and "names the column(s) 'label' more than once" in err
+
+
+def test_cli_refuses_a_million_columns_from_the_header_alone(tmp_path, capsys):
+    path = tmp_path / "wide.csv"
+    path.write_text(",".join(f"c{i}" for i in range(10 ** 6)) + "\n" + "1," * 10 + "\n")
+    status, err = _cli(["aggregate", path], capsys)
+    assert status == 2 and "more than 10,000 columns" in err
+
+
+def test_cli_refuses_labels_that_are_lists(tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "lists.parquet"
+    pd.DataFrame({"task": ["a", "a", "b"], "worker": ["x", "y", "x"],
+                  "label": [[1, 2], [2], [1]]}).to_parquet(path)
+    status, err = _cli(["aggregate", path], capsys)
+    assert status == 2 and "must be scalars" in err and "ambiguous" not in err
+    with pytest.raises(ValueError, match="must be scalars"):
+        cl.as_crowd_labels(pd.DataFrame({"task": [0, 1], "worker": [0, 0],
+                                         "label": [[0], [1]]}))
+
+
+def test_cli_names_a_folder_a_device_and_an_empty_file(tmp_path, capsys):
+    pytest.importorskip("pandas")
+    (tmp_path / "empty.csv").write_text("")
+    for path, says in ((tmp_path, "is a directory"), (os.devnull, "is not a regular file"),
+                       (tmp_path / "empty.csv", "the file is empty"),
+                       (tmp_path / "nope.csv", "no such file")):
+        status, err = _cli(["aggregate", path], capsys)
+        assert status == 2 and says in err, err
+
+
+def test_cli_closed_stdout_exits_quietly_with_141(tmp_path):
+    pytest.importorskip("pandas")
+    answers = _answers(tmp_path)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(root)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+    proc = subprocess.Popen([sys.executable, "-m", "crowdlearn", "aggregate", str(answers),
+                             "--model", "mv"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    proc.stdout.close()  # the reader is gone before a line is written, as `| head -0`
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == 141
+    assert err == b""
+
+
+def test_a_dataframe_with_a_column_twice_is_refused_by_every_reader():
+    pd = pytest.importorskip("pandas")
+    from crowdlearn.metrics import krippendorff_alpha
+
+    df = pd.DataFrame([[0, 0, 1, 1], [0, 1, 1, 0], [1, 0, 0, 0], [1, 1, 0, 1]],
+                      columns=["task", "worker", "label", "label"])
+    for read in (cl.as_crowd_labels, krippendorff_alpha, cl.MajorityVote().fit,
+                 lambda d: cl.DawidSkene().fit(d, np.ones((2, 1)))):
+        with pytest.raises(ValueError, match=r"more than one column named 'label' \(2 times\)"):
+            read(df)
+
+
+def test_vote_counts_refuses_nan_negative_or_misshapen_weights():
+    crowd = cl.from_triples([0, 0, 1], [0, 1, 0], [0, 1, 1])
+    for weights, says in ((np.nan, "shape"), ([1.0, np.nan, 1.0], "finite"),
+                          ([1.0, -1.0, 1.0], ">= 0"), ([1.0, 1.0], "shape"),
+                          (["1", "1", "1"], "real numbers"), ([1.0, np.inf, 1.0], "finite")):
+        with pytest.raises(ValueError, match=says):
+            crowd.vote_counts(weights=weights)
+    np.testing.assert_array_equal(crowd.vote_counts(weights=[0.5, 2.0, 0.0]),
+                                  [[0.5, 2.0], [0.0, 0.0]])
+
+
+def test_interval_alpha_of_huge_labels_is_the_alpha_of_the_same_labels_scaled_down():
+    pd = pytest.importorskip("pandas")
+    from crowdlearn.metrics import krippendorff_alpha
+
+    labels = [1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 0.5, 1.0]
+    frame = pd.DataFrame({"task": [0, 0, 1, 1, 2, 2, 3, 3], "worker": [0, 1] * 4})
+    small = krippendorff_alpha(frame.assign(label=labels), distance="interval")
+    for scale in (1e200, 1e-200, 1e307):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            big = krippendorff_alpha(frame.assign(label=[v * scale for v in labels]),
+                                     distance="interval")
+        assert big == pytest.approx(small, rel=1e-12) and np.isfinite(big)
+
+
+def test_masi_alpha_reads_list_labels_as_sets():
+    pd = pytest.importorskip("pandas")
+    from crowdlearn.metrics import krippendorff_alpha
+
+    frame = pd.DataFrame({"task": [0, 0, 1, 1, 2, 2], "worker": [0, 1] * 3})
+    lists = [[1, 2], [2, 1], ["a"], ["a", 1], [], [2]]
+    as_sets = [frozenset(v) for v in lists]
+    for distance in ("masi", "jaccard"):
+        assert krippendorff_alpha(frame.assign(label=lists), distance=distance) == \
+            krippendorff_alpha(frame.assign(label=as_sets), distance=distance)
+    with pytest.raises(TypeError, match="cannot be set members"):
+        krippendorff_alpha(frame.assign(label=[[[1]], [2]] * 3), distance="masi")
+
+
+def test_accuracy_on_aggregates_per_worker_never_nan():
+    pd = pytest.importorskip("pandas")
+    from crowdlearn.metrics import accuracy_on_aggregates
+
+    crowd = cl.from_triples([0, 1, 1], [0, 0, 1], [0, 1, 1], n_experts=3)
+    per_worker = accuracy_on_aggregates(crowd, np.array([0, 1]), by="worker")
+    assert isinstance(per_worker, np.ma.MaskedArray)
+    assert per_worker.mask.tolist() == [False, False, True]  # worker 2 gave no label
+    assert per_worker.tolist() == [1.0, 1.0, None] and per_worker.mean() == 1.0
+    per_task = accuracy_on_aggregates(crowd, np.array([-1, 1]), by="task")
+    assert per_task.mask.tolist() == [True, False] and not np.isnan(per_task.data).any()
+    df = pd.DataFrame({"task": ["a", "b", "b"], "worker": ["x", "x", "y"], "label": [0, 1, 1]})
+    series = accuracy_on_aggregates(df, pd.Series({"b": 1}), by="worker")
+    assert series.to_dict() == {"x": 1.0, "y": 1.0}
+    assert accuracy_on_aggregates(df, pd.Series({"b": 1}), by="task").to_dict() == {"b": 1.0}
+
+
+def test_gold_majority_vote_default_skill_is_an_accuracy():
+    labels, gold = np.array([[0, 0, 1], [1, 1, -1], [0, 1, 1]]), np.array([0, -1, -1])
+    for bad in (2.0, -0.1, np.nan, np.inf):
+        for weights in ("linear", "log-odds"):
+            with pytest.raises(ValueError, match=r"default_skill must be an accuracy in \[0, 1\]"):
+                cl.GoldMajorityVote(default_skill=bad, weights=weights).fit(labels, gold)
+    ok = cl.GoldMajorityVote(default_skill=1.0).fit(np.array([[0, 0, -1], [1, -1, 1]]),
+                                                   np.array([0, -1]))
+    assert ok.skills_.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_spammer_score_reads_a_2d_array_as_one_workers_matrix():
+    from crowdlearn.metrics import spammer_score
+
+    one = spammer_score(np.eye(3))
+    assert isinstance(one, float) and one == 1.0       # one perfect worker, not 3 rows
+    stack = spammer_score(np.eye(3)[None])
+    assert isinstance(stack, np.ndarray) and stack.tolist() == [1.0]
+    with pytest.raises(ValueError, match=r"\(n_experts, K, K\) or \(K, K\)"):
+        spammer_score(np.ones(3) / 3)
+    with pytest.raises(ValueError, match="square"):
+        spammer_score(np.full((4, 2), 0.5))     # four workers' rows are not a matrix
+
+
 # -- 7. sweeps -------------------------------------------------------------------------------
 SWEEP = settings(max_examples=200, deadline=None, database=None,
                  derandomize=ON_CI)

@@ -493,12 +493,13 @@ def test_accuracy_on_aggregates_matches_brute_force(seed):
     per_item = accuracy_on_aggregates(crowd, agg, by="task")
     for j in range(crowd.n_experts):
         mine = [h for e, _, h in scored if e == j]
-        assert (np.isnan(per_worker[j]) if not mine
+        assert (per_worker.mask[j] if not mine   # no label scored: masked, never NaN
                 else per_worker[j] == pytest.approx(np.mean(mine), abs=1e-12))
     for i in range(crowd.n_items):
         mine = [h for _, u, h in scored if u == i]
-        assert (np.isnan(per_item[i]) if not mine
+        assert (per_item.mask[i] if not mine
                 else per_item[i] == pytest.approx(np.mean(mine), abs=1e-12))
+    assert not np.isnan(per_worker.data).any() and not np.isnan(per_item.data).any()
     # relabelling the workers permutes their scores
     perm = rng.permutation(crowd.n_experts)
     moved = from_triples(crowd.item, perm[crowd.expert], crowd.label, n_items=crowd.n_items,

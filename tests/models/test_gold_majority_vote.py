@@ -122,9 +122,10 @@ def test_worker_without_gold_is_a_value_error_unless_default_skill():
     ({"weights": "square"}, "weights must be"),
     ({"default_skill": "0.5"}, "default_skill must be a number"),
     ({"default_skill": True}, "default_skill must be a number"),
-    ({"default_skill": float("nan")}, "NaN"),
-    ({"default_skill": -0.5}, "non-negative"),
+    ({"default_skill": float("nan")}, r"accuracy in \[0, 1\] .*got nan"),
+    ({"default_skill": -0.5}, r"accuracy in \[0, 1\]"),
     ({"default_skill": 1.5, "weights": "log-odds"}, r"\[0, 1\]"),
+    ({"default_skill": 1.5, "weights": "linear"}, r"\[0, 1\]"),  # a skill, not a weight
 ])
 def test_bad_parameters_are_value_errors(kw, match):
     with pytest.raises(ValueError, match=match):

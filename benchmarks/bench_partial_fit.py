@@ -68,9 +68,13 @@ def large_crowd(seed: int):
     return sim.labels, sim.truth
 
 
-def batches(n_labels: int, n_batches: int, rng) -> list[np.ndarray]:
-    order = rng.permutation(n_labels)
-    first = max(3, n_labels // 100)
+def batches(c, n_batches: int, rng) -> list[np.ndarray]:
+    """1% of the labels (at least 3, and longer until two classes are seen: ``fit`` needs
+    two), then ``n_batches`` equal batches, in a random order."""
+    order = rng.permutation(c.n_labels)
+    first = max(3, c.n_labels // 100)
+    while np.unique(c.label[order[:first]]).size < 2:
+        first += 1
     return [order[:first]] + np.array_split(order[first:], n_batches)
 
 
@@ -167,7 +171,7 @@ def main(argv=None) -> None:
     warnings.simplefilter("ignore")  # ConvergenceWarning of small first batches, degenerate fits
     cells: dict = {}
     for source, c, truth, rng in crowds(args):
-        parts = batches(c.n_labels, args.batches, rng)
+        parts = batches(c, args.batches, rng)
         group = source if source in ("random", "large") else "bundled"
         for Model in (DawidSkene, OneCoinDawidSkene):
             for incremental in (False, True):

@@ -55,3 +55,17 @@ def test_plotting_cells_are_folded_and_figures_have_alt_text(path):
             f"{_name(path)}: the plotting cell starting {first!r} is not folded (hide-input)")
         assert re.search(r"\balt:", options), (
             f"{_name(path)}: the figure of the cell starting {first!r} has no alt text")
+
+
+CLOCK = re.compile(r"\b(time\.(perf_counter|process_time|monotonic|time)(_ns)?\(|timeit\b|"
+                   r"datetime\.(now|today|utcnow)\()")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_name)
+def test_no_cell_reads_the_clock(path):
+    """A chapter's result must not depend on the machine's speed (a chapter that asserted
+    it ran in under a minute failed the build on a busy machine): speed is measured in
+    ``benchmarks/``, never in a chapter or assignment."""
+    reads = [line.strip() for code in code_cells.code_of(path.read_text("utf-8"))
+             for line in code.splitlines() if CLOCK.search(line)]
+    assert not reads, f"{_name(path)} reads the clock: {reads[:3]}"

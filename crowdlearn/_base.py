@@ -216,7 +216,8 @@ class EMFitter(BaseEstimator):
             return fit_em(init, e_step, m_step, n_init=n_runs, tol=self.tol,
                           max_iter=self.max_iter, callback=callback,
                           warm_start=self._warm_start,
-                          accelerate=self._accelerator(data) if accelerate else None)
+                          accelerate=self._accelerator(data) if accelerate else None,
+                          _model=type(self).__name__)
 
 
 class Predictions:

@@ -50,6 +50,9 @@ __all__ = ["LabelGains", "ReplayResult", "expected_label_gains", "labelled_pairs
            "recommend_labels", "replay_policies"]
 
 CRITERIA = ("error", "entropy")
+MAX_REPLAYS = 10_000
+"""Most replays :func:`replay_policies` runs (each one fits a model every round for every
+policy)."""
 # floats per block of the (items, workers, K, K) array of the error criterion
 _BLOCK = 2 ** 22
 
@@ -427,23 +430,39 @@ class ReplayResult:
         return frame.set_index(["policy", "labels_per_item"])
 
 
-def _check_replay(policies, criterion, per_round, random_state, model, fit,
-                  callback=None) -> None:
+def _read_policies(policies) -> tuple:
+    """``policies`` (any iterable: a tuple, a list, a generator...) as a tuple of distinct
+    names among :data:`POLICIES`."""
+    wrong = ValueError(f"policies must be distinct names among {POLICIES}, got "
+                       f"{policies!r:.80}")
+    if isinstance(policies, (str, bytes)):
+        raise wrong
+    try:
+        names = tuple(policies)
+    except TypeError:
+        raise wrong from None
+    if not names or any(not isinstance(p, str) or p not in POLICIES for p in names) \
+            or len(set(names)) < len(names):
+        raise ValueError(f"policies must be distinct names among {POLICIES}, got {names!r:.80}")
+    return names
+
+
+def _check_replay(policies, n_replays, n_rounds, crowd, criterion, per_round, random_state,
+                  model, fit, callback=None) -> tuple[tuple, int, int]:
+    """The settings of :func:`replay_policies` checked: ``(policies, n_replays, n_rounds)``."""
+    policies = _read_policies(policies)
     if callback is not None and not callable(callback):
         raise ValueError("callback must be callable as callback(policy, replay, round, "
                          "model, labels)")
     if fit not in ("refit", "partial", "incremental"):
         raise ValueError(f"fit must be 'refit', 'partial' or 'incremental', got {fit!r}")
-    if isinstance(policies, (str, bytes)) or not len(policies) \
-            or any(p not in POLICIES for p in policies) or len(set(policies)) < len(policies):
-        raise ValueError(f"policies must be distinct names among {POLICIES}, got "
-                         f"{policies!r}")
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
     check_scalar(per_round, "per_round", low=0, low_inclusive=False, high=1)
     check_scalar(random_state, "random_state", kind=numbers.Integral, low=0)
     if model is not None and not callable(model):
         raise ValueError("model must be a callable that returns a new unfitted model")
+    return (policies, *_check_replay_sizes(n_replays, n_rounds, crowd))
 
 
 def _replay_truth(truth, n_items: int, n_classes: int) -> np.ndarray:
@@ -553,6 +572,23 @@ def _replay_one(crowd, truth, policy, seed, rounds, step, make_model, criterion,
     return accuracy, cost
 
 
+def _check_replay_sizes(n_replays, n_rounds, crowd) -> tuple[int, int]:
+    """``n_replays`` at most :data:`MAX_REPLAYS`; ``n_rounds`` at most the labels the pool
+    holds (every round buys one at least while any is left, so later rounds buy nothing)."""
+    n_replays = int(check_scalar(n_replays, "n_replays", kind=numbers.Integral, low=1))
+    n_rounds = int(check_scalar(n_rounds, "n_rounds", kind=numbers.Integral, low=0))
+    if n_replays > MAX_REPLAYS:
+        raise ValueError(f"n_replays={n_replays:,} replays asked for; at most {MAX_REPLAYS:,} "
+                         f"are run (each fits a model every round for every policy)")
+    pairs = np.unique(crowd.item.astype(np.int64) * crowd.n_experts + crowd.expert).size
+    buyable = pairs - np.unique(crowd.item).size  # one label of each item is the start
+    if n_rounds > buyable:
+        raise ValueError(f"n_rounds={n_rounds:,} rounds asked for, but the crowd holds only "
+                         f"{buyable:,} label(s) to buy beyond each item's first (every round "
+                         f"buys at least one): n_rounds can be at most {buyable:,}")
+    return n_replays, n_rounds
+
+
 def _model_maker(model, fit: str, K: int):
     """What makes a new unfitted model for every fit: ``model``, or ``DawidSkene``."""
     from crowdlearn.aggregation.dawid_skene import DawidSkene
@@ -600,11 +636,15 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
         The whole crowd (the pool and the starting labels).
     truth : array-like of int, shape (n_items,)
         True class of every item in the crowd's item order, negative where unknown.
-    policies : sequence of str, default all four
+    policies : iterable of str, default all four
+        Distinct names among :data:`POLICIES` (any iterable, read once into a tuple).
     n_replays : int, default 10
-        Replays, each on its own shuffle of the crowd (the same shuffle for every policy).
+        Replays, each on its own shuffle of the crowd (the same shuffle for every policy);
+        at most :data:`MAX_REPLAYS` (10,000).
     n_rounds : int, default 10
-        Rounds of buying after the start.
+        Rounds of buying after the start; at most the labels there are to buy (distinct
+        (item, worker) pairs less one per labelled item: each round buys one at least
+        while any is left). Beyond a limit, a ``ValueError`` says so.
     per_round : float, default 0.1
         Labels bought per round as a fraction of the items (at least one label).
     criterion : {"error", "entropy"}, default "error"
@@ -639,9 +679,9 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
     """
     crowd = as_crowd_labels(labels)
     truth = _replay_truth(truth, crowd.n_items, crowd.n_classes)
-    _check_replay(policies, criterion, per_round, random_state, model, fit, callback)
-    n_replays = int(check_scalar(n_replays, "n_replays", kind=numbers.Integral, low=1))
-    n_rounds = int(check_scalar(n_rounds, "n_rounds", kind=numbers.Integral, low=0))
+    policies, n_replays, n_rounds = _check_replay(policies, n_replays, n_rounds, crowd,
+                                                  criterion, per_round, random_state, model,
+                                                  fit, callback)
     make_model = _model_maker(model, fit, crowd.n_classes)
     step = max(1, int(round(per_round * crowd.n_items)))
     seeds = np.random.SeedSequence(int(random_state)).spawn(n_replays)
@@ -650,8 +690,14 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
                                      criterion, fit, callback, j)
                          for j, s in enumerate(seeds)] for policy in policies}
         whole = make_model().fit(crowd)
+    return _replay_result(policies, runs, whole, truth,
+                          1 + np.arange(n_rounds + 1) * step / crowd.n_items)
+
+
+def _replay_result(policies, runs, whole, truth, labels_per_item) -> ReplayResult:
+    """The replays' accuracies and fit costs by policy, and the whole crowd's accuracy."""
     known = truth >= 0
-    return ReplayResult(tuple(policies), 1 + np.arange(n_rounds + 1) * step / crowd.n_items,
+    return ReplayResult(tuple(policies), labels_per_item,
                         {p: np.array([r[0] for r in runs[p]]) for p in policies},
                         float((whole.predict()[known] == truth[known]).mean()),
                         *({p: sum(r[1][what] for r in runs[p]) for p in policies}

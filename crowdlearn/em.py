@@ -93,9 +93,28 @@ objective says that it is flat along the move, and that another start could stop
 elsewhere on it."""
 
 
+def _checked_objective(objective, n_iter: int, model: str | None) -> float:
+    """The E-step's objective as a float. NaN is the caller's ``ValueError`` (their own
+    ``e_step`` returned it) or, inside a crowdlearn model (``model`` names it), a bug."""
+    try:
+        value = float(objective)
+    except (TypeError, ValueError):
+        raise TypeError(f"e_step must return (posterior, objective) with the objective a "
+                        f"number, got {type(objective).__name__} {objective!r:.40}") from None
+    if math.isnan(value):
+        if model is not None:
+            raise FloatingPointError(f"{model}: the EM objective became NaN at iteration "
+                                     f"{n_iter}; this is a bug, please report it")
+        raise ValueError(f"the objective returned by e_step is NaN at iteration {n_iter} "
+                         f"(after {n_iter} M-step(s)): the e_step and m_step given to EM "
+                         f"must keep it a number")
+    return value
+
+
 def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
            max_iter: int = 100, callback: Callable | None = None,
-           restart: int = 0, warm_start: bool = False, accelerate=None) -> EMResult:
+           restart: int = 0, warm_start: bool = False, accelerate=None,
+           _model: str | None = None) -> EMResult:
     r"""Run EM from ``params`` until the objective stops rising or ``max_iter`` M-steps.
 
     Parameters
@@ -142,23 +161,22 @@ def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
 
     Raises
     ------
-    ValueError
-        If ``tol`` or ``max_iter`` is negative or not a number.
+    ValueError, TypeError
+        If ``tol`` or ``max_iter`` is negative or not a number; if ``e_step`` returns a
+        NaN objective (``ValueError`` naming the iteration) or not a number (``TypeError``).
     """
     check_scalar(tol, "tol", low=0.0)
     check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0)
     if accelerate is not None:
         return _run_squarem(params, e_step, m_step, tol=tol, max_iter=max_iter,
                             callback=callback, restart=restart, warm_start=warm_start,
-                            flatten=accelerate[0], unflatten=accelerate[1])
+                            flatten=accelerate[0], unflatten=accelerate[1], model=_model)
     history = []
     converged = False
     n_iter = 0
     while True:
         posterior, objective = e_step(params)
-        objective = float(objective)
-        if math.isnan(objective):
-            raise FloatingPointError("the EM objective became NaN; this is a bug, please report it")
+        objective = _checked_objective(objective, n_iter, _model)
         history.append(objective)
         if len(history) > 1:
             change = history[-1] - history[-2]
@@ -175,22 +193,19 @@ def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
 
 
 def _run_squarem(params, e_step, m_step, *, tol, max_iter, callback, restart, warm_start,
-                 flatten, unflatten) -> EMResult:
+                 flatten, unflatten, model=None) -> EMResult:
     """SQUAREM with a monotonicity safeguard (see :func:`run_em`'s ``accelerate``)."""
 
     def evaluate(theta):
         posterior, objective = e_step(theta)
-        objective = float(objective)
-        if math.isnan(objective):
-            raise FloatingPointError("the EM objective became NaN; this is a bug, please report it")
-        return posterior, objective
+        return posterior, _checked_objective(objective, n_iter, model)
 
     def step(posterior, theta):
         return m_step(posterior, theta) if warm_start else m_step(posterior)
 
+    n_iter = 0
     posterior, objective = evaluate(params)
     history = [objective]
-    n_iter = 0
     converged = stop = False
     last_move = 0.0
     while True:
@@ -199,13 +214,13 @@ def _run_squarem(params, e_step, m_step, *, tol, max_iter, callback, restart, wa
         if converged or stop or n_iter >= max_iter:
             break
         theta1 = step(posterior, params)
-        post1, obj1 = evaluate(theta1)
         n_iter += 1
+        post1, obj1 = evaluate(theta1)
         best = (theta1, post1, obj1)
         if n_iter < max_iter:
             theta2 = step(post1, theta1)
-            post2, obj2 = evaluate(theta2)
             n_iter += 1
+            post2, obj2 = evaluate(theta2)
             best = (theta2, post2, obj2)
             x0 = np.asarray(flatten(params), dtype=float)
             r = np.asarray(flatten(theta1), dtype=float) - x0
@@ -221,8 +236,8 @@ def _run_squarem(params, e_step, m_step, *, tol, max_iter, callback, restart, wa
                     post_x, obj_x = evaluate(theta_x)
                     if obj_x >= obj2:
                         theta3 = step(post_x, theta_x)
-                        post3, obj3 = evaluate(theta3)
                         n_iter += 1
+                        post3, obj3 = evaluate(theta3)
                         best = (theta3, post3, obj3) if obj3 >= obj_x else \
                             (theta_x, post_x, obj_x)
                         break
@@ -241,7 +256,7 @@ def _run_squarem(params, e_step, m_step, *, tol, max_iter, callback, restart, wa
 
 def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 1,
            tol: float = 1e-6, max_iter: int = 100, callback: Callable | None = None,
-           warm_start: bool = False, accelerate=None) -> EMResult:
+           warm_start: bool = False, accelerate=None, _model: str | None = None) -> EMResult:
     """Run EM from ``n_init`` starts and keep the run with the highest final objective.
 
     Parameters
@@ -266,7 +281,9 @@ def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 
     Raises
     ------
     ValueError
-        If ``n_init < 1``, ``max_iter < 0`` or ``tol < 0``.
+        If ``n_init < 1``, ``max_iter < 0`` or ``tol < 0``, or if ``e_step`` returns a
+        NaN objective (as in :func:`run_em`; inside a crowdlearn model, where ``_model``
+        names it, a NaN objective is a bug of the package: ``FloatingPointError``).
     """
     check_scalar(n_init, "n_init", kind=numbers.Integral, low=1)
     check_scalar(tol, "tol", low=0.0)
@@ -277,7 +294,7 @@ def fit_em(init: Callable, e_step: Callable, m_step: Callable, *, n_init: int = 
         for r in range(n_init):
             result = run_em(init(r), e_step, m_step, tol=tol, max_iter=max_iter,
                             callback=callback, restart=r, warm_start=warm_start,
-                            accelerate=accelerate)
+                            accelerate=accelerate, _model=_model)
             finals.append(result.objective)
             if best is None or result.objective > best.objective:
                 best = result

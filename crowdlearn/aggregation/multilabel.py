@@ -28,7 +28,7 @@ from scipy.optimize import linear_sum_assignment
 
 from crowdlearn._base import EMEstimator, normalize_log
 from crowdlearn._validation import check_int_array, check_em_params, check_scalar
-from crowdlearn._limits import check_crowd_size, get_size_limits
+from crowdlearn._limits import check_crowd_size, fit_memory, get_size_limits
 from crowdlearn.labels import CrowdLabels, _own_index_arrays, _size_arg
 
 __all__ = ["MultiCrowdLabels", "MultiLabelDawidSkene", "MultiLabelParams", "as_multi_labels",
@@ -70,12 +70,15 @@ class MultiCrowdLabels:
                 or len(classes) != n_targets:
             raise ValueError(f"n_classes must hold one number of classes per target "
                              f"(n_targets={n_targets}), got {classes!r:.60}")
+        _check_multi_size(_size_arg(self.n_items, "n_items", 0),
+                          _size_arg(self.n_experts, "n_experts", 0), n_targets, 2,
+                          np.shape(self.item)[0] if np.ndim(self.item) == 1 else 0)
         classes = tuple(_size_arg(k, "n_classes", 2) for k in classes)
         object.__setattr__(self, "n_classes", classes)
         length = _own_index_arrays(self, (("item", "n_items", 0), ("expert", "n_experts", 0),
                                           ("target", "n_targets", 1),
                                           ("label", max(classes), 2)))
-        check_crowd_size(self.n_items, self.n_experts * self.n_targets, max(classes), length)
+        _check_multi_size(self.n_items, self.n_experts, n_targets, max(classes), length)
         if self.label.size:
             bound = np.asarray(classes, dtype=np.intp)[self.target]
             bad = (self.label < 0) | (self.label >= bound)
@@ -113,12 +116,60 @@ class MultiCrowdLabels:
                 f"n_labels={self.n_labels})")
 
 
+def _check_multi_size(n_items: int, n_experts: int, n_targets: int, n_classes: int,
+                      n_labels: int, inferred=()) -> None:
+    """The size limits (:mod:`crowdlearn._limits`) of a multi-label crowd, checked before
+    anything of its size is made: those of one target's crowd, then a target range
+    inferred from the largest target index, and the posterior ``(n_items, n_targets, K)``,
+    the confusion matrices ``(n_experts, n_targets, K, K)`` and the fit's memory over
+    every target."""
+    check_crowd_size(n_items, n_experts, n_classes, n_labels,
+                     inferred=[name for name in inferred if name != "n_targets"])
+    lim = get_size_limits()
+    cap = max(lim.min_inferred, lim.max_unused_ratio * n_labels)
+    if "n_targets" in inferred and n_targets > cap:
+        raise ValueError(f"the target indices imply {n_targets:,} targets (inferred from the "
+                         f"largest target index, {n_targets - 1:,}) but only {n_labels:,} "
+                         f"labels were given, so almost every target would have no label: "
+                         f"target indices must run over 0..M-1; if the targets without labels "
+                         f"are meant, pass n_targets= explicitly")
+    cells = {"posterior (n_items x n_targets x n_classes)": n_items * n_targets * n_classes,
+             "confusion matrices (n_experts x n_targets x n_classes x n_classes)":
+                 n_experts * n_targets * n_classes * n_classes}
+    for what, count in cells.items():
+        if count > lim.max_cells:
+            raise ValueError(f"the {what} would hold {count:,} numbers ({count * 8 / 2**30:.1f} "
+                             f"GiB) for n_items={n_items:,}, n_experts={n_experts:,}, "
+                             f"n_targets={n_targets:,}, n_classes={n_classes:,}; at most "
+                             f"{lim.max_cells:,} are accepted. Check that the indices run "
+                             f"over 0..n-1 (to go past the limit on purpose, use `with "
+                             f"crowdlearn.size_limits(max_cells=...):`)")
+    need = fit_memory(n_items * n_targets, n_experts * n_targets, n_classes)
+    if need > lim.max_memory:
+        raise ValueError(f"fitting a multi-label crowd of n_items={n_items:,}, n_experts="
+                         f"{n_experts:,}, n_targets={n_targets:,} and n_classes={n_classes:,} "
+                         f"may need {need / 2**30:.1f} GiB of working memory, more than the "
+                         f"limit of {lim.max_memory / 2**30:.1f} GiB (to go past it on "
+                         f"purpose, use `with crowdlearn.size_limits(max_memory=...):`)")
+
+
 def _size(given, values, name, low=1):
     if given is None:
         return int(values.max()) + 1 if values.size else 0
     if isinstance(given, bool) or not isinstance(given, (numbers.Integral,)) or given < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {given!r}")
     return int(given)
+
+
+def _largest_class(label: np.ndarray, n_classes) -> int:
+    """The number of classes the size limits see: the largest label plus one, or the
+    largest number of classes given (at least 2)."""
+    if n_classes is None:
+        return max(int(label.max(initial=0)) + 1, 2)
+    if isinstance(n_classes, numbers.Integral) and not isinstance(n_classes, bool):
+        return max(int(n_classes), 2)
+    given = check_int_array(n_classes, "n_classes")
+    return max(int(given.max(initial=0)), 2)
 
 
 def from_quadruples(item, expert, target, label, *, n_items=None, n_experts=None,
@@ -148,19 +199,14 @@ def from_quadruples(item, expert, target, label, *, n_items=None, n_experts=None
         raise ValueError(f"item, expert, target and label must have the same length, got "
                          f"{lengths}")
     item, expert, target, label = arrays
-    inferred = [name for name, given in (("n_items", n_items), ("n_experts", n_experts))
-                if given is None]
+    inferred = [name for name, given in (("n_items", n_items), ("n_experts", n_experts),
+                                         ("n_targets", n_targets)) if given is None]
     n_items = _size(n_items, item, "n_items")
     n_experts = _size(n_experts, expert, "n_experts")
     n_targets = _size(n_targets, target, "n_targets")
-    check_crowd_size(n_items, n_experts, int(label.max()) + 1 if n_classes is None else 2,
-                     item.shape[0], inferred=inferred + (["n_classes"] if n_classes is None
+    _check_multi_size(n_items, n_experts, n_targets, _largest_class(label, n_classes),
+                      item.shape[0], inferred=inferred + (["n_classes"] if n_classes is None
                                                           else []))
-    if n_experts * n_targets > get_size_limits().max_cells:
-        raise ValueError(f"n_experts={n_experts:,} x n_targets={n_targets:,} confusion "
-                         f"matrices are more than the limit of {get_size_limits().max_cells:,} "
-                         f"numbers; check the target indices (they must run over 0..M-1), or "
-                         f"raise the limit with crowdlearn.size_limits(max_cells=...)")
     check_int_array(item, "item", high=n_items, high_name=f"n_items={n_items}")
     check_int_array(expert, "expert", high=n_experts,
                     high_name=f"unknown expert: n_experts={n_experts}")

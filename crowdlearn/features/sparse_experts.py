@@ -633,7 +633,8 @@ def sparse_experts_path(labels, X, lambdas=None, *, n_lambdas: int = 20,
     n_lambdas : int, default 20
     lambda_min_ratio : float, default 0.01
     restart_from_vote : bool, default True
-        Besides the warm start from the previous penalty, also run EM from the
+        (``True`` or ``False``, numpy's included; a string or a number is a
+        ``ValueError``.) Besides the warm start from the previous penalty, also run EM from the
         majority-vote start at every penalty and keep the better penalised objective
         (i.e. ``n_init`` is at least 2). The objective is not concave: a warm start
         can stay on a branch of local maxima that the vote start avoids (in scenario
@@ -651,6 +652,9 @@ def sparse_experts_path(labels, X, lambdas=None, *, n_lambdas: int = 20,
     -------
     SparseExpertsPath
     """
+    if not isinstance(restart_from_vote, (bool, np.bool_)):  # 'no' or 1 is not a flag
+        raise ValueError(f"restart_from_vote must be True or False, got "
+                         f"{restart_from_vote!r:.40}")
     model_params = dict(model_params or {})
     for bad in ("lam", "init"):
         if bad in model_params:

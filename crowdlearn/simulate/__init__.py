@@ -14,6 +14,7 @@ import numpy as np
 
 from crowdlearn._validation import (as_float_array, check_probability_matrix,
                                     check_random_state, check_scalar)
+from crowdlearn._limits import check_crowd_size, get_size_limits
 from crowdlearn.labels import CrowdLabels
 
 __all__ = [
@@ -102,6 +103,25 @@ class SimulatedCrowd:
     class_prior: np.ndarray
 
 
+def _check_simulation_size(n_items: int, n_experts: int, K: int) -> None:
+    """The size limits of the crowd :func:`simulate_crowd` would draw, checked before
+    anything is allocated: as a crowd a model reads, and its (n_items, n_experts) draws."""
+    try:
+        check_crowd_size(n_items, n_experts, K, n_items * n_experts)
+    except ValueError as exc:  # (its hint about ids does not apply to a simulation)
+        why = str(exc).replace("Check that the ids are indices 0..n-1 (use from_table for "
+                               "arbitrary identifiers). ", "")
+        raise ValueError(f"simulate_crowd(n_items={n_items:,}) with {n_experts:,} experts and "
+                         f"{K} classes is beyond the size limits: {why}") from None
+    need, limit = 8 * n_items * n_experts, get_size_limits().max_memory
+    if need > limit:
+        raise ValueError(f"simulate_crowd(n_items={n_items:,}) with {n_experts:,} experts "
+                         f"would draw {n_items * n_experts:,} numbers ({need / 2**30:.1f} GiB) "
+                         f"for who labels what, more than the size limits' max_memory "
+                         f"({limit / 2**30:.1f} GiB; to go past it on purpose, use `with "
+                         f"crowdlearn.size_limits(max_memory=...):`)")
+
+
 def simulate_crowd(n_items: int, confusion, *, class_prior=None, missing: float = 0.0,
                    labels_per_item: int | None = None, random_state=None) -> SimulatedCrowd:
     """Draw true classes and expert labels from the Dawid--Skene model.
@@ -126,6 +146,14 @@ def simulate_crowd(n_items: int, confusion, *, class_prior=None, missing: float 
     -------
     SimulatedCrowd
 
+    Raises
+    ------
+    ValueError
+        Before anything is drawn, when the crowd would be beyond the size limits
+        (:func:`crowdlearn.size_limits`): its posterior, confusion matrices or fit
+        beyond ``max_cells`` or ``max_memory`` (as a crowd a model reads), or the
+        ``(n_items, n_experts)`` draws of who labels what beyond ``max_memory`` bytes.
+
     Examples
     --------
     >>> sim = simulate_crowd(1000, one_coin_confusion([0.8] * 5, 2), random_state=0)
@@ -138,6 +166,7 @@ def simulate_crowd(n_items: int, confusion, *, class_prior=None, missing: float 
     if conf.ndim != 3 or conf.shape[1] != conf.shape[2]:
         raise ValueError(f"confusion must have shape (n_experts, K, K), got {conf.shape}")
     n_experts, K, _ = conf.shape
+    _check_simulation_size(int(n_items), n_experts, K)
     check_probability_matrix(conf.reshape(-1, K), "confusion rows")
     prior = np.full(K, 1.0 / K) if class_prior is None else np.asarray(class_prior, float)
     check_probability_matrix(prior[None, :], "class_prior", n_cols=K)

@@ -32,8 +32,8 @@ import numpy as np
 
 from crowdlearn._validation import as_float_array, check_scalar
 from crowdlearn.experiments import CrowdComparison, Sweep, compare_on_simulated_crowd
-from crowdlearn.widgets._explorer import (MAX_CLASSES, MAX_EXPERTS, STATIC, _clip, _Explorer,
-                                          _LiveExplorer, _page_html, check_sizes)
+from crowdlearn.widgets._explorer import (MAX_CLASSES, MAX_EXPERTS, MAX_ITEMS, STATIC, _clip,
+                                          _Explorer, _LiveExplorer, _page_html, check_sizes)
 
 __all__ = ["DawidSkeneExplorer", "ExplorerResult", "dawid_skene_explorer", "draw_comparison",
            "live_explorer_html", "live_explorer_widget", "plot_sweep", "VoteExplorer",
@@ -599,6 +599,16 @@ class VoteExplorer(_LiveExplorer):
     :class:`~crowdlearn.MajorityVote` does by default, and scored by their expectation (a
     tie of ``t`` classes counts ``1/t`` when the truth is among them), so the accuracies are
     exact. :meth:`compare` gives the same numbers from the package for any crowd.
+
+    Parameters
+    ----------
+    n_careless : int in [0, 30], default 6
+    careless_accuracy : float in [0.5, 0.9], default 0.55
+    seed : int in [0, 9], default 0
+    n_items : int in [1, 20,000], default 2000
+        Items simulated in the reader's browser on every slider move: at most
+        ``MAX_ITEMS`` (20,000), the bound of every explorer
+        (``crowdlearn.widgets._explorer``). A value outside a range is a ``ValueError``.
     """
 
     _esm = STATIC / "bundle_vote.js"
@@ -608,7 +618,7 @@ class VoteExplorer(_LiveExplorer):
         check_scalar(n_careless, "n_careless", kind=numbers.Integral, low=0, high=30)
         check_scalar(careless_accuracy, "careless_accuracy", low=0.5, high=0.9)
         check_scalar(seed, "seed", kind=numbers.Integral, low=0, high=9)
-        check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
+        check_scalar(n_items, "n_items", kind=numbers.Integral, low=1, high=MAX_ITEMS)
         super().__init__(view_settings={
             "nCareless": int(n_careless), "carelessAccuracy": float(careless_accuracy),
             "seed": int(seed), "nItems": int(n_items)})

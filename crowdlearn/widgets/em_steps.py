@@ -40,6 +40,8 @@ __all__ = ["HEADS", "TOSSES", "EMStepsExplorer", "basin_map", "e_step", "fixed_p
 HEADS = (1, 2, 5, 6, 9)
 #: Tosses per batch.
 TOSSES = 10
+#: The finest basin grid: :func:`basin_map` (and the page) run EM from ``n_grid**2`` starts.
+MAX_GRID = 101
 
 
 def _log_binom(heads, tosses: int) -> np.ndarray:
@@ -122,7 +124,9 @@ def half_steps(heads=HEADS, theta=(2 / 3, 1 / 3), phi: float = 0.5, n_half: int 
     ``2t - 2``) and state ``2t`` after the ``t``-th M-step. Each state is a dict with
     ``phase`` ("start", "E" or "M"), ``t``, ``theta`` (2,), ``phi``, ``q`` (m, 2),
     ``log_lik`` (at ``theta``, ``phi``) and ``free_energy`` (of ``q`` at them).
+    ``n_half`` is at most ``MAX_ITER`` (10,000), as the page's step.
     """
+    check_scalar(n_half, "n_half", kind=numbers.Integral, low=0, high=MAX_ITER)
     theta = np.asarray(theta, dtype=float)
     q = np.full((len(heads), 2), 0.5)
     states = []
@@ -146,8 +150,10 @@ def fixed_point(heads=HEADS, theta=(2 / 3, 1 / 3), phi: float = 0.5, *,
 
     Returns a dict: ``theta``, ``phi``, ``log_lik`` (at the final parameters),
     ``n_iter`` (M-steps taken), ``converged`` and ``path`` (shape (n_iter + 1, 3): the
-    parameters after every M-step, the start first).
+    parameters after every M-step, the start first). ``max_iter`` is at most
+    ``MAX_ITER`` (10,000).
     """
+    check_sizes(1, max_iter, tol)
     theta = np.asarray(theta, dtype=float)
     q, ll = e_step(heads, theta, phi, tosses)
     path = [(theta[0], theta[1], phi)]
@@ -173,8 +179,11 @@ def basin_map(heads=HEADS, phi: float = 0.5, n_grid: int = 19, *, tol: float = 1
 
     Returns ``grid`` (n_grid,), and ``theta`` (n_grid, n_grid, 2), ``phi`` and ``log_lik``
     (n_grid, n_grid), ``n_iter`` of each run: entry ``[a, b]`` starts from
-    ``(grid[a], grid[b])``.
+    ``(grid[a], grid[b])``. ``n_grid`` is between 2 and ``MAX_GRID`` (101),
+    ``max_iter`` at most ``MAX_ITER`` (10,000), as on the page.
     """
+    check_scalar(n_grid, "n_grid", kind=numbers.Integral, low=2, high=MAX_GRID)
+    check_sizes(1, max_iter, tol)
     grid = np.linspace(0.05, 0.95, n_grid)
     theta = np.empty((n_grid, n_grid, 2))
     phis, lls, iters = (np.empty((n_grid, n_grid)) for _ in range(3))
@@ -194,7 +203,7 @@ def _live_settings(*, theta1: float = 2 / 3, theta2: float = 1 / 3, phi: float =
         check_scalar(v, name, low=0.05, high=0.95)
     check_scalar(step, "step", kind=numbers.Integral, low=0, high=MAX_ITER)
     check_scalar(tosses, "tosses", kind=numbers.Integral, low=1, high=1000)
-    check_scalar(n_grid, "n_grid", kind=numbers.Integral, low=2, high=101)
+    check_scalar(n_grid, "n_grid", kind=numbers.Integral, low=2, high=MAX_GRID)
     check_sizes(1, max_iter, tol)
     heads = check_int_array(heads, "heads").tolist()  # 1.5 heads refused, not read as 1
     if len(heads) > 1000 or min(heads) < 0 or max(heads) > tosses:

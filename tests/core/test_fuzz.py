@@ -590,6 +590,95 @@ def test_spammer_score_reads_a_2d_array_as_one_workers_matrix():
         spammer_score(np.full((4, 2), 0.5))     # four workers' rows are not a matrix
 
 
+def test_replay_policies_sizes_are_bounded_and_policies_any_iterable():
+    from crowdlearn.active import MAX_REPLAYS, replay_policies
+
+    sim = cl.simulate.simulate_crowd(30, cl.simulate.random_confusion(4, 2, random_state=0),
+                                     labels_per_item=3, random_state=1)
+    buyable = 30 * 2  # three distinct workers per item, the first label is the start
+    with pytest.raises(ValueError, match=r"n_replays=1,000,000,000 .*at most 10,000"):
+        replay_policies(sim.labels, sim.truth, n_replays=10 ** 9)
+    assert MAX_REPLAYS == 10_000
+    with pytest.raises(ValueError, match=rf"n_rounds=1,000,000,000 .*only {buyable} label.*"
+                                         rf"at most {buyable}"):
+        replay_policies(sim.labels, sim.truth, n_rounds=10 ** 9)
+    result = replay_policies(sim.labels, sim.truth, policies=(p for p in ("random", "model")),
+                             n_replays=1, n_rounds=2)
+    assert result.policies == ("random", "model")
+    for bad in ((p for p in ("random", 7)), iter(["random", "random"]), 5, "random"):
+        with pytest.raises(ValueError, match="policies must be distinct names"):
+            replay_policies(sim.labels, sim.truth, policies=bad, n_replays=1, n_rounds=1)
+
+
+def test_run_em_with_a_nan_objective_is_the_callers_value_error():
+    from crowdlearn.em import fit_em, run_em
+
+    def e_step(theta):
+        return np.array([[1.0]]), (np.nan if theta >= 2 else -1.0 / (1 + theta))
+
+    for run in (lambda: run_em(0.0, e_step, lambda q: 2.0),
+                lambda: run_em(0.0, e_step, lambda q: 2.0, accelerate=(np.atleast_1d, float)),
+                lambda: fit_em(lambda r: 0.0, e_step, lambda q: 2.0)):
+        with pytest.raises(ValueError, match="objective returned by e_step is NaN at "
+                                             "iteration 1") as caught:
+            run()
+        assert "bug" not in str(caught.value)
+    with pytest.raises(TypeError, match="objective a number"):
+        run_em(0.0, lambda p: (np.array([[1.0]]), "high"), lambda q: 0.0)
+
+
+def test_multi_label_sizes_are_bounded_before_anything_is_built():
+    from crowdlearn.aggregation.multilabel import MultiCrowdLabels, from_quadruples
+
+    quads = ([0, 1, 1, 0], [0, 0, 1, 1], [0, 0, 1, 1], [1, 0, 1, 0])
+    with pytest.raises(ValueError, match=r"10,000,001 classes"):
+        cl.MultiLabelDawidSkene().fit((*quads[:3], [1, 0, 10 ** 7, 0]))
+    with pytest.raises(ValueError, match=r"10,000,001 targets .*n_targets="):
+        cl.MultiLabelDawidSkene().fit((quads[0], [0, 0, 0, 0], [0, 0, 1, 10 ** 7], quads[3]))
+    with pytest.raises(ValueError, match=r"max_memory|max_cells"):
+        from_quadruples(*quads, n_targets=10 ** 7)
+    with pytest.raises(ValueError, match=r"max_memory|max_cells|at most"):
+        MultiCrowdLabels(*(np.array(a) for a in quads), 2, 2, 10 ** 7, (2,) * 10 ** 7)
+    with cl.size_limits(max_cells=2 ** 30, max_memory=2 ** 40):  # the limits, not the data
+        assert from_quadruples(*quads, n_targets=10 ** 3).n_targets == 1000
+
+
+def test_simulate_crowd_refuses_sizes_beyond_the_limits_before_drawing():
+    conf = cl.simulate.random_confusion(5, 3, random_state=0)
+    with pytest.raises(ValueError, match=r"simulate_crowd\(n_items=10,000,000,000\).*max_cells"):
+        cl.simulate.simulate_crowd(10 ** 10, conf)
+    with cl.size_limits(max_memory=2 ** 20):
+        with pytest.raises(ValueError, match="max_memory"):
+            cl.simulate.simulate_crowd(100_000, conf)
+    assert cl.simulate.simulate_crowd(10, conf, random_state=0).labels.n_items == 10
+
+
+def test_sparse_experts_path_flags_must_be_booleans():
+    rng = np.random.default_rng(0)
+    labels, X = rng.integers(0, 2, size=(20, 3)), rng.normal(size=(20, 2))
+    for bad in ("x", "no", 1, 0, None, 2.0):
+        with pytest.raises(ValueError, match="restart_from_vote must be True or False"):
+            cl.sparse_experts_path(labels, X, lambdas=[1.0], restart_from_vote=bad)
+    path = cl.sparse_experts_path(labels, X, lambdas=[1.0], restart_from_vote=np.False_)
+    assert path.lambdas.tolist() == [1.0]
+
+
+def test_explorer_sizes_are_bounded():
+    pytest.importorskip("anywidget")
+    from crowdlearn.widgets import VoteExplorer
+    from crowdlearn.widgets import em_steps
+
+    with pytest.raises(ValueError, match="n_items must be <= 20000"):
+        VoteExplorer(n_items=10 ** 9)
+    assert VoteExplorer(n_items=20_000).settings["nItems"] == 20_000
+    with pytest.raises(ValueError, match="n_grid must be <= 101"):
+        em_steps.basin_map(n_grid=10 ** 5)
+    with pytest.raises(ValueError, match="max_iter must be <= 10000"):
+        em_steps.fixed_point(max_iter=10 ** 9)
+    with pytest.raises(ValueError, match="n_half must be <= 10000"):
+        em_steps.half_steps(n_half=10 ** 9)
+
+
 # -- 7. sweeps -------------------------------------------------------------------------------
 SWEEP = settings(max_examples=200, deadline=None, database=None,
                  derandomize=ON_CI)

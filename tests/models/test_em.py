@@ -256,8 +256,13 @@ def test_run_em_bad_hyper_parameters(kwargs, match):
 
 
 def test_nan_objective_is_an_error_not_a_silent_result():
-    with pytest.raises(FloatingPointError, match="NaN"):
+    # the caller's own e_step returned it: their ValueError, with the iteration
+    with pytest.raises(ValueError, match="objective returned by e_step is NaN at iteration 0"):
         run_em(0.0, lambda p: (np.array([[1.0]]), float("nan")), lambda q: 0.0)
+    # inside a crowdlearn model it would be the package's bug
+    with pytest.raises(FloatingPointError, match="DawidSkene: .*NaN.*this is a bug"):
+        run_em(0.0, lambda p: (np.array([[1.0]]), float("nan")), lambda q: 0.0,
+               _model="DawidSkene")
 
 
 def test_warm_start_passes_the_parameters_the_posterior_came_from():

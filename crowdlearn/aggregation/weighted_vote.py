@@ -17,7 +17,10 @@ rule of :class:`~crowdlearn.frames.IdResults`). crowd-kit breaks ties by
 pandas' ``idxmax`` over columns in the order ``value_counts`` left them, which
 is not always the lowest class, so on tied items the two may differ.
 Items that received no label, or whose labels all carry weight zero, get a
-uniform posterior (so, by the tie rule, class 0).
+uniform posterior (so, by the tie rule, class 0). The weighted sums add each item's
+terms in an order set by their class and skill alone, never by the workers' numbers:
+renumbering the items, the workers (with their skills) or the rows gives every item
+the same vote, ties included.
 """
 
 from __future__ import annotations
@@ -121,18 +124,31 @@ def log_odds_weights(skills, n_classes: int) -> np.ndarray:
         return np.log(n_classes - 1) + np.log(p) - np.log1p(-p)
 
 
+def _value_order(crowd: CrowdLabels, skills: np.ndarray) -> np.ndarray:
+    """The labels ordered by item, class and the skill of the worker who gave them: every
+    sum over an item's labels then adds its terms in an order set by their values alone,
+    not by the workers' numbers, so equal votes by equally skilled workers tie exactly
+    whatever the workers are called (floating-point sums depend on their order)."""
+    _, rank = np.unique(skills, return_inverse=True)
+    key = (crowd.item.astype(np.int64) * crowd.n_classes + crowd.label) \
+        * (int(rank.max(initial=0)) + 1) + rank.reshape(-1)[crowd.expert]
+    return np.argsort(key, kind="stable")
+
+
 def _weighted_scores(crowd: CrowdLabels, skills: np.ndarray, weights: str) -> np.ndarray:
-    """Per item and class: the weighted vote (linear) or the one-coin log-likelihood (log-odds)."""
+    """Per item and class: the weighted vote (linear) or the one-coin log-likelihood
+    (log-odds), each sum taken in the order of :func:`_value_order`."""
     n, K = crowd.n_items, crowd.n_classes
+    order = _value_order(crowd, skills)
+    item, label, skill = crowd.item[order], crowd.label[order], skills[crowd.expert[order]]
     if weights == "linear":
-        return crowd.vote_counts(weights=skills[crowd.expert])
+        return np.bincount(item * K + label, weights=skill, minlength=n * K).reshape(n, K)
     with np.errstate(divide="ignore"):
-        log_right = np.log(skills)
-        log_wrong = np.log1p(-skills) - np.log(K - 1)
+        right = np.log(skill)
+        wrong = np.log1p(-skill) - np.log(K - 1)
     scores = np.empty((n, K))
-    right, wrong = log_right[crowd.expert], log_wrong[crowd.expert]
     for k in range(K):
-        scores[:, k] = np.bincount(crowd.item, weights=np.where(crowd.label == k, right, wrong),
+        scores[:, k] = np.bincount(item, weights=np.where(label == k, right, wrong),
                                    minlength=n)
     return scores
 

@@ -679,6 +679,80 @@ def test_explorer_sizes_are_bounded():
         em_steps.half_steps(n_half=10 ** 9)
 
 
+def _renumbered(seed, per, K):
+    """A crowd with many ties, and the same crowd with its items, workers and rows
+    renumbered: ``(crowd, renumbered, item permutation, worker permutation)``."""
+    rng = np.random.default_rng(seed)
+    n, J = 40, 8
+    item = np.repeat(np.arange(n), per)
+    expert = np.concatenate([rng.choice(J, per, replace=False) for _ in range(n)])
+    label = rng.integers(0, K, item.size)
+    pi, pw, rows = rng.permutation(n), rng.permutation(J), rng.permutation(item.size)
+    return (cl.from_triples(item, expert, label, n_items=n, n_experts=J, n_classes=K),
+            cl.from_triples(pi[item][rows], pw[expert][rows], label[rows], n_items=n,
+                            n_experts=J, n_classes=K), pi, pw)
+
+
+def test_votes_do_not_depend_on_how_items_and_workers_are_numbered():
+    skills = np.array([0.6, 0.7, 0.6, 0.7, 0.8, 0.9, 0.65, 0.75])  # equal skills: exact ties
+    votes = {
+        "MajorityVote-lowest": lambda c, pw, X, g: cl.MajorityVote(tie_break="lowest").fit(c),
+        "Wawa": lambda c, pw, X, g: cl.Wawa().fit(c),
+        "ZeroBasedSkill": lambda c, pw, X, g: cl.ZeroBasedSkill().fit(c),
+        "ZeroBasedSkill-log-odds": lambda c, pw, X, g: cl.ZeroBasedSkill(
+            weights="log-odds").fit(c),
+        "GoldMajorityVote": lambda c, pw, X, g: cl.GoldMajorityVote(default_skill=0.6).fit(
+            c, g),
+        "WeightedMajorityVote": lambda c, pw, X, g: cl.WeightedMajorityVote(
+            skills=dict(zip(pw.tolist(), skills.tolist()))).fit(c),
+        "WeightedMajorityVote-log-odds": lambda c, pw, X, g: cl.WeightedMajorityVote(
+            skills=dict(zip(pw.tolist(), skills.tolist())), weights="log-odds").fit(c),
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cl.ConvergenceWarning)
+        for seed in range(15):
+            for per, K in ((2, 2), (4, 3), (5, 2)):
+                a, b, pi, pw = _renumbered(seed, per, K)
+                gold = np.where(np.arange(40) < 8, np.arange(40) % K, -1)
+                moved_gold = np.empty_like(gold)
+                moved_gold[pi] = gold
+                for name, fit in votes.items():
+                    got = fit(a, np.arange(8), None, gold).predict()
+                    again = fit(b, pw, None, moved_gold).predict()
+                    np.testing.assert_array_equal(got, again[pi], err_msg=f"{name} {seed}")
+
+
+@pytest.mark.xfail(strict=True, reason="MajorityVote(tie_break='random') draws one number "
+                   "per item in the items' order; a rule by the item's votes would send "
+                   "chapter 1's 1000 identical 1-1 ties all one way, which its hidden check "
+                   "refuses (issue 40: left for a decision on the chapter)")
+def test_majority_vote_random_ties_do_not_depend_on_the_ids():
+    for seed in range(5):
+        a, b, pi, _ = _renumbered(seed, 2, 2)
+        np.testing.assert_array_equal(cl.MajorityVote(random_state=0).fit(a).predict(),
+                                      cl.MajorityVote(random_state=0).fit(b).predict()[pi])
+
+
+def test_majority_vote_logistic_ties_do_not_depend_on_the_ids():
+    """Reported: 19 of 30 crowds changed their answer when the ids were permuted."""
+    for seed in range(30):
+        a, b, pi, _ = _renumbered(seed, 2, 2)
+        X = np.random.default_rng(seed).normal(size=(40, 2))
+        moved_X = np.empty_like(X)
+        moved_X[pi] = X
+        fits = [cl.MajorityVoteLogistic(lam=0.1, random_state=0).fit(c, Z)
+                for c, Z in ((a, X), (b, moved_X))]
+        np.testing.assert_array_equal(fits[0].vote_, fits[1].vote_[pi])  # the same targets
+        # (the regression adds its rows in the items' order: equal up to rounding)
+        np.testing.assert_allclose(fits[0].coef_, fits[1].coef_, rtol=1e-9, atol=1e-12)
+    # ties are still broken both ways: by the seed and the item's votes
+    crowd = cl.from_triples(np.repeat(np.arange(20), 2 * np.arange(1, 21)),
+                            np.concatenate([np.arange(2 * k) for k in range(1, 21)]),
+                            np.concatenate([np.repeat([0, 1], k) for k in range(1, 21)]))
+    vote = cl.MajorityVoteLogistic(random_state=0).fit(crowd, np.arange(20.0)[:, None]).vote_
+    assert 0 < vote.mean() < 1
+
+
 # -- 7. sweeps -------------------------------------------------------------------------------
 SWEEP = settings(max_examples=200, deadline=None, database=None,
                  derandomize=ON_CI)

@@ -105,6 +105,9 @@ def one_coin_m_step(counts: np.ndarray, class_counts: np.ndarray, alpha: float,
     denom = n_r + 2 * a
     empty = denom <= 0
     accuracy = np.where(empty, 1.0 / K, (correct + a) / np.where(empty, 1.0, denom))
+    # the trace and the total are summed in different orders: where every label is right
+    # the quotient can come out 1 + 1e-16, and 1 - accuracy a negative "probability"
+    np.clip(accuracy, 0.0, 1.0, out=accuracy)
     class_prior = (class_counts + a) / (class_counts.sum() + K * a)
     return class_prior, accuracy
 

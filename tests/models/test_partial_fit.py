@@ -834,3 +834,21 @@ def test_warnings_are_those_of_the_run_kept():
         model.partial_fit(sub(c, np.concatenate(batches[1:])), refit=True)
     names = [type(w.message).__name__ for w in caught]
     assert names.count("ConvergenceWarning") == 1, names
+
+
+def test_the_one_coin_m_step_of_perfect_workers_is_a_probability():
+    """Where every label of a worker is right the trace and the total of their counts are
+    summed in different orders, and their quotient came out 1 + 1e-16: the off-diagonal
+    1 - accuracy was -7e-17, whose log made an incremental fit's objective NaN (found by
+    bench_partial_fit.py on a random crowd with perfect workers)."""
+    from crowdlearn.aggregation._common import _one_coin_matrices
+    from crowdlearn.aggregation._ds_kernel import one_coin_m_step
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        counts = np.zeros((50, 4, 4))
+        counts[:, np.arange(4), np.arange(4)] = (rng.random((50, 4))
+                                                 * rng.choice([1e-3, 1.0, 1e3], (50, 4)))
+        _, accuracy = one_coin_m_step(counts, counts.sum(axis=(0, 2)), 0.0)
+        assert (accuracy <= 1.0).all() and (accuracy >= 0.0).all()
+        assert (_one_coin_matrices(accuracy, 4) >= 0.0).all()

@@ -26,6 +26,7 @@ feature models and the votes): a model defines ``_proba_new(labels, X)`` for new
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import os
 import sys
@@ -442,3 +443,65 @@ def posterior_or_refuse(log_joint: np.ndarray, message: str) -> np.ndarray:
         raise ValueError(message.format(rows=np.flatnonzero(dead)[:5].tolist()))
     q, _ = normalize_log(log_joint)
     return q
+
+
+# -- ties: the same coin for an item wherever it sits ----------------------------------------
+# A draw per item in the items' order (the rule until 0.2.x) gave an item another coin when
+# the rows came in another order, when other items were added before it or when the ids
+# sorted differently. Each tied item gets a coin keyed on a seed and on the item's
+# identifier (its id when the labels came from a table, its index otherwise): the order of
+# the rows, the other items and the ids' order change nothing, and identical items still
+# split evenly between their tied classes, as independent coins do. (Renaming an item is
+# another item: it may get another coin.)
+_MIX = (np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser, elementwise on a uint64 array (wrapping arithmetic)."""
+    z = (z ^ (z >> np.uint64(30))) * _MIX[0]
+    z = (z ^ (z >> np.uint64(27))) * _MIX[1]
+    return z ^ (z >> np.uint64(31))
+
+
+def _id_codes(ids: np.ndarray) -> np.ndarray:
+    """A uint64 per identifier that depends on its value alone (not on Python's salted
+    ``hash``): integers as they are, anything else through BLAKE2b of its ``repr``."""
+    if ids.dtype.kind in "iu":
+        return ids.astype(np.int64).view(np.uint64) if ids.dtype.kind == "i" \
+            else ids.astype(np.uint64)
+    out = np.empty(ids.size, dtype=np.uint64)
+    for n, value in enumerate(ids.tolist()):  # only the tied items: few
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            out[n] = np.uint64(int(value) % 2 ** 64)
+        else:
+            digest = hashlib.blake2b(repr(value).encode(), digest_size=8).digest()
+            out[n] = np.frombuffer(digest, dtype=np.uint64)[0]
+    return out
+
+
+def break_ties(counts: np.ndarray, item_ids, random_state) -> np.ndarray:
+    """The most-voted class of every row of ``counts`` (votes per item and class), a tie
+    broken at random by a coin keyed on the seed and on the item: with ``item_ids`` (one
+    per row, from a table) on the id, through ``hash(seed, id, class)`` (SplitMix64); for
+    index-coded labels (``item_ids`` None) on the index, row ``i`` of the seed's stream of
+    uniforms (which does not depend on how many items follow). Uniform over the tied
+    classes, independent between items; a Generator as ``random_state`` is advanced.
+    """
+    from crowdlearn._validation import check_random_state
+
+    rng = check_random_state(random_state)
+    top = counts == counts.max(axis=1, keepdims=True)
+    if item_ids is None:
+        return np.argmax(top * (1.0 + rng.random(top.shape)), axis=1)
+    seed = int(rng.integers(2 ** 63))
+    labels = np.argmax(top, axis=1)
+    tied = np.flatnonzero(top.sum(axis=1) > 1)
+    if tied.size == 0:
+        return labels
+    with np.errstate(over="ignore"):
+        h = _mix(_id_codes(np.asarray(item_ids)[tied]) ^ _mix(np.array([seed], np.uint64)))
+        keys = np.stack([_mix(h + _GOLDEN * np.uint64(k + 1))
+                         for k in range(counts.shape[1])], axis=1)
+    labels[tied] = np.argmax(np.where(top[tied], keys | np.uint64(1), np.uint64(0)), axis=1)
+    return labels

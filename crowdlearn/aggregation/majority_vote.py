@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from crowdlearn._base import BaseEstimator, Predictions
-from crowdlearn._validation import check_random_state, read_only
+from crowdlearn._base import BaseEstimator, Predictions, break_ties
+from crowdlearn._validation import read_only
 from crowdlearn.frames import IdResults
 from crowdlearn.labels import _is_dataframe, as_crowd_labels, from_dataframe
 
@@ -39,8 +39,10 @@ class MajorityVote(IdResults, Predictions, BaseEstimator):
         ``fit``).
     tie_break : {"random", "lowest"}, default "random"
         How a tie between the most-voted classes is broken: uniformly at random
-        among the tied classes (drawn from ``random_state``), or in favour of the
-        lowest class index (deterministic, but biased towards class 0).
+        among the tied classes, by a coin keyed on ``random_state`` and on the item's
+        id (its index for labels without ids), so that neither the order of the rows
+        nor the other items change an item's tie, and identical items split evenly; or
+        in favour of the lowest class index (deterministic, but biased towards class 0).
     unlabelled : {"error", "uniform"}, default "error"
         What to do with items that received no label: raise a ``ValueError``
         naming them, or give them a uniform soft vote (and a tie-broken hard vote).
@@ -117,9 +119,8 @@ class MajorityVote(IdResults, Predictions, BaseEstimator):
         self.posterior_ = counts / totals[:, None]
         top = counts == counts.max(axis=1, keepdims=True)
         self.n_ties_ = int((top.sum(axis=1) > 1).sum())
-        if self.tie_break == "random":
-            rng = check_random_state(self.random_state)
-            labels = np.argmax(top * (1.0 + rng.random(top.shape)), axis=1)
+        if self.tie_break == "random":  # a coin per tied item, keyed on its id
+            labels = break_ties(counts, crowd.item_ids, self.random_state)
         else:
             labels = np.argmax(top, axis=1)
         self._labels = read_only(labels)  # labels_ hands it out: nobody may change it

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit, log_expit
 
-from crowdlearn._base import BaseEstimator, normalize_log, reissue_warnings
+from crowdlearn._base import BaseEstimator, break_ties, normalize_log, reissue_warnings
 from crowdlearn._solvers.l1_logistic import (_PreparedProblem, fit_l1_logistic,
                                              l1_logistic_lambda_max)
 from crowdlearn._progress import ProgressBar
@@ -725,50 +725,14 @@ def _path_lambdas(crowd, X, lambdas, n_lambdas, lambda_min_ratio, model_params):
 
 
 # -- the majority-vote competitor ----------------------------------------------------------------
-_MIX = (np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _mix(z: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser, elementwise on a uint64 array (wrapping arithmetic)."""
-    z = (z ^ (z >> np.uint64(30))) * _MIX[0]
-    z = (z ^ (z >> np.uint64(27))) * _MIX[1]
-    return z ^ (z >> np.uint64(31))
-
-
-def _break_ties(counts: np.ndarray, random_state) -> np.ndarray:
-    """The most-voted class of every row of ``counts`` (votes per item and class), a tie
-    broken by a pseudo-random choice that depends only on a seed drawn from
-    ``random_state`` and on the row itself.
-
-    Each class of an item gets the key ``hash(seed, the item's vote counts, class)``
-    (SplitMix64) and the tied class with the largest key wins: uniform over the tied
-    classes across seeds; items with the same votes break their tie the same way; nothing
-    depends on the ids of the items or workers, nor on the order of the label rows.
-    """
-    n, K = counts.shape
-    top = counts == counts.max(axis=1, keepdims=True)
-    seed = int(check_random_state(random_state).integers(2 ** 63))  # drawn in any case
-    if n == 0 or not (top.sum(axis=1) > 1).any():
-        return np.argmax(top, axis=1)
-    votes = np.rint(counts).astype(np.uint64)
-    with np.errstate(over="ignore"):
-        h = np.full(n, _mix(np.array([seed], dtype=np.uint64))[0], dtype=np.uint64)
-        for k in range(K):
-            h = _mix(h ^ (votes[:, k] + _GOLDEN * np.uint64(k + 1)))
-        keys = np.stack([_mix(h + _GOLDEN * np.uint64(k + 1)) for k in range(K)], axis=1)
-    return np.argmax(np.where(top, keys | np.uint64(1), np.uint64(0)), axis=1)
-
-
 class MajorityVoteLogistic(BaseEstimator):
     r"""L1-penalised logistic regression on majority-vote labels ("Majority" in the paper).
 
-    Each labelled item gets its majority label, a tie broken by a pseudo-random choice
-    that depends only on ``random_state`` and the item's votes (a hash of a seed and the
-    item's vote counts: either class equally likely across seeds; items with the same
-    votes break the same way; renumbering the items, the workers or the rows changes
-    nothing, where a draw per item in the items' order did); then :math:`\max_{\beta_0,\beta}\sum_i [v_i\log\sigma(a_i) +
-    (1 - v_i)\log\sigma(-a_i)] - \lambda\lVert\beta\rVert_1` over the labelled items.
+    Each labelled item gets its majority label, a tie broken by a coin keyed on
+    ``random_state`` and on the item's id (its index without ids), as ``MajorityVote``
+    breaks them: neither the order of the rows nor other items change an item's tie. Then
+    :math:`\max_{\beta_0,\beta}\sum_i [v_i\log\sigma(a_i) + (1 - v_i)\log\sigma(-a_i)]
+    - \lambda\lVert\beta\rVert_1` over the labelled items.
     With ``soft=True`` the targets are the vote fractions instead.
 
     Parameters
@@ -805,8 +769,9 @@ class MajorityVoteLogistic(BaseEstimator):
         crowd, X = _read_input(labels, X)
         v = _soft_vote(crowd)
         labelled = crowd.labels_per_item() > 0
-        if not soft:  # a tie is broken by the item's votes, never by its id
-            v = _break_ties(crowd.vote_counts(), self.random_state).astype(float)
+        if not soft:  # a tie: a coin keyed on the item (break_ties)
+            votes = crowd.vote_counts()
+            v = break_ties(votes, crowd.item_ids, self.random_state).astype(float)
         fit = fit_l1_logistic(X[labelled], v[labelled], lam=float(self.lam), tol=1e-9)
         self.coef_ = fit.coef
         self.intercept_ = float(fit.intercept)

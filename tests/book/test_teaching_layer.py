@@ -220,3 +220,46 @@ def test_errata_boxes_are_folded_with_their_correction_in_view(path):
 def test_the_errata_appendix_lists_titles_without_the_teaser():
     html = _built("book/errata.html")
     assert "erratum-teaser" not in html and "Correction:" not in html
+
+
+def _list_lines_in_inline_math(text: str) -> list:
+    """The lines of prose that start like a list item (``+ ``, ``- ``, ``* ``) while an inline
+    ``$...$`` opened on an earlier line of the same paragraph is still open."""
+    bad, in_code, display, open_inline = [], False, False, False
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip()
+        if stripped.startswith("```"):  # a code cell or a fenced directive opens or closes
+            in_code = not (in_code and stripped.strip("`") == "")
+            continue
+        if in_code:
+            continue
+        if stripped.startswith("$$"):
+            one_line = stripped.endswith("$$") and len(stripped) > 4
+            display = display if one_line else not display
+            continue
+        if display:
+            continue
+        if open_inline and re.match(r"^[-+*] ", stripped):
+            bad.append(f"line {number}: {stripped[:60]}")
+        if len(re.findall(r"(?<!\\)\$", line)) % 2:
+            open_inline = not open_inline
+        if not stripped:
+            open_inline = False  # a blank line ends the paragraph
+    return bad
+
+
+def test_the_list_item_check_finds_exercise_3_5s_old_line():
+    old = ("The terms are $\\sum_i Q_i(n)[h^{(i)} \\log \\phi\n"
+           "+ (10 - h^{(i)}) \\log(1 - \\phi)]$. Write $H_n$ for")
+    assert _list_lines_in_inline_math(old) == ["line 2: + (10 - h^{(i)}) \\log(1 - \\phi)]$. Write $H_n$ for"]
+    assert _list_lines_in_inline_math(old.replace("\\phi\n+", "\\phi +\n")) == []
+
+
+@pytest.mark.parametrize("path", CHAPTERS + ASSIGNMENTS + sorted(BOOK.glob("[a-z]*.md")),
+                         ids=_name)
+def test_no_line_of_inline_math_starts_like_a_list_item(path):
+    """Markdown reads a line that starts with ``+ ``, ``- `` or ``* `` as a list item even
+    inside ``$...$`` that an earlier line opened: exercise 3.5's solution showed raw TeX and
+    run-together italics on the page and in the PDF."""
+    bad = _list_lines_in_inline_math(path.read_text("utf-8"))
+    assert not bad, bad

@@ -419,3 +419,21 @@ def test_default_keeps_the_class_prior_uniform_and_loses_no_bundled_crowd():
     assert fitted.class_prior_[0] > 0.9  # the collapse the default avoids
     assert data.accuracy(GLAD().fit(data.labels).predict()) > \
         data.accuracy(fitted.predict()) + 0.1
+
+
+@pytest.mark.parametrize("mean, sd", [(1.0, 0.5), (1.0, 2.0), (-0.5, 3.0)])
+def test_prior_term_and_gradient_match_sympy_away_from_sd_1(mean, sd):
+    """The Gaussian prior's log-density and its gradient -(v - mean) / sd^2, against SymPy's
+    derivative, at sd != 1 (at the default sd = 1 a gradient missing its 1/sd is the same;
+    the tests that only watch the objective rise could not see it)."""
+    sp = pytest.importorskip("sympy")
+    from crowdlearn.aggregation.glad import _gauss_log_prior
+
+    v, m, s = sp.symbols("v m s", real=True)
+    density = -((v - m) / s) ** 2 / 2 - sp.log(s) - sp.log(2 * sp.pi) / 2
+    slope = sp.lambdify((v, m, s), sp.diff(density, v))
+    value = sp.lambdify((v, m, s), density)
+    values = np.random.default_rng(3).normal(size=7) * 2
+    got_value, got_grad = _gauss_log_prior(values, (mean, sd))
+    np.testing.assert_allclose(got_value, sum(value(x, mean, sd) for x in values), rtol=1e-12)
+    np.testing.assert_allclose(got_grad, [slope(x, mean, sd) for x in values], rtol=1e-12)

@@ -240,8 +240,8 @@ def from_quadruples(item, expert, target, label, *, n_items=None, n_experts=None
 def from_dense_multi(array, *, n_classes=None, missing: int = -1) -> MultiCrowdLabels:
     """Build :class:`MultiCrowdLabels` from an ``(n_items, n_experts, n_targets)`` array.
 
-    ``array[i, j, m]`` is the class expert ``j`` gave target ``m`` of item ``i``, or
-    ``missing``.
+    ``array[i, r, d]`` is the class expert ``r`` gave question (target) ``d`` of item
+    ``i``, or ``missing`` (the book's letters: items ``i``, experts ``r``, questions ``d``).
     """
     arr = check_int_array(array, "labels", ndim=3, low=min(missing, 0))
     if 0 in arr.shape:

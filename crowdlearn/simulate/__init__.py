@@ -164,7 +164,8 @@ def simulate_crowd(n_items: int, confusion, *, class_prior=None, missing: float 
     check_scalar(n_items, "n_items", kind=numbers.Integral, low=1)
     conf = as_float_array(confusion, "confusion")
     if conf.ndim != 3 or conf.shape[1] != conf.shape[2]:
-        raise ValueError(f"confusion must have shape (n_experts, K, K), got {conf.shape}")
+        raise ValueError(f"confusion must have shape (n_experts, n_classes, n_classes): "
+                         f"one square matrix per expert, rows the true class, got {conf.shape}")
     n_experts, K, _ = conf.shape
     _check_simulation_size(int(n_items), n_experts, K)
     check_probability_matrix(conf.reshape(-1, K), "confusion rows")

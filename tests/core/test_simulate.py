@@ -138,7 +138,7 @@ def test_labels_per_item_gives_distinct_experts():
 @pytest.mark.parametrize("args, kwargs, match", [
     ((0, CONF), {}, "n_items must be >= 1"),
     ((2.5, CONF), {}, "n_items must be an integer"),
-    ((10, CONF[0]), {}, r"confusion must have shape \(n_experts, K, K\)"),
+    ((10, CONF[0]), {}, r"confusion must have shape \(n_experts, n_classes, n_classes\)"),
     ((10, CONF[:, :2]), {}, "confusion must have shape"),
     ((10, CONF * 2), {}, "rows of confusion rows must sum to 1"),
     ((10, -CONF), {}, "negative"),

@@ -22,8 +22,9 @@ a criterion of the posterior, before minus after:
 
       G^{\text{err}}_{ir} = \sum_y \max_n Q_i(n) M^{(r)}_{n y} - \max_n Q_i(n) \;\ge 0 .
 
-* ``criterion="entropy"``: the posterior entropy (in bits, as
-  :func:`~crowdlearn.metrics.posterior_entropy`); its expected drop is the mutual
+* ``criterion="entropy"``: the posterior entropy in nats, the book's unit
+  (:func:`~crowdlearn.metrics.posterior_entropy` with ``base=np.e``; divide by
+  :math:`\log 2` for bits); its expected drop is the mutual
   information between the true class and the label,
 
   .. math::
@@ -241,7 +242,7 @@ def _gains(Q: np.ndarray, M: np.ndarray, criterion: str) -> np.ndarray:
     out = np.empty((n, W))
     step = max(1, _BLOCK // max(1, W * K * K))
     if criterion == "entropy":
-        row_entropy = entr(M).sum(axis=2) / np.log(2)              # (W, K)
+        row_entropy = entr(M).sum(axis=2)                          # (W, K), nats
     for start in range(0, n, step):
         q = Q[start:start + step]
         if criterion == "error":
@@ -249,8 +250,7 @@ def _gains(Q: np.ndarray, M: np.ndarray, criterion: str) -> np.ndarray:
             out[start:start + step] = joint.max(axis=2).sum(axis=2) - q.max(axis=1)[:, None]
         else:
             predictive = np.einsum("in,rny->iry", q, M)            # P_ir(y)
-            out[start:start + step] = (entr(predictive).sum(axis=2) / np.log(2)
-                                       - q @ row_entropy.T)
+            out[start:start + step] = entr(predictive).sum(axis=2) - q @ row_entropy.T
     return out
 
 
@@ -270,7 +270,7 @@ def expected_label_gains(model, labels, *, criterion: str = "error", workers=Non
     criterion : {"error", "entropy"}, default "error"
         ``"error"``: expected drop of the probability that the item's arg-max label is
         wrong, :math:`1 - \max_n Q_i(n)`. ``"entropy"``: expected drop of the posterior
-        entropy in bits (the mutual information of the true class and the label).
+        entropy in nats (the mutual information of the true class and the label).
     workers : sequence, optional
         The workers who may be asked (worker ids when the model was fitted on a table,
         worker indices otherwise); all the model's workers when omitted.

@@ -35,8 +35,8 @@ def gains_table(gains, n_items, n_workers):
     return table
 
 
-def entropy_bits(p):
-    return -sum(x * math.log2(x) for x in p if x > 0)
+def entropy_nats(p):  # the book's unit (issue 41: the gains were in bits)
+    return -sum(x * math.log(x) for x in p if x > 0)
 
 
 # -- (a) a case computed by hand -------------------------------------------------------------
@@ -50,18 +50,18 @@ def test_toy_case_by_hand():
     err = expected_label_gains(model, labels, criterion="error")
     assert err.item.tolist() == [0] and err.worker.tolist() == [0]
     assert err.gain[0] == pytest.approx(before - after, abs=1e-14)
-    ent_after = 0.55 * entropy_bits([0.4 / 0.55, 0.15 / 0.55]) \
-        + 0.45 * entropy_bits([0.1 / 0.45, 0.35 / 0.45])
+    ent_after = 0.55 * entropy_nats([0.4 / 0.55, 0.15 / 0.55]) \
+        + 0.45 * entropy_nats([0.1 / 0.45, 0.35 / 0.45])
     ent = expected_label_gains(model, labels, criterion="entropy")
-    assert ent.gain[0] == pytest.approx(1.0 - ent_after, abs=1e-14)
-    assert 0 < ent.gain[0] < 1
+    assert ent.gain[0] == pytest.approx(math.log(2) - ent_after, abs=1e-14)  # H(.5, .5)
+    assert 0 < ent.gain[0] < math.log(2)
 
 
 # -- (b) against a loop over the K possible labels -------------------------------------------
 def brute_force(Q, M, criterion):
     """Gain of every (item, worker) pair: each label y written out, Bayes' rule by hand."""
     def crit(q):
-        return 1 - max(q) if criterion == "error" else entropy_bits(q)
+        return 1 - max(q) if criterion == "error" else entropy_nats(q)
 
     n, K = Q.shape
     out = np.zeros((n, M.shape[0]))
@@ -179,7 +179,7 @@ def test_a_perfect_worker_removes_all_the_doubt_and_a_coin_none():
     assert table[0, 1] == pytest.approx(0.0, abs=1e-15)
     assert table[1, 1] == pytest.approx(0.0, abs=1e-15)
     ent = gains_table(expected_label_gains(model, labels, criterion="entropy"), 2, 3)
-    assert ent[0, 0] == pytest.approx(entropy_bits([0.3, 0.7]), abs=1e-14)
+    assert ent[0, 0] == pytest.approx(entropy_nats([0.3, 0.7]), abs=1e-14)
     assert ent[0, 1] == pytest.approx(0.0, abs=1e-15)
     best = recommend_labels(model, labels, budget=2)
     assert best.item.tolist() == [0, 1] and best.worker.tolist() == [0, 0]

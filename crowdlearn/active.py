@@ -432,7 +432,7 @@ class ReplayResult:
 
 def _read_policies(policies) -> tuple:
     """``policies`` (any iterable: a tuple, a list, a generator...) as a tuple of distinct
-    names among :data:`POLICIES`."""
+    names among ``POLICIES``."""
     wrong = ValueError(f"policies must be distinct names among {POLICIES}, got "
                        f"{policies!r:.80}")
     if isinstance(policies, (str, bytes)):
@@ -573,7 +573,7 @@ def _replay_one(crowd, truth, policy, seed, rounds, step, make_model, criterion,
 
 
 def _check_replay_sizes(n_replays, n_rounds, crowd) -> tuple[int, int]:
-    """``n_replays`` at most :data:`MAX_REPLAYS`; ``n_rounds`` at most the labels the pool
+    """``n_replays`` at most ``MAX_REPLAYS``; ``n_rounds`` at most the labels the pool
     holds (every round buys one at least while any is left, so later rounds buy nothing)."""
     n_replays = int(check_scalar(n_replays, "n_replays", kind=numbers.Integral, low=1))
     n_rounds = int(check_scalar(n_rounds, "n_rounds", kind=numbers.Integral, low=0))
@@ -637,10 +637,10 @@ def replay_policies(labels, truth, *, policies=POLICIES, n_replays: int = 10,
     truth : array-like of int, shape (n_items,)
         True class of every item in the crowd's item order, negative where unknown.
     policies : iterable of str, default all four
-        Distinct names among :data:`POLICIES` (any iterable, read once into a tuple).
+        Distinct names among ``POLICIES`` (any iterable, read once into a tuple).
     n_replays : int, default 10
         Replays, each on its own shuffle of the crowd (the same shuffle for every policy);
-        at most :data:`MAX_REPLAYS` (10,000).
+        at most ``MAX_REPLAYS`` (10,000).
     n_rounds : int, default 10
         Rounds of buying after the start; at most the labels there are to buy (distinct
         (item, worker) pairs less one per labelled item: each round buys one at least

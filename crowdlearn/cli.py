@@ -19,7 +19,7 @@ Errors in the input (a missing file or column, an empty file, a missing label, a
 model...) print one line on stderr and exit with status 2. Every argument is checked before
 anything is computed or written: an input must be a regular file (not a folder, a device
 such as ``/dev/null`` or a pipe) that is not empty, whose header names at most
-:data:`MAX_COLUMNS` columns and no column twice; an output must not be a folder, must be
+``MAX_COLUMNS`` columns and no column twice; an output must not be a folder, must be
 writable in an existing folder, and must not be the same file as another output or as an
 input. Labels must be single values (a parquet column of lists is refused). When stdout
 is closed early (``crowdlearn aggregate answers.csv | head``) the command stops quietly
@@ -159,7 +159,7 @@ def _check_input_file(path) -> Path:
 
 def _csv_header(path: Path, sep: str) -> list:
     """The column names of a CSV/TSV file's first line, read alone (and refused as soon as
-    it holds more than :data:`MAX_COLUMNS` separators, before it is read to its end)."""
+    it holds more than ``MAX_COLUMNS`` separators, before it is read to its end)."""
     chunks, n_sep, size = [], 0, 0
     with open(path, encoding="utf-8-sig", newline="") as f:
         while True:
@@ -178,7 +178,7 @@ def _csv_header(path: Path, sep: str) -> list:
 
 
 def _check_header(path: Path) -> None:
-    """Refuse a file whose header names more than :data:`MAX_COLUMNS` columns, or a column
+    """Refuse a file whose header names more than ``MAX_COLUMNS`` columns, or a column
     twice (pandas would read the first and rename the other ``label.1``)."""
     suffix = path.suffix.lower()
     try:
@@ -217,7 +217,7 @@ def read_table(path, id_columns=()):
         The file's rows. A ``CLIError`` says what is wrong with a file that is missing, a
         folder, not a regular file (a device such as ``/dev/null``, a pipe), empty,
         unreadable, or parquet without pyarrow, and with a header that names a column
-        twice or more than :data:`MAX_COLUMNS` columns (checked on the header line alone,
+        twice or more than ``MAX_COLUMNS`` columns (checked on the header line alone,
         before the file is read).
     """
     pd = _pandas()
@@ -507,7 +507,7 @@ def main(argv=None) -> int:
     -------
     int
         The exit status: 0; 2 after a mistake in the command or its input (one line on
-        stderr, no traceback); 141 (:data:`BROKEN_PIPE_STATUS`) when stdout was closed
+        stderr, no traceback); 141 (``BROKEN_PIPE_STATUS``) when stdout was closed
         before the labels were written (``... | head``), without a message.
     """
     try:

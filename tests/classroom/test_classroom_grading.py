@@ -105,6 +105,12 @@ def _by(results) -> dict:
     return out
 
 
+# the hostile students' background processes sleep for a time unique to this test run, so
+# that another run on the same machine (its own hostile class) is never mistaken for ours
+RUN_TAG = f"{os.getpid() % 100_000:05d}"
+SLEEPS = tuple(f"{seconds}.{RUN_TAG}" for seconds in (4321, 4322, 4323))
+
+
 def _processes_with(marker: str) -> list:
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -158,16 +164,16 @@ def hostile(bwrap, no_policy, instructor, tmp_path_factory):
     }
     for student, code in escapes.items():
         _put(subs, student, _prepend(instructor, "prior_derivation", code))
-    _put(subs, "e_background", _prepend(instructor, "prior_derivation", """
+    _put(subs, "e_background", _prepend(instructor, "prior_derivation", f"""
         import os, subprocess
-        subprocess.Popen(["sleep", "4321"], start_new_session=True)
+        subprocess.Popen(["sleep", "{SLEEPS[0]}"], start_new_session=True)
         if os.fork() == 0:
             os.setsid()
-            os.execvp("sleep", ["sleep", "4322"])
+            os.execvp("sleep", ["sleep", "{SLEEPS[1]}"])
         """))
-    _put(subs, "f_timeout", _prepend(instructor, "prior_derivation", """
+    _put(subs, "f_timeout", _prepend(instructor, "prior_derivation", f"""
         import subprocess, time
-        subprocess.Popen(["sleep", "4323"])
+        subprocess.Popen(["sleep", "{SLEEPS[2]}"])
         time.sleep(1000)
         """))
     _put(subs, "w_warns", _prepend(instructor, "estimator", """
@@ -220,8 +226,8 @@ def test_escapes_left_no_trace_on_the_host(hostile, instructor):
 
 
 def test_no_process_outlives_its_submission(hostile, instructor):
-    for marker in ("sleep 4321", "sleep 4322", "sleep 4323"):
-        assert not _processes_with(marker), marker
+    for seconds in SLEEPS:
+        assert not _processes_with(f"sleep {seconds}"), seconds
     auto = _auto(instructor)
     background = hostile["by"]["e_background"]
     assert all(background[c].points == auto[c] for c in auto)  # no harm done, no penalty

@@ -188,7 +188,10 @@ class EMFitter(BaseEstimator):
     def _fit(self, *args, **kwargs):
         """Check, build the data, run the engine, set the fitted attributes; ``self``."""
         self._check_params()
-        data = self._make_data(*args, **kwargs)
+        return self._fit_data(self._make_data(*args, **kwargs))
+
+    def _fit_data(self, data):
+        """The fit of ``data`` (built by ``_make_data``) from the default starts; ``self``."""
         result = self._run_engine(data)
         warn_if_not_converged(result, type(self).__name__, self.max_iter, self.tol)
         warn_if_flat(result, type(self).__name__)

@@ -11,7 +11,7 @@ import numpy as np
 from scipy.special import expit
 
 from crowdlearn._base import (EMEstimator, posterior_or_refuse, user_stacklevel,
-                              warn_if_flat, warn_if_not_converged)
+                              warn_if_not_converged)
 from crowdlearn._validation import (as_float_array, check_binary_matrix, check_bool,
                                      check_em_params, check_scalar)
 from crowdlearn.frames import ClassPrior, IdResults, features_by_task, refuse_gold_as_features
@@ -49,6 +49,8 @@ def _is_tuple_input(labels) -> bool:
 
 # Pseudo-counts beyond this (a trillion imagined labels) overflow the objective's sums of
 # count x log-probability towards -inf; nobody means them, so they are refused.
+MAX_PSEUDO_COUNT = 1e12
+
 # partial_fit's refit="auto" fits from the vote again once the labels have grown by this
 # factor since the last start from the vote (a few refits per doubling, amortised), and
 # always on a crowd of at most REFIT_SMALL labels, whose refit takes milliseconds
@@ -61,9 +63,6 @@ def _reissue(caught: list) -> None:
     the places they were first raised (the user's filters apply)."""
     for w in caught:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-
-
-MAX_PSEUDO_COUNT = 1e12
 
 
 def _read_prior(prior, K: int, J: int) -> np.ndarray:
@@ -731,10 +730,7 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         continued = dict(vars(self))
         with warnings.catch_warnings(record=True) as refit_warnings:
             warnings.simplefilter("always")
-            result = self._run_engine(data)
-            warn_if_not_converged(result, type(self).__name__, self.max_iter, self.tol)
-            warn_if_flat(result, type(self).__name__)
-            self._set_fitted(data, result)
+            self._fit_data(data)
         kept = refit_warnings
         if continued["objective_"] >= self.objective_:  # ties: the continued run stays
             vars(self).clear()

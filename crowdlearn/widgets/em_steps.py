@@ -26,6 +26,7 @@ rendered book, its text/html twin, the same ES module inline (``static/bundle_em
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -196,10 +197,11 @@ def basin_map(heads=HEADS, phi: float = 0.5, n_grid: int = 19, *, tol: float = 1
             "n_iter": iters.astype(int)}
 
 
-def _live_settings(*, theta1: float = 2 / 3, theta2: float = 1 / 3, phi: float = 0.5,
+def _live_settings(*, bias1: float = 2 / 3, bias2: float = 1 / 3, phi: float = 0.5,
                    step: int = 0, heads=HEADS, tosses: int = TOSSES, n_grid: int = 19,
-                   tol: float = 1e-10, max_iter: int = 2000) -> dict:
-    for name, v in (("theta1", theta1), ("theta2", theta2), ("phi", phi)):
+                   tol: float = 1e-10, max_iter: int = 2000, **old) -> dict:
+    bias1, bias2 = _renamed(old, bias1, bias2)
+    for name, v in (("bias1", bias1), ("bias2", bias2), ("phi", phi)):
         check_scalar(v, name, low=0.05, high=0.95)
     check_scalar(step, "step", kind=numbers.Integral, low=0, high=MAX_ITER)
     check_scalar(tosses, "tosses", kind=numbers.Integral, low=1, high=1000)
@@ -208,15 +210,30 @@ def _live_settings(*, theta1: float = 2 / 3, theta2: float = 1 / 3, phi: float =
     heads = check_int_array(heads, "heads").tolist()  # 1.5 heads refused, not read as 1
     if len(heads) > 1000 or min(heads) < 0 or max(heads) > tosses:
         raise ValueError(f"heads must be counts between 0 and tosses={tosses}, got {heads}")
-    return {"theta1": float(theta1), "theta2": float(theta2), "phi": float(phi),
+    # the view's own keys: theta1, theta2 (its JavaScript state)
+    return {"theta1": float(bias1), "theta2": float(bias2), "phi": float(phi),
             "step": int(step), "heads": heads, "tosses": int(tosses), "nGrid": int(n_grid),
             "tol": float(tol), "maxIter": int(max_iter)}
 
 
+def _renamed(old: dict, bias1, bias2):
+    """``theta1``/``theta2``, the former names of ``bias1``/``bias2`` (the book keeps
+    :math:`\\theta` for all the parameters), accepted with a DeprecationWarning."""
+    unknown = set(old) - {"theta1", "theta2"}
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s): {sorted(unknown)}")
+    if old:
+        names = " and ".join(sorted(old))
+        warnings.warn(f"{names}: now called bias1 and bias2 (the coins' starting P(heads)); "
+                      "the old names will be removed", DeprecationWarning, stacklevel=4)
+    return old.get("theta1", bias1), old.get("theta2", bias2)
+
+
 def live_em_steps_html(**settings) -> str:
     """The explorer as self-contained HTML that recomputes in the browser (no kernel, no
-    network): ``static/bundle_em_steps.js`` inline. Keyword arguments: ``theta1``,
-    ``theta2`` (starting biases of the coins), ``phi`` (starting probability of coin 1),
+    network): ``static/bundle_em_steps.js`` inline. Keyword arguments: ``bias1``,
+    ``bias2`` (the coins' starting probabilities of heads, :math:`\\phi_{\\mathrm h\\mid 1}` and
+    :math:`\\phi_{\\mathrm h\\mid 2}`), ``phi`` (the starting probability of coin 1, :math:`\\phi_1`),
     ``step`` (half-steps shown at first), ``heads``, ``tosses``, ``n_grid``, ``tol``,
     ``max_iter``."""
     return _page_html("em_steps", _live_settings(**settings))
@@ -252,15 +269,17 @@ class EMStepsExplorer(_LiveExplorer):
 
     @property
     def settings(self) -> dict:
-        """The view's settings (``theta1``, ``theta2``, ``phi``, ``step``, ``heads``,
+        """The view's settings (``bias1``, ``bias2``, ``phi``, ``step``, ``heads``,
         ``tosses``, ``nGrid``, ``tol``, ``maxIter``)."""
-        return self.view_settings
+        s = dict(self.view_settings)
+        s["bias1"], s["bias2"] = s.pop("theta1"), s.pop("theta2")
+        return s
 
     def states(self, n_half: int | None = None) -> list[dict]:
         """The page's half-steps from the current start, computed by :func:`~crowdlearn.widgets.em_steps.half_steps`."""
         s = self.settings
         n = s["step"] if n_half is None else n_half
-        return half_steps(s["heads"], (s["theta1"], s["theta2"]), s["phi"], n, s["tosses"])
+        return half_steps(s["heads"], (s["bias1"], s["bias2"]), s["phi"], n, s["tosses"])
 
     def widget(self):
         """The ``anywidget``: the explorer itself."""

@@ -145,12 +145,27 @@ def test_fixed_points_two_maxima_their_mirror_images_and_a_saddle():
 def test_explorer_object_gives_both_twins():
     ex = EMStepsExplorer(step=3)
     assert [s["phase"] for s in ex.states()] == ["start", "E", "M", "E"]
-    with pytest.raises(ValueError):
-        EMStepsExplorer(theta1=0.99)
+    with pytest.raises(ValueError, match="bias1"):
+        EMStepsExplorer(bias1=0.99)
+    with pytest.raises(TypeError, match="theta3"):
+        EMStepsExplorer(theta3=0.5)
     bundle = ex._repr_mimebundle_()
     assert "mountEMStepsExplorer" in bundle["text/html"]
     assert "application/vnd.jupyter.widget-view+json" in bundle
     ex.widget().close()
+
+
+def test_explorer_starts_exactly_where_the_worked_example_does():
+    """Chapter 3's two coins start at (2/3, 1/3): the explorer keeps the start exactly (its
+    sliders move in steps of 0.01 but do not round a start they did not set), so its first
+    E-step shows the worked example's log-likelihood, -12.5219, not 0.67/0.33's -12.4762."""
+    ex = EMStepsExplorer(bias1=2 / 3, bias2=1 / 3, phi=0.5, step=1)
+    assert ex.settings["bias1"] == 2 / 3 and ex.settings["bias2"] == 1 / 3
+    assert round(ex.states()[-1]["log_lik"], 4) == -12.5219
+    assert ex.settings == EMStepsExplorer(step=1).settings  # the default start
+    with pytest.warns(DeprecationWarning, match="bias1"):
+        old = EMStepsExplorer(theta1=2 / 3, theta2=1 / 3, step=1)
+    assert old.settings == ex.settings
 
 
 READ = """(el) => {
@@ -230,7 +245,7 @@ def _move_every_control(page, el):
     assert got["updates"] == n0 + 11
 
 
-def _open_and_move(url: str, root: Path):
+def _open_and_move(url: str, root: Path, start=None):
     exe = chromium_or_skip()
     playwright = pytest.importorskip("playwright.sync_api")
     foreign, errors = [], []
@@ -244,6 +259,10 @@ def _open_and_move(url: str, root: Path):
             if width == 390:
                 assert page.evaluate("() => document.documentElement.scrollWidth") <= 391
             else:
+                if start is not None:  # where the page's first explorer starts, exactly
+                    got = els[0].evaluate(READ)
+                    assert (got["state"]["theta1"], got["state"]["theta2"]) == start[:2]
+                    assert round(got["current"]["logLik"], 4) == start[2]
                 for el in els:
                     _move_every_control(page, el)
             page.close()
@@ -270,4 +289,4 @@ CHAPTERS = ["book/03_em.html"]
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_chapter_explorer_moves_through_every_control(chapter):
     chromium_or_skip(HTML / chapter, why=" and the built book (python3 run.py book)")
-    _open_and_move(chapter, HTML)
+    _open_and_move(chapter, HTML, start=(2 / 3, 1 / 3, -12.5219))

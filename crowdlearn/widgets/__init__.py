@@ -60,11 +60,15 @@ DEGENERATE_MARGIN = 0.05
 
 
 def fit_warnings(mv_accuracy: float, em_accuracy: float, estimated_error_rates,
-                 n_classes: int) -> list[str]:
+                 n_classes: int, n_items: int | None = None) -> list[str]:
     """The warnings the explorer's summary shows under its numbers (the page's view
     in ``static/explorer_view.js`` shows the same ones).
 
-    * EM's accuracy is below majority vote's;
+    * EM's accuracy is below majority vote's. With ``n_items`` the gap is compared with
+      what chance alone gives two methods of equal accuracy on that many items: a
+      difference of proportions more than ``NOISE_Z`` standard errors,
+      :math:`\\sqrt{(a(1-a) + b(1-b) + 1/n) / n}`, is EM failing; a smaller one is noise,
+      and the note says so;
     * the fit is *degenerate*: EM rates every expert within ``DEGENERATE_MARGIN``
       of chance or worse (estimated error rate at least ``1 - 1/K - 0.05``), so in the
       fitted model the labels say (almost) nothing about the class.
@@ -73,19 +77,37 @@ def fit_warnings(mv_accuracy: float, em_accuracy: float, estimated_error_rates,
     --------
     >>> fit_warnings(0.9, 0.95, [0.1, 0.3], 3)
     []
-    >>> [w.split(":")[0] for w in fit_warnings(1.0, 0.4, [0.66], 3)]
+    >>> [w.split(":")[0] for w in fit_warnings(1.0, 0.4, [0.66], 3, 500)]
     ['EM is below the majority vote', 'Degenerate fit']
+    >>> [w.split(":")[0] for w in fit_warnings(0.986, 0.978, [0.1, 0.2], 3, 500)]
+    ['EM is slightly below the majority vote']
     """
     out = []
-    if em_accuracy < mv_accuracy:
-        out.append("EM is below the majority vote: with few or weak experts its estimated "
-                   "confusion matrices can fit noise or a degenerate solution")
+    gap = mv_accuracy - em_accuracy
+    if gap > 0:
+        if n_items is not None and gap <= NOISE_Z * _se(mv_accuracy, em_accuracy, n_items):
+            out.append(f"EM is slightly below the majority vote: {round(gap * n_items)} of "
+                       f"{n_items} items, a gap chance alone gives two equally good methods")
+        else:
+            out.append("EM is below the majority vote: with few or weak experts its estimated "
+                       "confusion matrices can fit noise or a degenerate solution")
     chance = 1.0 - 1.0 / n_classes
     rates = np.asarray(estimated_error_rates, dtype=float)
     if rates.size and np.all(rates >= chance - DEGENERATE_MARGIN):
         out.append("Degenerate fit: EM rates every expert at chance or worse, so its "
                    "labels say almost nothing about the class in the fitted model")
     return out
+
+
+#: How many standard errors of a difference of accuracies :func:`fit_warnings` lets pass
+#: as noise.
+NOISE_Z = 2.0
+
+
+def _se(a: float, b: float, n: int) -> float:
+    """The standard error of the difference of two accuracies on ``n`` items (as if
+    independent: wider than the paired one, so a gap called a failure is one)."""
+    return float(np.sqrt((a * (1 - a) + b * (1 - b) + 1.0 / n) / n))
 
 
 def _comparison_axes(fig):
@@ -477,7 +499,8 @@ class DawidSkeneExplorer(_Explorer):
                 + "".join(f"<br><span style='color:#D55E00'>⚠ {w}</span>"
                           for w in fit_warnings(r.mv_accuracy, r.em_accuracy,
                                                 r.estimated_error_rates,
-                                                r.settings["n_classes"])))
+                                                r.settings["n_classes"],
+                                                r.settings["n_items"])))
 
     def _result_from_live(self, payload: dict) -> ExplorerResult:
         """An :class:`ExplorerResult` holding the numbers the browser reported."""

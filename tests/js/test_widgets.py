@@ -520,3 +520,48 @@ def test_explorer_refuses_more_experts_than_it_has_sliders_for():
         DawidSkeneExplorer(n_experts=10 ** 5)
     with pytest.raises(ValueError, match="max_experts must be <= 50"):
         DawidSkeneExplorer(max_experts=10 ** 5)
+
+
+# The explorer's warning under its numbers tells sampling noise from EM failing (issue 41):
+# the reported cases, 0.978 vs 0.986 and 0.998 vs 1.000 on 500 items (noise) and 0.418 vs
+# 0.590 (failure); the page's JavaScript says exactly what the Python summary says.
+WARNING_CASES = [(0.986, 0.978, [0.1, 0.2, 0.3], 3, 500), (1.0, 0.998, [0.0, 0.1], 3, 500),
+                 (0.590, 0.418, [0.5, 0.6], 3, 500), (1.0, 0.4, [0.66], 3, 500),
+                 (0.9, 0.95, [0.1, 0.3], 3, 500), (0.70, 0.64, [0.4, 0.5], 2, 100),
+                 (0.70, 0.60, [0.4, 0.45], 2, 1000)]
+
+
+def test_explorer_warning_tells_noise_from_failure():
+    from crowdlearn.widgets import fit_warnings
+
+    def first(case):
+        found = fit_warnings(*case)
+        return found[0].split(":")[0] if found else None
+
+    assert first(WARNING_CASES[0]) == first(WARNING_CASES[1]) == \
+        "EM is slightly below the majority vote"
+    assert first(WARNING_CASES[2]) == "EM is below the majority vote"
+    assert fit_warnings(*WARNING_CASES[3])[1].startswith("Degenerate fit")
+    assert fit_warnings(*WARNING_CASES[4]) == []
+    assert first(WARNING_CASES[5]) == "EM is slightly below the majority vote"  # 6 of 100
+    assert first(WARNING_CASES[6]) == "EM is below the majority vote"  # 100 of 1000
+    # without the number of items, any gap is reported as before
+    assert first(WARNING_CASES[0][:4]) == "EM is below the majority vote"
+
+
+def test_explorer_warning_is_the_same_in_the_page():
+    import json
+
+    from crowdlearn.widgets import fit_warnings
+    from support import run_node_module
+
+    from pathlib import Path
+
+    view = Path(__file__).resolve().parents[2] / "crowdlearn/widgets/static/explorer_view.js"
+    cases = [dict(mvAccuracy=a, emAccuracy=b, estimatedErrorRates=r, K=k, n=n)
+             for a, b, r, k, n in WARNING_CASES]
+    got = run_node_module(
+        f"import {{fitWarnings}} from {json.dumps(str(view))};\n"
+        f"const cases = {json.dumps(cases)};\n"
+        "console.log(JSON.stringify(cases.map((c) => fitWarnings(c, c.K, c.n))));")
+    assert got == [fit_warnings(*case) for case in WARNING_CASES]

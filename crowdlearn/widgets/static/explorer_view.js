@@ -48,11 +48,18 @@ function drawErrorRates(r) {
 }
 
 /** The warnings under the numbers; the same as crowdlearn.widgets.fit_warnings. */
-function fitWarnings(r, K) {
-  const out = [];
-  if (r.emAccuracy < r.mvAccuracy) {
-    out.push("EM is below the majority vote: with few or weak experts its estimated " +
-             "confusion matrices can fit noise or a degenerate solution");
+export function fitWarnings(r, K, n) {
+  const out = [], gap = r.mvAccuracy - r.emAccuracy;
+  if (gap > 0) {
+    const a = r.mvAccuracy, b = r.emAccuracy;
+    const se = Math.sqrt((a * (1 - a) + b * (1 - b) + 1 / n) / n);
+    if (gap <= 2 * se) {
+      out.push(`EM is slightly below the majority vote: ${Math.round(gap * n)} of ${n} ` +
+               "items, a gap chance alone gives two equally good methods");
+    } else {
+      out.push("EM is below the majority vote: with few or weak experts its estimated " +
+               "confusion matrices can fit noise or a degenerate solution");
+    }
   }
   const chance = 1 - 1 / K, rates = Array.from(r.estimatedErrorRates);
   if (rates.length && rates.every((e) => e >= chance - 0.05)) {
@@ -102,7 +109,7 @@ export function mountDawidSkeneExplorer(el, init, onUpdate) {
       ` · ${nLabels} labels · EM: ${r.em.nIter} iterations` +
       (r.em.converged ? "" : " (stopped at the iteration cap)") +
       ` · computed in your browser` +
-      fitWarnings(r, state.nClasses).map((w) => `<br><span class="cl-warning">⚠ ${w}</span>`).join("");
+      fitWarnings(r, state.nClasses, state.nItems).map((w) => `<br><span class="cl-warning">⚠ ${w}</span>`).join("");
     panels.innerHTML = drawAccuracy(r, state.nClasses) + drawErrorRates(r) + drawObjective(r);
     el.dataset.nExperts = String(state.nExperts);
     recordUpdate(el, r, t0);

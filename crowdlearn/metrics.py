@@ -55,8 +55,9 @@ are often absent from a resample and then get an uninformative estimate in
 that replicate, which widens their interval, as it should.
 
 **Fisher (one-coin).** The parameters are the logits
-:math:`\eta_r = \log\frac{p_r}{1 - p_r}` and the class-prior logits
-:math:`\gamma_a = \log(\phi_a/\phi_K)`, :math:`a < K`. By Louis' identity
+:math:`\alpha_r = \log\frac{\eta_r}{1 - \eta_r}` of the accuracies
+:math:`\eta_r` and the class-prior logits
+:math:`\beta_{0a} = \log(\phi_a/\phi_K)`, :math:`a < K`. By Louis' identity
 the observed information of the incomplete-data log-likelihood
 :math:`\ell` is the expected complete-data information minus the
 information lost by not seeing the classes:
@@ -74,23 +75,23 @@ one-coin model, with :math:`c_{irk}` the number of labels ``k`` worker
 
 .. math::
 
-    \frac{\partial \ell_c}{\partial \eta_r} = c_{ir y_i} - m_{ir} p_r, \qquad
-    \frac{\partial \ell_c}{\partial \gamma_a} = 1\{y_i = a\} - \phi_a,
+    \frac{\partial \ell_c}{\partial \alpha_r} = c_{ir y_i} - m_{ir} \eta_r, \qquad
+    \frac{\partial \ell_c}{\partial \beta_{0a}} = 1\{y_i = a\} - \phi_a,
 
-since :math:`\partial_\eta \log p = 1 - p` and
-:math:`\partial_\eta \log\frac{1 - p}{K - 1} = -p`. The complete-data
+since :math:`\partial_{\alpha_r} \log \eta_r = 1 - \eta_r` and
+:math:`\partial_{\alpha_r} \log\frac{1 - \eta_r}{K - 1} = -\eta_r`. The complete-data
 Hessian does not depend on the classes:
-:math:`-\partial^2 \ell_c/\partial\eta_r^2 = n_r p_r (1 - p_r)` and
-:math:`-\partial^2 \ell_c/\partial\gamma\,\partial\gamma^\top =
+:math:`-\partial^2 \ell_c/\partial\alpha_r^2 = |I_r|\, \eta_r (1 - \eta_r)` and
+:math:`-\partial^2 \ell_c/\partial\beta_0\,\partial\beta_0^\top =
 n\,(\operatorname{diag}\phi - \phi\phi^\top)`, no cross terms. The centred
 scores are :math:`s_{i}(k)_r - \bar s_{ir} = \sum_{t \in (i, r)}
 \big(1\{l_t = k\} - q_i(l_t)\big)` and :math:`1\{k = a\} - q_i(a)`, so the
 lost information is :math:`S^\top \operatorname{diag}(q) S` for a sparse
 matrix :math:`S` with one row per (item, class): exact, analytic, one
 sparse product. With ``alpha > 0`` the curvature of the log prior,
-:math:`2\alpha p_r(1 - p_r)` and :math:`\alpha K (\operatorname{diag}\phi -
+:math:`2\alpha \eta_r(1 - \eta_r)` and :math:`\alpha K (\operatorname{diag}\phi -
 \phi\phi^\top)`, is added (the information of the log-posterior, a Laplace
-approximation). The interval is :math:`\hat\eta_r \pm z\,
+approximation). The interval is :math:`\hat\alpha_r \pm z\,
 \sqrt{[I^{-1}]_{rr}}` mapped back by the logistic function, so it stays in
 :math:`(0, 1)`; the inverse takes the uncertainty of the class prior and of
 the other workers into account. Workers with an estimate on the boundary
@@ -1219,7 +1220,7 @@ def _beta_bounds(a, b, tail):
 
 # -- Fisher (one-coin) -------------------------------------------------------------------------
 def _one_coin_information(model, crowd) -> np.ndarray:
-    """Observed information (Louis) in (logit p_1..p_J, prior logits gamma_1..gamma_{K-1})."""
+    """Observed information (Louis) in (logits alpha_r of the accuracies, prior logits beta_0a)."""
     q = np.asarray(model.posterior_, float)
     n, K = q.shape
     J = model.n_experts_

@@ -30,6 +30,8 @@ BOOK_READERS = frozenset({
     "test_live_explorers.py",
     "test_notebooks.py",
     "test_pdf.py",
+    "test_selfchecks_built.py",
+    "test_slides.py",
     "test_teaching_layer.py",
 })
 

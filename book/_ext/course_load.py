@@ -248,7 +248,7 @@ def _table(plan, units, docname) -> str:
     """The load table as MyST markdown."""
     loads = week_loads(plan, units)
     lightest = min(load.minutes() for load in loads.values())
-    rows = ["| week | units | core reading | ÷ lightest | advanced, errata | practice |",
+    rows = ["| week | units | core | ÷ lightest | apart | practice |",
             "|---|---|--:|--:|--:|--:|"]
     for week, names in sorted(plan.items()):
         load = loads[week]

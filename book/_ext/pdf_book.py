@@ -10,9 +10,12 @@ build executed and rendered (nothing is executed again, no second Sphinx build):
    cross-references (equations, sections, errata boxes, bibliography) jump within it; links
    to what the PDF does not hold (downloads, the index) lose their target. What only works
    on screen goes: buttons, the folded "Show code cell" blocks, heading permalinks. Folded
-   boxes (exercise solutions, errata) print open. The explorers' own scripts are kept, so
-   Chromium draws them as the web page does, under a note that they are live in the web
-   version.
+   boxes (exercise solutions, errata) print open. A self-check (an admonition of class
+   ``selfcheck`` whose choices are dropdowns) prints as its question and lettered choices,
+   with a link to its answers, which move to a back-matter section "Answers to the
+   self-checks" (before the bibliography, in the contents and the outline), grouped by
+   chapter, each linking back. The explorers' own scripts are kept, so Chromium draws them
+   as the web page does, under a note that they are live in the web version.
 2. ``print_pdf``: Chromium (Debian's, through Playwright) opens that document from a local
    server, waits for MathJax to typeset and for every explorer to draw, scales down any
    display equation still wider than the text column (and reports it), and prints A4 pages
@@ -107,6 +110,7 @@ def assemble(root: Path, html_dir: Path, out_html: Path) -> dict:
     widget_states: list[str] = []
     chapters = []
     bodies = []
+    answer_groups: list[tuple[str, str, list[dict]]] = []  # (chapter id, title, answers)
     for part, doc in docs:
         page = html_dir / f"{doc}.html"
         soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
@@ -158,6 +162,7 @@ def assemble(root: Path, html_dir: Path, out_html: Path) -> dict:
                 el["src"] = posixpath.normpath(posixpath.join(base, page_dir, el["src"]))
             if el.name == "img":
                 el.attrs.pop("loading", None)
+        answers = selfchecks_to_print(article, soup)
         for el in article.select(".cl-explorer"):
             note = soup.new_tag("p", attrs={"class": "pdf-live-note"})
             note.string = LIVE_NOTE
@@ -173,9 +178,12 @@ def assemble(root: Path, html_dir: Path, out_html: Path) -> dict:
                          "number": number.group(0).strip().rstrip(".") if number else None})
         bodies.append(f'<section class="pdf-doc" id="{slug}" data-doc="{doc}">'
                       f"{article.decode_contents()}</section>")
+        if answers:
+            answer_groups.append((slug, heading, answers))
+    printed, bodies = with_answers_section(chapters, bodies, answer_groups)
 
     toc_rows, seen_parts, parts_html, parts = [], set(), {}, []
-    for chapter in chapters:
+    for chapter in printed:
         part = chapter["part"]
         if part and part not in seen_parts:
             seen_parts.add(part)
@@ -186,7 +194,7 @@ def assemble(root: Path, html_dir: Path, out_html: Path) -> dict:
             toc_rows.append(f'<li class="pdf-toc-part"><a href="#{pid}">{_esc(part)}</a></li>')
         toc_rows.append((chapter["id"], chapter["title"]))
     body = []
-    for chapter, html in zip(chapters, bodies):
+    for chapter, html in zip(printed, bodies):
         body.append(parts_html.get(chapter["id"], ""))
         body.append(html)
     states = "".join(f'<script type="application/vnd.jupyter.widget-state+json">{s}</script>'
@@ -246,8 +254,99 @@ The explorers are live only there; here they are shown as drawn.</p>
 
     out_html.parent.mkdir(parents=True, exist_ok=True)
     out_html.write_text(document(front() + "".join(body)), encoding="utf-8")
-    return {"title": title, "chapters": chapters, "parts": parts,
+    return {"title": title, "chapters": chapters, "parts": parts, "printed": printed,
+            "selfchecks": sum(len(a) for _, _, a in answer_groups),
             "front": lambda starts: document(front(starts), with_scripts=False)}
+
+
+# -- self-checks: the questions stay in their chapter, the answers go to the back -----------
+ANSWERS_ID = "pdf-selfcheck-answers"
+ANSWERS_TITLE = "Answers to the self-checks"
+ANSWERS_BEFORE = "book/bibliography"  # the answers section is printed before this page
+
+
+def selfchecks_to_print(article, soup) -> list[dict]:
+    """Turn each self-check of ``article`` (ids already prefixed, links rewritten) into its
+    question with the choices listed (letter and text, no answer) and a link to its answers;
+    returns, per self-check, what the answers section prints: ``id``, ``title``, ``right``
+    (the right letter) and ``choices`` (``(label html, explanation html)``)."""
+    found = []
+    for box in article.select("div.admonition.selfcheck"):
+        title_el = box.find(class_="admonition-title")
+        title = title_el.get_text(" ", strip=True) if title_el else "Self-check"
+        ident = box.get("id") or f"pdf-selfcheck-{len(found) + 1}"
+        box["id"] = ident
+        choices, right = [], None
+        listing = soup.new_tag("ol", attrs={"class": "pdf-selfcheck-choices"})
+        dropdowns = box.select("details.sd-dropdown")
+        for details in dropdowns:
+            label = details.select_one(".sd-summary-text") or details.find("summary")
+            content = details.select_one(".sd-summary-content") or details
+            label_html = label.decode_contents().strip()
+            if content.get_text(" ", strip=True).startswith("Right."):
+                right = label.get_text(" ", strip=True)[:3]  # "(c)"
+            choices.append((label_html, content.decode_contents().strip()))
+            item = soup.new_tag("li")
+            _append_html(item, label_html)
+            listing.append(item)
+        if not dropdowns:
+            continue
+        dropdowns[0].insert_before(listing)
+        for details in dropdowns:
+            details.decompose()
+        link = soup.new_tag("p", attrs={"class": "pdf-selfcheck-link"})
+        anchor = soup.new_tag("a", href=f"#pdf-answer-{ident}")
+        anchor.string = f"The answer to {title} is at the back of the book."
+        link.append(anchor)
+        box.append(link)
+        found.append({"id": ident, "title": title, "right": right, "choices": choices})
+    return found
+
+
+def _append_html(tag, html: str) -> None:
+    """Append the nodes of ``html`` to ``tag``."""
+    from bs4 import BeautifulSoup
+
+    for node in list(BeautifulSoup(html, "html.parser").contents):
+        tag.append(node.extract())
+
+
+def answers_html(groups: list[tuple[str, str, list[dict]]]) -> str:
+    """The back-matter section: per chapter, per self-check, the right letter and every
+    choice with its explanation, each linking back to its question."""
+    parts = [f'<section class="pdf-doc pdf-answers" id="{ANSWERS_ID}">'
+             f"<h1>{_esc(ANSWERS_TITLE)}</h1>"
+             "<p>Each entry names the right choice and says why every choice is right or "
+             "wrong; its title links back to the question.</p>"]
+    for chapter_id, heading, answers in groups:
+        parts.append(f'<h2 id="{ANSWERS_ID}-{chapter_id}"><a href="#{chapter_id}">'
+                     f"{_esc(heading)}</a></h2>")
+        for answer in answers:
+            rows = "".join(f'<dt>{label}</dt><dd>{explanation}</dd>'
+                           for label, explanation in answer["choices"])
+            parts.append(
+                f'<div class="pdf-answer" id="pdf-answer-{answer["id"]}">'
+                f'<p class="pdf-answer-title"><a href="#{answer["id"]}">{_esc(answer["title"])}'
+                f"</a>: the right choice is {_esc(answer['right'] or '?')}.</p>"
+                f'<dl class="pdf-answer-choices">{rows}</dl></div>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def with_answers_section(chapters: list[dict], bodies: list[str],
+                         groups: list[tuple[str, str, list[dict]]]):
+    """``(printed, bodies)``: the pages as printed, with the answers section (a page of its
+    own in the contents, the outline and the PDF) before ``ANSWERS_BEFORE``, else last."""
+    if not groups:
+        return list(chapters), list(bodies)
+    docs = [c["doc"] for c in chapters]
+    at = docs.index(ANSWERS_BEFORE) if ANSWERS_BEFORE in docs else len(docs)
+    part = chapters[at]["part"] if at < len(chapters) else (chapters[-1]["part"]
+                                                            if chapters else None)
+    entry = {"doc": None, "id": ANSWERS_ID, "part": part, "title": ANSWERS_TITLE,
+             "number": None}
+    return (chapters[:at] + [entry] + chapters[at:],
+            bodies[:at] + [answers_html(groups)] + bodies[at:])
 
 
 def _esc(text: str) -> str:
@@ -444,6 +543,8 @@ def problems(report: dict) -> list[str]:
         found.append("the table of contents has no page numbers (front pages not swapped)")
     if not report.get("toc_matches", False):
         found.append("the table of contents' page numbers do not match the pages")
+    if report.get("selfchecks") and report.get("selfcheck_answers_page") is None:
+        found.append("the self-checks' answers section has no page")
     missing = [c["title"] for c in report.get("chapters", []) if c.get("page") is None]
     if missing:
         found.append(f"no page found for {missing}")
@@ -479,9 +580,14 @@ def build(root: Path, build_dir: Path, chromium: str) -> Path:
     out_html = out_dir / "book.html"
     info = assemble(root, html_dir, out_html)
     pdf = out_dir / PDF_NAME
-    report = print_pdf(out_html, pdf, build_dir, chromium, info["title"], info["chapters"],
+    # the pages as printed: the chapters, and the answers to the self-checks before the
+    # bibliography (contents, outline and page numbers); the report lists _toc.yml's pages
+    report = print_pdf(out_html, pdf, build_dir, chromium, info["title"], info["printed"],
                        info["parts"], info["front"])
     from pypdf import PdfReader
+
+    report["selfchecks"] = info["selfchecks"]
+    report["selfcheck_answers_page"] = report["chapter_pages"].get(ANSWERS_ID)
 
     report["pages"] = len(PdfReader(str(pdf)).pages)
     report["chapters"] = [{k: c[k] for k in ("doc", "title", "number", "part")}

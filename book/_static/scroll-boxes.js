@@ -43,6 +43,52 @@
     });
   }
 
+  /* Code on a phone wraps instead of scrolling: every line of a code cell (and of a Python or
+     shell block in the prose) becomes a span of its own, so that crowdlearn.css can wrap it
+     below 600 px with a hanging indent (a continuation starts HANG characters right of its
+     line's own indentation, so it cannot be read as a new statement). Pygments' spans are
+     flat; one that holds a newline (a docstring) is cut in two with the same class. The
+     newlines stay between the lines, so the text (and what the copy button copies) is the
+     code as it was. */
+  var HANG = 4;
+  var CODE = ".cell_input div.highlight pre, div.highlight-python div.highlight pre, " +
+             "div.highlight-ipython3 div.highlight pre, div.highlight-bash div.highlight pre, " +
+             "div.highlight-default div.highlight pre";
+
+  function splitLines(pre) {
+    if (pre.dataset.clLines) return;
+    var lines = [[]];
+    Array.prototype.slice.call(pre.childNodes).forEach(function (node) {
+      var parts = node.textContent.split("\n");
+      parts.forEach(function (part, k) {
+        if (k > 0) lines.push([]);
+        var piece = part;
+        if (!piece) return;
+        if (node.nodeType === 1) {
+          var copy = node.cloneNode(false);
+          copy.textContent = piece;
+          lines[lines.length - 1].push(copy);
+        } else {
+          lines[lines.length - 1].push(document.createTextNode(piece));
+        }
+      });
+    });
+    var ends = lines.length > 1 && !lines[lines.length - 1].length;  // a final newline
+    if (ends) lines.pop();
+    pre.textContent = "";
+    lines.forEach(function (nodes, k) {
+      var line = document.createElement("span");
+      line.className = "cl-line";
+      var text = nodes.map(function (n) { return n.textContent; }).join("");
+      var indent = text.length - text.replace(/^ +/, "").length;
+      line.style.setProperty("--cl-indent", indent + HANG + "ch");
+      nodes.forEach(function (n) { line.appendChild(n); });
+      pre.appendChild(line);
+      if (k < lines.length - 1 || ends) pre.appendChild(document.createTextNode("\n"));
+    });
+    pre.dataset.clLines = String(lines.length);
+  }
+
   function boxes(root) {
     var found = [];
     root.querySelectorAll("div.math, div.highlight pre, .cl-figure-scroll, " +
@@ -141,6 +187,7 @@
     var root = article();
     if (!root) return;
     wrapFigures(root);
+    root.querySelectorAll(CODE).forEach(splitLines);
     update();
     root.addEventListener("scroll", function (event) {
       var el = event.target;

@@ -245,3 +245,45 @@ def test_two_pages_as_png(pdf, report, artifacts_dir):
         doc.close()
     except Exception as exc:  # pragma: no cover - an artifact never fails the test
         print(f"could not render pages to PNG: {exc}")
+
+
+def test_self_check_answers_are_at_the_back(pdf, report, pages_text):
+    """The assembled document (``book.html``, what was printed): each self-check in its chapter
+    is its question and lettered choices with no answer, and a link to its entry in the
+    "Answers to the self-checks" section, which sits before the bibliography and holds one
+    entry per self-check: the right letter, every choice's explanation, a link back."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup((pdf.parent / "book.html").read_text(encoding="utf-8"), "html.parser")
+    built = sum(p.read_text(encoding="utf-8").count('class="selfcheck admonition"')
+                + p.read_text(encoding="utf-8").count('class="admonition selfcheck"')
+                for p in (HTML / "book").glob("[0-9][0-9]_*.html"))
+    boxes = soup.select("section.pdf-doc:not(.pdf-answers) div.admonition.selfcheck")
+    assert len(boxes) == built == report["selfchecks"], (len(boxes), built)
+    if not boxes:
+        pytest.skip("no chapter has self-checks")
+    answers = soup.select_one("section.pdf-answers#pdf-selfcheck-answers")
+    assert answers is not None and _norm(answers.h1.get_text()) == "Answers to the self-checks"
+    entries = answers.select("div.pdf-answer")
+    assert len(entries) == len(boxes)
+    for box in boxes:
+        text = box.get_text(" ", strip=True)
+        assert not box.select("details") and "Right." not in text and "Not this one." not in text
+        choices = box.select("ol.pdf-selfcheck-choices > li")
+        labels = [li.get_text(" ", strip=True) for li in choices]
+        assert 3 <= len(labels) <= 4, text[:200]
+        assert all(re.match(r"\([a-d]\) \S", label) for label in labels), labels
+        link = box.select_one("p.pdf-selfcheck-link a")["href"].lstrip("#")
+        entry = answers.find(id=link)
+        assert entry is not None, link
+        assert entry.select_one("p.pdf-answer-title a")["href"] == f"#{box['id']}"
+        explanations = [dd.get_text(" ", strip=True) for dd in entry.select("dd")]
+        assert len(explanations) == len(choices)
+        assert sum(e.startswith("Right.") for e in explanations) == 1, explanations
+        assert all(e.startswith(("Right.", "Not this one.")) for e in explanations)
+    sections = [s.get("data-doc") or s.get("id") for s in soup.select("section.pdf-doc")]
+    assert sections.index("pdf-selfcheck-answers") == sections.index("book/bibliography") - 1
+    # printed on a page of its own, listed in the contents
+    page = report["selfcheck_answers_page"]
+    assert page and pages_text[page - 1].startswith("Answers to the self-checks")
+    assert any(f"Answers to the self-checks {page}" in t for t in pages_text[1:4])

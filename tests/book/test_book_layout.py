@@ -5,7 +5,8 @@ at 390 px, on every page of the built book (served on 127.0.0.1), after MathJax 
   equation wider than its box scrolls sideways in that box, which can be
   reached with the keyboard (``tabindex=0``, a role and a name), shows a focus outline and a
   cue (a shadow on the side with more to show); the same for code blocks and inline formulas;
-* **code blocks**: at 1280 px none needs sideways scrolling;
+* **code blocks**: at 1280 px none needs sideways scrolling; at 390 px code wraps with a hanging
+  indent (``book/_static/scroll-boxes.js``), so only a cell's output may scroll;
 * **figures**: at 1280 px none is shown below 80 % of its natural width; at 390 px none is
   shown below the scale at which its tick labels (drawn with ``book/matplotlibrc``) stay 9 CSS
   px high (a wider one scrolls in a focusable box); every figure has alt text;
@@ -153,7 +154,7 @@ MEASURE = r"""(tickPx) => {
     if (pre.scrollWidth > pre.clientWidth + 1 && visible(pre)) {
       const lines = pre.textContent.split('\n');
       code.push({ text: describe(pre), longest: Math.max(...lines.map((l) => l.length)),
-                  ...reach(pre) });
+                  output: !!pre.closest('.cell_output'), ...reach(pre) });
     }
   }
   const images = [];
@@ -316,7 +317,9 @@ def problems(page_path: str, width: int, r: dict) -> list[str]:
                 out.append(f"{kind} scrolls with no visible cue: {what}")
     if r["outline"] and not (r["outline"]["style"] != "none" and r["outline"]["width"] >= 2):
         out.append(f"a focused scroll box shows no outline: {r['outline']}")
-    if width < 1280:
+    if width < 1280:  # code wraps on a phone (scroll-boxes.js); only an output may scroll
+        out += [f"code block scrolls sideways at {width} px (longest line {c['longest']} "
+                f"characters): {c['text']}" for c in r["code"] if not c["output"]]
         out += [f"figure {i['src']} shown at {i['ratio']:.0%} of its width: tick labels "
                 f"{i['tick']:.1f} px (< {MIN_TICK_PX:g}): {i['where']}"
                 for i in r["images"] if i["drawn"] and i["tick"] < MIN_TICK_PX - 0.05]

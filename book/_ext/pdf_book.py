@@ -416,6 +416,25 @@ async () => {
                                     fits: eq.scrollWidth <= box.clientWidth + 1});
     }
   }
+  // an inline formula cannot break: one that runs past the column's right edge moves to a
+  // line of its own (inline-block), and one wider than the column is scaled down to it
+  report.scaled_formulas = [];
+  const right = document.querySelector('.pdf-book').getBoundingClientRect().right;
+  const inline = [...document.querySelectorAll('mjx-container:not([display="true"])')]
+    .filter(el => !el.closest('.cl-explorer') && el.getBoundingClientRect().right > right + 1);
+  for (const el of inline) el.style.display = 'inline-block';
+  for (const el of inline) {
+    const r = el.getBoundingClientRect();
+    if (r.width > column + 1) {
+      el.style.fontSize = (column / r.width * 100).toFixed(1) + '%';
+      report.scaled_formulas.push({id: (el.closest('[id]') || {}).id || '',
+        factor: Math.round(column / r.width * 1000) / 1000,
+        fits: el.getBoundingClientRect().right <= right + 1});
+    }
+  }
+  report.formulas_past_the_margin = [...document.querySelectorAll('mjx-container:not([display="true"])')]
+    .filter(el => !el.closest('.cl-explorer') && el.getBoundingClientRect().right > right + 1)
+    .map(el => (el.closest('[id]') || {}).id || '').slice(0, 20);
   for (const el of document.querySelectorAll('.pdf-book img, .pdf-book table, .pdf-book pre, .pdf-book svg')) {
     const r = el.getBoundingClientRect();
     if (r.width > column + 1) report.overflowing.push({tag: el.tagName,
@@ -537,6 +556,8 @@ def problems(report: dict) -> list[str]:
     cut = [e for e in report.get("scaled_equations", []) if not e["fits"]]
     if cut:
         found.append(f"display equations wider than the text column: {cut}")
+    if report.get("formulas_past_the_margin"):
+        found.append(f"inline formulas past the right margin: {report['formulas_past_the_margin']}")
     if report.get("overflowing"):
         found.append(f"wider than the text column: {report['overflowing'][:10]}")
     if not report.get("toc_numbered", False):

@@ -203,6 +203,11 @@ def test_nothing_wider_than_the_text_column(pdf, report):
     assert all(e["factor"] >= 0.6 for e in report["scaled_equations"]), \
         report["scaled_equations"]
     assert report["overflowing"] == []
+    # inline formulas: none runs past the right margin (one that did moved to a line of its
+    # own, or was scaled to the column, as printed)
+    assert report["formulas_past_the_margin"] == []
+    assert all(e["fits"] and e["factor"] >= 0.6 for e in report["scaled_formulas"]), \
+        report["scaled_formulas"]
     doc = pdfium.PdfDocument(str(pdf))
     outside = []
     try:

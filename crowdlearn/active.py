@@ -29,7 +29,8 @@ a criterion of the posterior, before minus after:
 
   .. math::
 
-      G^{\text{ent}}_{ir} = H(P_{ir}) - \sum_n Q_i(n)\, H(M^{(r)}_{n\cdot}) \;\ge 0 .
+      G^{\text{ent}}_{ir} = \mathcal{H}[P_{ir}]
+      - \sum_n Q_i(n)\, \mathcal{H}[M^{(r)}_{n,\cdot}] \;\ge 0 .
 
 Both are myopic (one label at a time, parameters fixed): :func:`recommend_labels` ranks the
 pairs by gain per unit cost and keeps the best ``budget`` of them.
@@ -296,8 +297,8 @@ def expected_label_gains(model, labels, *, criterion: str = "error", workers=Non
     -----
     With :math:`Q_i` the item's posterior and :math:`M^{(r)}` the worker's confusion
     matrix, :math:`G^{\text{err}}_{ir} = \sum_y \max_n Q_i(n) M^{(r)}_{ny} - \max_n Q_i(n)`
-    and :math:`G^{\text{ent}}_{ir} = H(\sum_n Q_i(n) M^{(r)}_{n\cdot}) - \sum_n Q_i(n)
-    H(M^{(r)}_{n\cdot})`; both are :math:`\ge 0` (see :mod:`crowdlearn.active`). A perfect
+    and :math:`G^{\text{ent}}_{ir} = \mathcal{H}[\sum_n Q_i(n) M^{(r)}_{n,\cdot}]
+    - \sum_n Q_i(n) \mathcal{H}[M^{(r)}_{n,\cdot}]`; both are :math:`\ge 0` (see :mod:`crowdlearn.active`). A perfect
     worker on an item gains all of its error; a worker whose confusion rows are all equal
     gains nothing.
     """

@@ -10,12 +10,12 @@ issue the ``ConvergenceWarning`` from the result (``converged``, ``stopped``).
 The loop, for parameters :math:`\\theta^{0}` from the initialiser, is::
 
     for t = 1, 2, ..., max_iter:
-        q, f_t = e_step(theta)        # posterior of the hidden variables and
-                                      # the objective f(theta) at these parameters
-        stop if f_t - f_{t-1} <= tol * max(1, |f_t|)
+        q, J_t = e_step(theta)        # posterior of the hidden variables and
+                                      # the objective J(theta) at these parameters
+        stop if J_t - J_{t-1} <= tol * max(1, |J_t|)
         theta = m_step(q)
 
-so the history holds :math:`f(\\theta^{0}), f(\\theta^{1}), \\dots` (:math:`\\theta^{t}` the
+so the history holds :math:`J(\\theta^{0}), J(\\theta^{1}), \\dots` (:math:`\\theta^{t}` the
 parameters after :math:`t` M-steps) and the
 posterior returned always belongs to the parameters returned. For maximum
 likelihood the objective is the observed-data log-likelihood; for MAP or
@@ -142,13 +142,14 @@ def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
     accelerate : ``(flatten, unflatten)`` pair of callables, optional
         Run SQUAREM (Varadhan and Roland 2008, scheme S3) instead of plain EM:
         ``flatten(params)`` gives a 1-D float array, ``unflatten(array)`` the params
-        back. Each cycle takes two EM steps :math:`\theta_1, \theta_2` from
-        :math:`\theta_0`, extrapolates along :math:`u = \theta_1 - \theta_0`,
-        :math:`v = \theta_2 - 2\theta_1 + \theta_0` to :math:`\theta_0 - 2hu + h^2v`
-        with :math:`h = -\lVert u\rVert/\lVert v\rVert`, and takes one more EM step
-        from there. The monotonicity safeguard: an extrapolated point is used only if its
-        objective is at least that of :math:`\theta_2`, otherwise the step length is
-        halved towards :math:`h = -1` (which *is* :math:`\theta_2`) -- so the history
+        back. Each cycle takes two EM steps :math:`\theta^{t+1}, \theta^{t+2}` from
+        :math:`\theta^{t}`, extrapolates along :math:`\Delta = \theta^{t+1} - \theta^{t}`,
+        :math:`\Delta_2 = \theta^{t+2} - 2\theta^{t+1} + \theta^{t}` to
+        :math:`\theta^{t} - 2\varsigma\Delta + \varsigma^2\Delta_2`
+        with :math:`\varsigma = -\lVert \Delta\rVert/\lVert \Delta_2\rVert`, and takes one more
+        EM step from there. The monotonicity safeguard: an extrapolated point is used only if
+        its objective is at least that of :math:`\theta^{t+2}`, otherwise the step length is
+        halved towards :math:`\varsigma = -1` (which *is* :math:`\theta^{t+2}`) -- so the history
         never decreases and the fixed points are EM's. ``n_iter`` still counts M-steps
         (about three per cycle), and the history holds the objective at each cycle's
         end (plus the start), so it is shorter than ``n_iter + 1``.

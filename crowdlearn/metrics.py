@@ -19,14 +19,15 @@ r"""Agreement and uncertainty: how much the crowd agrees, how sure a fitted mode
 Everything is vectorised: no Python loop over items or labels.
 
 The distances of :func:`krippendorff_alpha` (Krippendorff 2011; Passonneau 2006 for
-MASI), between the values :math:`c` and :math:`k`:
+MASI), :math:`\delta_{pp'}` between the values :math:`p` and :math:`p'`:
 
-* ``"nominal"``: :math:`\delta_{ck} = 1\{c \ne k\}`.
-* ``"interval"``: :math:`(v_c - v_k)^2`, :math:`v_c` the numeric value of class
-  :math:`c`: its label when the labels were numbers in a table, its index for
-  index-coded labels. String labels are refused.
-* ``"ordinal"``: :math:`\big(\sum_{g=c}^{k} n_g - \frac{n_c + n_k}{2}\big)^2`,
-  the classes ranked by value and :math:`n_g` the marginal counts of the
+* ``"nominal"``: :math:`\delta_{pp'} = 1\{p \ne p'\}`.
+* ``"interval"``: :math:`(\mathrm{val}_p - \mathrm{val}_{p'})^2`, :math:`\mathrm{val}_p`
+  the numeric value of class :math:`p`: its label when the labels were numbers in a
+  table, its index for index-coded labels. String labels are refused.
+* ``"ordinal"``: :math:`\big(\sum_{p''=p}^{p'} \mathcal{O}_{p''}
+  - \frac{\mathcal{O}_p + \mathcal{O}_{p'}}{2}\big)^2`,
+  the classes ranked by value and :math:`\mathcal{O}_{p''}` the marginal counts of the
   coincidence matrix; only the order of the values matters. String labels are
   refused (their order is not known).
 * ``"masi"``: :math:`1 - J(A, B)\, M(A, B)` for two sets of tags, :math:`J` the
@@ -47,17 +48,18 @@ optimum rather than at a relabelled copy of it. All replicates run at once
 as one block-diagonal problem (one sparse product per EM step). The hidden
 classes of each replicate are then matched to the fitted ones (Dawid--Skene,
 and one-coin with two classes, where swapping the classes is a symmetry):
-the permutation maximising :math:`\sum_u \sum_k q^{*}_u(k)\, q_{i_u}(\sigma(k))`,
-the agreement of the replicate's posterior with the original posterior of
-the same items. Intervals are the percentiles
+the permutation maximising :math:`\sum_i \sum_n Q^{*}_i(n)\, Q_{\mathrm{orig}(i)}(\text{perm}(n))`,
+the agreement of the replicate's posterior :math:`Q^{*}_i` with the original posterior
+of the same items (:math:`\mathrm{orig}(i)` the original of the replicate's item
+:math:`i`). Intervals are the percentiles
 :math:`(1 \mp \text{level})/2` of the replicates. Workers with few labels
 are often absent from a resample and then get an uninformative estimate in
 that replicate, which widens their interval, as it should.
 
 **Fisher (one-coin).** The parameters are the logits
 :math:`\alpha_r = \log\frac{\eta_r}{1 - \eta_r}` of the accuracies
-:math:`\eta_r` and the class-prior logits
-:math:`\beta_{0a} = \log(\phi_a/\phi_K)`, :math:`a < K`. By Louis' identity
+:math:`\eta_r` and the class-prior logits, the vector
+:math:`\beta_0` of the :math:`\log(\phi_n/\phi_N)`, :math:`n < N`. By Louis' identity
 the observed information of the incomplete-data log-likelihood
 :math:`\ell` is the expected complete-data information minus the
 information lost by not seeing the classes:
@@ -65,34 +67,37 @@ information lost by not seeing the classes:
 .. math::
 
     -\nabla^2 \ell(\theta) = \mathbb{E}\big[-\nabla^2 \ell_c \mid \text{labels}\big]
-    - \sum_i \operatorname{Cov}_{k \sim q_i}\big[s_i(k)\big],
+    - \sum_i \operatorname{Cov}_{n \sim Q_i}\big[\nabla \log p(\mathcal{D}_i, y^{(i)} = n)\big],
 
-where :math:`s_i(k)` is the gradient of item :math:`i`'s complete-data
-log-likelihood when its class is :math:`k` (its expectation over
-:math:`q_i` is the score :math:`\nabla\ell`, Fisher's identity). For the
-one-coin model, with :math:`c_{irk}` the number of labels ``k`` worker
-:math:`r` gave item :math:`i` and :math:`m_{ir}` all of its labels there,
+where :math:`\nabla \log p(\mathcal{D}_i, y^{(i)} = n)` is the gradient of item
+:math:`i`'s complete-data log-likelihood when its class is :math:`n` (its expectation
+over :math:`Q_i` is the score :math:`\nabla\ell`, Fisher's identity). For the
+one-coin model, with :math:`L^{(i)}_{r,p}` the number of labels :math:`p` worker
+:math:`r` gave item :math:`i`,
 
 .. math::
 
-    \frac{\partial \ell_c}{\partial \alpha_r} = c_{ir y_i} - m_{ir} \eta_r, \qquad
-    \frac{\partial \ell_c}{\partial \beta_{0a}} = 1\{y_i = a\} - \phi_a,
+    \frac{\partial \ell_c}{\partial \alpha_r} = L^{(i)}_{r, y^{(i)}}
+    - \eta_r \sum_p L^{(i)}_{r,p}, \qquad
+    \frac{\partial \ell_c}{\partial \beta_0} = \big(1\{y^{(i)} = n\} - \phi_n\big)_{n < N},
 
 since :math:`\partial_{\alpha_r} \log \eta_r = 1 - \eta_r` and
-:math:`\partial_{\alpha_r} \log\frac{1 - \eta_r}{K - 1} = -\eta_r`. The complete-data
+:math:`\partial_{\alpha_r} \log\frac{1 - \eta_r}{N - 1} = -\eta_r`. The complete-data
 Hessian does not depend on the classes:
 :math:`-\partial^2 \ell_c/\partial\alpha_r^2 = |I_r|\, \eta_r (1 - \eta_r)` and
 :math:`-\partial^2 \ell_c/\partial\beta_0\,\partial\beta_0^\top =
-n\,(\operatorname{diag}\phi - \phi\phi^\top)`, no cross terms. The centred
-scores are :math:`s_{i}(k)_r - \bar s_{ir} = \sum_{t \in (i, r)}
-\big(1\{l_t = k\} - q_i(l_t)\big)` and :math:`1\{k = a\} - q_i(a)`, so the
-lost information is :math:`S^\top \operatorname{diag}(q) S` for a sparse
-matrix :math:`S` with one row per (item, class): exact, analytic, one
+m\,(\operatorname{diag}\phi - \phi\phi^\top)`, no cross terms. The centred
+scores (minus their mean under :math:`Q_i`) are, in :math:`\alpha_r`,
+:math:`\sum_p L^{(i)}_{r,p} \big(1\{p = n\} - Q_i(p)\big)`, and
+:math:`1\{n = n'\} - Q_i(n')` in the prior logit of :math:`n'`, so the
+lost information is ``S.T @ diag(Q) @ S`` for a sparse
+matrix ``S`` with one row per (item, class): exact, analytic, one
 sparse product. With ``alpha > 0`` the curvature of the log prior,
-:math:`2\alpha \eta_r(1 - \eta_r)` and :math:`\alpha K (\operatorname{diag}\phi -
+:math:`2\alpha \eta_r(1 - \eta_r)` and :math:`\alpha N (\operatorname{diag}\phi -
 \phi\phi^\top)`, is added (the information of the log-posterior, a Laplace
-approximation). The interval is :math:`\hat\alpha_r \pm z\,
-\sqrt{[I^{-1}]_{rr}}` mapped back by the logistic function, so it stays in
+approximation). The interval is :math:`\hat\alpha_r` plus or minus ``z`` (the normal
+quantile of ``level``) times the square root of entry :math:`(r, r)` of the inverse
+information, mapped back by the logistic function, so it stays in
 :math:`(0, 1)`; the inverse takes the uncertainty of the class prior and of
 the other workers into account. Workers with an estimate on the boundary
 (0 or 1, where the logit is infinite) fall back to the ``"counts"``
@@ -100,11 +105,11 @@ interval; workers without labels get :math:`(0, 1)`.
 
 **Counts.** Each confusion row is given the Dirichlet distribution of the
 expected counts plus the model's pseudo-counts plus one,
-:math:`\text{Dir}(N_{jk\cdot} + \alpha + 1)`, (one-coin:
-:math:`\text{Beta}(C_r + \alpha + 1, n_r - C_r + \alpha + 1)`), whose mode
+:math:`\text{Dir}(C^{(r)}_{n,\cdot} + \alpha + 1)`, (one-coin:
+:math:`\text{Beta}(C_r + \alpha + 1, |I_r| - C_r + \alpha + 1)`), whose mode
 is the fitted value, and the intervals are its marginal quantiles; the
 Dawid--Skene accuracy gets the Beta matching the mean and variance of
-:math:`\sum_k \phi_k \pi_{kk}` with :math:`\phi` held fixed. This treats the
+:math:`\sum_n \phi_n M^{(r)}_{n,n}` with :math:`\phi` held fixed. This treats the
 expected counts as if they were observed: it ignores the uncertainty of the
 posterior (and of :math:`\phi`), so the intervals are too narrow when the
 classes are uncertain. Fast, deterministic.
@@ -144,11 +149,12 @@ def coincidence_matrix(labels, *, n_classes=None) -> np.ndarray:
 
     .. math::
 
-        o_{ck} = \sum_{u:\, m_u \ge 2} \frac{n_{uc}\, n_{uk} - 1\{c = k\}\, n_{uc}}{m_u - 1},
+        \mathcal{O}_{pp'} = \sum_{i:\, |R_i| \ge 2}
+        \frac{v_{ip}\, v_{ip'} - 1\{p = p'\}\, v_{ip}}{|R_i| - 1},
 
-    with :math:`n_{uc}` the number of labels ``c`` item :math:`u` received and
-    :math:`m_u = \sum_c n_{uc}`: every ordered pair of two different labels of
-    the same item adds :math:`1/(m_u - 1)`. Items with fewer than two labels are
+    with :math:`v_{ip}` the number of labels :math:`p` item :math:`i` received and
+    :math:`|R_i| = \sum_p v_{ip}`: every ordered pair of two different labels of
+    the same item adds :math:`1/(|R_i| - 1)`. Items with fewer than two labels are
     not pairable and add nothing. A repeated label (one worker labelling an item
     twice) counts as one more value of that item.
     """
@@ -183,7 +189,7 @@ def krippendorff_alpha(labels, *, n_classes=None, distance="nominal") -> float:
     n_classes : int, optional
         Number of classes of index-coded labels (classes never used change nothing).
     distance : {"nominal", "interval", "ordinal", "masi", "jaccard"} or callable
-        The difference :math:`\delta_{ck}` of two values (defined in the module's
+        The difference :math:`\delta_{pp'}` of two values (defined in the module's
         notes): equal or not, squared difference of the values, ordinal rank
         distance, MASI or Jaccard distance between sets. A callable
         ``distance(a, b) -> float`` (nltk's and crowd-kit's kind) is called once
@@ -209,13 +215,13 @@ def krippendorff_alpha(labels, *, n_classes=None, distance="nominal") -> float:
     Notes
     -----
     K. Krippendorff, *Computing Krippendorff's Alpha-Reliability* (2011): from the
-    coincidence matrix :math:`o_{ck}` (:func:`coincidence_matrix`), with
-    :math:`n_c = \sum_k o_{ck}` and :math:`n = \sum_c n_c` pairable values,
+    coincidence matrix :math:`\mathcal{O}_{pp'}` (:func:`coincidence_matrix`), with
+    :math:`\mathcal{O}_p = \sum_{p'} \mathcal{O}_{pp'}`, :math:`\mathcal{O} = \sum_p \mathcal{O}_p` pairable values,
 
     .. math::
 
-        \alpha = 1 - \frac{D_o}{D_e} = 1 - (n - 1)
-            \frac{\sum_{c, k} o_{ck}\,\delta_{ck}}{\sum_{c, k} n_c\, n_k\,\delta_{ck}}.
+        \alpha = 1 - \frac{D_o}{D_e} = 1 - (\mathcal{O} - 1)
+            \frac{\sum_{p, p'} \mathcal{O}_{pp'}\,\delta_{pp'}}{\sum_{p, p'} \mathcal{O}_p\, \mathcal{O}_{p'}\,\delta_{pp'}}.
 
     Examples
     --------
@@ -388,7 +394,7 @@ def _sets_from_multi(crowd):
 
 
 def _distance_matrix(kind, distance, values, n_c) -> np.ndarray:
-    """:math:`\\delta_{ck}` between the used values (``n_c``: their marginal counts)."""
+    """:math:`\\delta_{pp'}` between the used values (``n_c``: their marginal counts)."""
     K = values.shape[0]
     if kind == "nominal":
         return 1.0 - np.eye(K)
@@ -579,20 +585,20 @@ def consistency(model_or_posterior, labels, *, skills=None, by_task: bool = Fals
     r"""How probable the aggregated labels are given the workers' answers and skills
     (crowd-kit's ``consistency``).
 
-    For item :math:`i` with aggregated class :math:`\hat y_i` and labels
-    :math:`l_t` from workers :math:`j_t`,
+    Item :math:`i`, with aggregated class :math:`\hat y^{(i)}` and labels
+    :math:`y^{(i)}_r` from the workers :math:`r \in R_i`, scores
 
     .. math::
 
-        c_i = \frac{\prod_{t \in i} \pi^{(j_t)}_{\hat y_i l_t}}
-                   {\sum_{k} \prod_{t \in i} \pi^{(j_t)}_{k l_t}},
+        \frac{\prod_{r \in R_i} M^{(r)}_{\hat y^{(i)}, y^{(i)}_r}}
+             {\sum_{n} \prod_{r \in R_i} M^{(r)}_{n, y^{(i)}_r}},
 
-    the posterior of :math:`\hat y_i` under a *uniform* class prior, where
-    :math:`\pi^{(j)}` is worker :math:`j`'s confusion matrix (rows: true
-    class) or, when the skills are one accuracy :math:`s_j` per worker, the
-    one-coin matrix with :math:`s_j` on the diagonal and
-    :math:`(1 - s_j)/(K - 1)` elsewhere (crowd-kit's definition). The result
-    is the mean of :math:`c_i` over the items with at least one label.
+    the posterior of :math:`\hat y^{(i)}` under a *uniform* class prior, where
+    :math:`M^{(r)}` is worker :math:`r`'s confusion matrix (rows: true
+    class) or, when the skills are one accuracy :math:`\eta_r` per worker, the
+    one-coin matrix with :math:`\eta_r` on the diagonal and
+    :math:`(1 - \eta_r)/(N - 1)` elsewhere (crowd-kit's definition). The result
+    is the mean of that score over the items with at least one label.
 
     Parameters
     ----------
@@ -800,14 +806,15 @@ def spammer_score(model_or_confusions):
     r"""Raykar and Yu's spammer score of every worker, from their confusion matrices.
 
     A spammer labels without looking at the item: every row of their confusion
-    matrix is the same (a rank-one matrix :math:`e u^\top`). The score is the
-    squared Frobenius distance of the matrix :math:`\pi` to the nearest such
+    matrix is the same (a rank-one matrix). The score is the
+    squared Frobenius distance of the matrix :math:`M` to the nearest such
     matrix, scaled to [0, 1]:
 
     .. math::
 
-        S = \frac{1}{K (K-1)} \sum_{c < c'} \sum_{l} (\pi_{cl} - \pi_{c'l})^2
-          = \frac{K \sum_c \lVert \pi_c \rVert^2 - \lVert \sum_c \pi_c \rVert^2}{K (K-1)},
+        \mathrm{score} = \frac{1}{N (N-1)} \sum_{n < n'} \sum_{p} (M_{n,p} - M_{n',p})^2
+          = \frac{N \sum_n \lVert M_{n,\cdot} \rVert^2
+          - \lVert \sum_n M_{n,\cdot} \rVert^2}{N (N-1)},
 
     0 for a spammer, 1 for a worker whose rows are distinct vertices (a
     perfect worker, or one who always answers a fixed permutation of the
@@ -940,7 +947,7 @@ class WorkerQualityIntervals:
     Attributes
     ----------
     accuracy, accuracy_lower, accuracy_upper : ndarray of shape (n_experts,)
-        The fitted accuracy :math:`\sum_k \phi_k \pi^{(j)}_{kk}` (``accuracy_``
+        The fitted accuracy :math:`\sum_n \phi_n M^{(r)}_{n,n}` (``accuracy_``
         for one-coin) and the interval around it.
     confusion, confusion_lower, confusion_upper : ndarray of shape (n_experts, K, K)
         The fitted confusion matrices and entry-wise intervals
@@ -1082,9 +1089,9 @@ def worker_quality_intervals(model, labels, *, method: str = "bootstrap", n_boot
 
     Notes
     -----
-    Accuracy of worker :math:`j` means :math:`a_j = \sum_k \phi_k \pi^{(j)}_{kk}`,
+    Accuracy of worker :math:`r` means :math:`\sum_n \phi_n M^{(r)}_{n,n}`,
     the probability that its label is right on a random item (for the one-coin
-    model :math:`a_j = p_j`, ``accuracy_``).
+    model :math:`\eta_r`, ``accuracy_``).
 
     How each method works (bootstrap, Louis' observed information, Beta/Dirichlet
     counts), and what each ignores, is told in the module's notes

@@ -3,10 +3,10 @@ r"""Choosing models without true labels: the surrogate risk :math:`\hat S`.
 Izbicki and Stern (2013, section 2 and appendix B) score a classifier by how
 often it disagrees with the experts on held-out items. Notation as in the book
 (its notation page; the paper's letters in parentheses): :math:`\hat y^{(i)}` the
-classifier's label of held-out item :math:`i` (:math:`z_i`), :math:`y^{(i)}` the
-(unknown) truth (:math:`Z_i`), :math:`y^{(i)}_r` the label expert :math:`r` gave it
-(:math:`Y_{ij}`), :math:`R` experts (:math:`d`), :math:`m'` held-out items
-(:math:`n'`) and :math:`\mathcal{R}` the true risk (:math:`R`):
+classifier's label of held-out item :math:`i` (``z_i``), :math:`y^{(i)}` the
+(unknown) truth (``Z_i``), :math:`y^{(i)}_r` the label expert :math:`r` gave it
+(``Y_ij``), :math:`R` experts (``d``), :math:`m'` held-out items
+(``n'``) and :math:`\mathcal{R}` the true risk (``R``):
 
 .. math::
 
@@ -477,8 +477,8 @@ def select_penalty(labels, X, lambdas=None, *, holdout: float = 0.3, cv=None,
         As in :func:`select_by_surrogate`.
     refit : bool, default True
         Refit on all the data. The penalty multiplies a *sum* over items, so the
-        refit uses :math:`\lambda^* \cdot n_{\text{all}}/n_{\text{train}}` (labelled
-        items), the same penalty per item (``refit_lambda``).
+        refit uses :math:`\lambda^*` times the number of labelled items over the number
+        of them it was chosen on: the same penalty per item (``refit_lambda``).
     n_lambdas, lambda_min_ratio, progress
         As in :func:`~crowdlearn.features.sparse_experts.sparse_experts_path`.
     model_params : dict, optional

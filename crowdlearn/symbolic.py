@@ -76,16 +76,16 @@ def _positive(name, n):
 
 
 def lagrange_categorical(n_states: int = 3, *, pseudo_count: bool = False) -> Derivation:
-    r"""Maximise :math:`\sum_n (c_n + a)\log\theta_n` subject to :math:`\sum_n\theta_n = 1`.
+    r"""Maximise :math:`\sum_n (c_n + \alpha)\log\theta_n` subject to :math:`\sum_n\theta_n = 1`.
 
     This is the M-step of every categorical table in the book (class priors
     :math:`\phi_n`, confusion-matrix rows :math:`M^{(r)}_{n,\cdot}`, conditional
     probability tables): for one distribution :math:`\theta_1, \dots, \theta_N` over
     :math:`N` = ``n_states`` states, with expected counts :math:`c_n` and a
-    pseudo-count :math:`a` (the package's ``alpha``, a symmetric Dirichlet prior
-    of concentration :math:`a + 1`; ``pseudo_count=True``, :math:`a = 0` otherwise),
-    the Lagrangian
-    :math:`\mathcal L = \sum_n (c_n + a)\log\theta_n + \lambda(1 - \sum_n \theta_n)`
+    pseudo-count :math:`\alpha` (the package's ``alpha``, a symmetric Dirichlet prior
+    of concentration :math:`\alpha + 1`; ``pseudo_count=True``, :math:`\alpha = 0`
+    otherwise), the Lagrangian
+    :math:`\mathcal L = \sum_n (c_n + \alpha)\log\theta_n + \lambda(1 - \sum_n \theta_n)`
     is solved for :math:`\theta` and the multiplier :math:`\lambda` (a Lagrange
     multiplier here, not a penalty).
 
@@ -94,7 +94,8 @@ def lagrange_categorical(n_states: int = 3, *, pseudo_count: bool = False) -> De
     Derivation
         ``solution`` maps each :math:`\theta_n` (and :math:`\lambda`) to its
         closed form; ``symbols`` has ``theta`` (:math:`\theta_1, \dots, \theta_N`),
-        ``c`` (:math:`c_1, \dots, c_N`), ``a`` and ``lam`` (:math:`\lambda`).
+        ``c`` (:math:`c_1, \dots, c_N`), ``a`` (:math:`\alpha`) and ``lam``
+        (:math:`\lambda`).
 
     Examples
     --------
@@ -134,11 +135,11 @@ def bernoulli_mle(*, pseudo_count: bool = False) -> Derivation:
     :math:`q_i(n)`: :math:`1\{y^{(i)} = n\}` for hard labels, a posterior
     probability in EM), :math:`A = \sum_i q_i x^{(i)}_j` (weight of ones) and
     :math:`B = \sum_i q_i (1 - x^{(i)}_j)` (weight of zeros), the objective is
-    :math:`(A + a)\log\phi + (B + a)\log(1-\phi)`, with :math:`a` the pseudo-count
-    of :func:`lagrange_categorical` (``pseudo_count=True``; :math:`a = 0`
+    :math:`(A + \alpha)\log\phi + (B + \alpha)\log(1-\phi)`, with :math:`\alpha` the
+    pseudo-count of :func:`lagrange_categorical` (``pseudo_count=True``; :math:`\alpha = 0`
     otherwise); setting its derivative to zero gives
-    :math:`\phi = (A + a) / (A + B + 2a)`. ``symbols`` has ``phi``, ``A``, ``B``
-    and ``a``.
+    :math:`\phi = (A + \alpha) / (A + B + 2\alpha)`. ``symbols`` has ``phi``, ``A``, ``B``
+    and ``a`` (:math:`\alpha`).
     """
     phi = sp.Symbol("phi", positive=True)
     A, B = sp.symbols("A B", positive=True)
@@ -191,10 +192,12 @@ def e_step_maximises_free_energy(n_states: int = 3) -> Derivation:
     r"""Maximise the free energy over :math:`q` for fixed parameters.
 
     For one item with observed data :math:`v` and a hidden variable :math:`H` with
-    :math:`N` = ``n_states`` states, write :math:`p_n = p(v, H = n \mid \theta)`. The
-    free energy is :math:`F(q, \theta) = \sum_n q(n) \log p_n - \sum_n q(n) \log q(n)`;
+    :math:`N` = ``n_states`` states, write :math:`P_i(n; \theta) = p(v, H = n \mid \theta)`
+    (``p_n`` in the code). The free energy is
+    :math:`F(q, \theta) = \sum_n q(n) \log P_i(n; \theta) - \sum_n q(n) \log q(n)`;
     under :math:`\sum_n q(n) = 1` (multiplier :math:`\lambda`) its stationary point
-    is the posterior :math:`q(n) = p_n / \sum_{n'} p_{n'} = p(H = n \mid v, \theta)`.
+    is the posterior
+    :math:`q(n) = P_i(n; \theta) / \sum_{n'} P_i(n'; \theta) = p(H = n \mid v, \theta)`.
     ``symbols`` has ``q`` (:math:`q(1), \dots, q(N)`), ``p``, ``lam`` and ``F``.
     """
     q = _positive("q", n_states)
@@ -217,7 +220,7 @@ def free_energy_decomposition(n_states: int = 3):
     The identity is
     :math:`\log p(v \mid \theta) = F(q, \theta) + \mathrm{KL}(q \,\|\, p(H \mid v, \theta))`.
     Returns ``(log_evidence, free_energy, kl, symbols)`` as SymPy expressions in
-    the joint probabilities :math:`p_n = p(v, H = n \mid \theta)`,
+    the joint probabilities :math:`P_i(n; \theta) = p(v, H = n \mid \theta)` (``p_n``),
     :math:`n = 1, \dots, N` (``n_states``), and a distribution :math:`q` whose last
     entry is :math:`q(N) = 1 - \sum_{n<N} q(n)`, so the constraint is built in.
     The caller asserts that ``log_evidence - free_energy - kl`` simplifies to 0.

@@ -9,60 +9,62 @@ classifier's problem has one row per item :math:`i`, targets :math:`\mu_i` and
 coefficients :math:`(\beta, \beta_0)`; the reliability problem has one row per label
 :math:`(i, r)`, targets :math:`c_{ir}`, coefficients :math:`w` (the shared slope, with
 its penalty :math:`\lambda_w` in the role of :math:`\lambda` below) and one intercept
-group per expert, :math:`\beta_{0,r} = \alpha_r`.
+group per expert, :math:`\alpha_r`.
 
-For rows (observations) :math:`u = 1, \dots, U` with soft targets :math:`z_u \in [0, 1]`,
-weights :math:`\omega_u \ge 0`, fixed offsets :math:`o_u`, features
-:math:`x_u \in \mathbb{R}^k` and an intercept group :math:`g(u)`, the problem is
-
-.. math::
-
-    \begin{aligned}
-    &\max_{\beta_0, \beta}\; J(\beta, \beta_0) = J_0(\beta, \beta_0)
-    - \lambda \sum_{j \in \mathcal{P}} |\beta_j|, \\
-    &J_0 = \sum_u \omega_u \big[ z_u \log\sigma(a_u) + (1 - z_u) \log\sigma(-a_u) \big], \\
-    &a_u = o_u + \beta_{0,g(u)} + \beta^\top x_u,
-    \end{aligned}
-
-where :math:`J_0` is the weighted log-likelihood (the unpenalised part of the
-objective), :math:`\mathcal{P}` is the set of penalised columns and the intercepts
-:math:`\beta_0 = (\beta_{0,0}, \dots, \beta_{0,G-1})` are never penalised (one
-intercept by default; ``intercept_groups`` gives one per group, e.g. one per expert,
-which is the same as one-hot indicator columns left unpenalised). Since
-:math:`z\log\sigma(a) + (1-z)\log\sigma(-a) = z a + \log\sigma(-a)`,
+Below, written for the classifier's problem, row :math:`i` (an observation) has the soft
+target :math:`\mu_i \in [0, 1]`, the weight :math:`v_i \ge 0`, a fixed offset
+:math:`\mathrm{off}_i`, the features :math:`x^{(i)} \in \mathbb{R}^k` and an intercept
+group :math:`g(i)`, whose intercept is :math:`\alpha_g`; the problem is
 
 .. math::
 
     \begin{aligned}
-    \frac{\partial J_0}{\partial \beta_j} &= \sum_u \omega_u (z_u - \sigma(a_u))\, x_{uj}, \\
-    \frac{\partial J_0}{\partial \beta_{0,g}} &= \sum_{u:\, g(u) = g}
-    \omega_u (z_u - \sigma(a_u)), \\
-    -\nabla^2 J_0 &= \sum_u \omega_u \sigma(a_u)\sigma(-a_u)\, \tilde x_u \tilde x_u^\top ,
+    &\max_{\alpha, \beta}\; J(\alpha, \beta) = E(\alpha, \beta)
+    - \lambda \sum_{j\ \mathrm{penalised}} |\beta_j|, \\
+    &E = \sum_i v_i \big[ \mu_i \log\sigma(a_i) + (1 - \mu_i) \log\sigma(-a_i) \big], \\
+    &a_i = \mathrm{off}_i + \alpha_{g(i)} + \beta^\top x^{(i)},
     \end{aligned}
 
-with :math:`\tilde x_u` the row :math:`x_u` preceded by the one-hot indicator of its
-intercept group :math:`g(u)`.
+where :math:`E` is the weighted log-likelihood (the unpenalised part of the
+objective; in an M-step, the energy) and the intercepts :math:`\alpha_g` are never
+penalised (one intercept, :math:`\beta_0`, by default; ``intercept_groups`` gives one per
+group, e.g. one per expert, which is the same as one-hot indicator columns left
+unpenalised). Since
+:math:`\mu_i\log\sigma(a_i) + (1-\mu_i)\log\sigma(-a_i) = \mu_i a_i + \log\sigma(-a_i)`,
 
-:math:`J` is concave, so :math:`(\beta_0, \beta)` maximises it iff the KKT
-(subgradient) conditions hold: :math:`\partial J_0/\partial \beta_{0,g} = 0`,
-:math:`\partial J_0/\partial\beta_j = 0` for unpenalised :math:`j`, and for
+.. math::
+
+    \begin{aligned}
+    \frac{\partial E}{\partial \beta_j} &= \sum_i v_i (\mu_i - \sigma(a_i))\, x^{(i)}_j, \\
+    \frac{\partial E}{\partial \alpha_g} &= \sum_{i:\, g(i) = g}
+    v_i (\mu_i - \sigma(a_i)), \\
+    -\nabla^2 E &= \sum_i v_i \sigma(a_i)\sigma(-a_i)\, \tilde x^{(i)} \tilde x^{(i)\top} ,
+    \end{aligned}
+
+with :math:`\tilde x^{(i)}` the row :math:`x^{(i)}` preceded by the one-hot indicator of
+its intercept group :math:`g(i)`.
+
+:math:`J` is concave, so :math:`(\alpha, \beta)` maximises it iff the KKT
+(subgradient) conditions hold: :math:`\partial E/\partial \alpha_g = 0`,
+:math:`\partial E/\partial\beta_j = 0` for unpenalised :math:`j`, and for
 penalised :math:`j`
 
 .. math::
 
-    \Big|\frac{\partial J_0}{\partial \beta_j}\Big| \le \lambda \text{ if } \beta_j = 0,
+    \Big|\frac{\partial E}{\partial \beta_j}\Big| \le \lambda \text{ if } \beta_j = 0,
     \qquad
-    \frac{\partial J_0}{\partial \beta_j} = \lambda\, \operatorname{sign}(\beta_j)
+    \frac{\partial E}{\partial \beta_j} = \lambda\, \operatorname{sign}(\beta_j)
     \text{ otherwise.}
 
 :func:`kkt_violation` measures how far a point is from satisfying them.
 
 **Algorithm** (glmnet-style, as a proximal Newton method). At the current point
-the log-likelihood :math:`J_0` is replaced by its second-order Taylor expansion (the IRLS
+the log-likelihood :math:`E` is replaced by its second-order Taylor expansion (the IRLS
 quadratic), and the penalised quadratic is maximised by cyclic coordinate
-descent on its Gram matrix :math:`H = -\nabla^2 J_0` -- each coordinate update is a
+descent on its Gram matrix :math:`\mathbf{H} = -\nabla^2 E` -- each coordinate update is a
 soft-thresholding,
-:math:`\beta_j \leftarrow \operatorname{soft}(H_{jj}\beta_j + \partial_j, \lambda)/H_{jj}`
+:math:`\beta_j \leftarrow
+\operatorname{soft}(\mathbf{H}_{jj}\beta_j + \partial_j, \lambda)/\mathbf{H}_{jj}`
 with :math:`\operatorname{soft}(h, \lambda) = \operatorname{sign}(h)\max(|h| - \lambda, 0)`
 and :math:`\partial_j` the :math:`j`-th entry of the gradient of the quadratic model
 (``c`` in the code). A few sweeps find the active set
@@ -75,20 +77,20 @@ from the linear solve (a Schur complement), which keeps thousands of intercepts
 cheap. Only the Gram columns of coordinates that move are computed, many at a
 time by one BLAS product (all of them by one ``syrk`` when most are needed), and
 the Cholesky factor of one round's solve is reused by the next (see
-:class:`_ActiveSolver`). With :math:`\theta = (\beta_0, \beta)` the current point,
-the move to the maximiser
-:math:`v` of the model is then damped by a backtracking line search: the step
-:math:`2^{-q}`, :math:`q = 0, 1, 2, \dots`, is accepted when
-:math:`J(\theta + 2^{-q}(v - \theta)) \ge J(\theta) + 10^{-4}\, 2^{-q}\, \Delta J` with
-the predicted gain
-:math:`\Delta J = \nabla J_0^\top (v - \theta) - \lambda(\lVert v_{\mathcal{P}}\rVert_1
-- \lVert\theta_{\mathcal{P}}\rVert_1) > 0`; so every accepted step raises :math:`J` and
+:class:`_ActiveSolver`). With :math:`\theta = (\alpha, \beta)` the current point,
+the step :math:`\Delta` to the maximiser of the model is then damped by a backtracking
+line search: the step
+:math:`2^{-q}\Delta`, :math:`q = 0, 1, 2, \dots`, is accepted when
+:math:`J(\theta + 2^{-q}\Delta) \ge J(\theta) + 10^{-4}\, 2^{-q}\, \Delta J` with
+the predicted gain :math:`\Delta J`, :math:`\nabla E^\top \Delta` minus :math:`\lambda`
+times the change of the penalised coefficients' L1 norm along :math:`\Delta`, positive;
+so every accepted step raises :math:`J` and
 the result is never worse than the start, up to rounding once the predicted gain is below
 :math:`10^{-13}|J|` (which keeps the EM that calls it monotone). The columns are
 centred internally (the intercepts absorb the shift), which makes coordinate
 descent fast when the features have non-zero means; the problem solved is
 unchanged. The outer loop stops when the largest KKT violation is at most
-``tol`` times the total weight :math:`\sum_u \omega_u` (a tolerance on the gradient
+``tol`` times the total weight :math:`\sum_i v_i` (a tolerance on the gradient
 of the *mean* log-likelihood).
 
 ``rows`` lets many observations share one feature row (in the sparse experts
@@ -155,9 +157,9 @@ class L1LogisticFit(NamedTuple):
 class _Problem(NamedTuple):
     X: np.ndarray          # (n_rows, k) distinct feature rows
     rows: np.ndarray | None  # (U,) row of each observation, or None (observation u uses row u)
-    target: np.ndarray     # (U,) z_u
-    weight: np.ndarray     # (U,) omega_u
-    offset: np.ndarray     # (U,) o_u
+    target: np.ndarray     # (U,) the soft targets mu_i
+    weight: np.ndarray     # (U,) the weights v_i
+    offset: np.ndarray     # (U,) the offsets off_i
     groups: np.ndarray | None  # (U,) intercept group g(u), None for one intercept
     G: int                 # number of intercepts (0 without intercept)
     lam: np.ndarray        # (k,) penalty per column (0 for unpenalised)
@@ -289,14 +291,14 @@ def _penalty(prob: _Problem, beta: np.ndarray) -> float:
 
 
 def _gradient(prob: _Problem, Xc: np.ndarray, u: np.ndarray, p: np.ndarray | None = None):
-    """``(dJ_0/d intercepts, dJ_0/d beta)`` at the linear predictor ``u``; ``p`` is
+    """``(dE/d intercepts, dE/d beta)`` at the linear predictor ``u``; ``p`` is
     ``expit(u)`` if the caller has it."""
     r = prob.weight * (prob.target - (expit(u) if p is None else p))
     return _group_sum(prob, r), Xc.T @ _row_sum(prob, r)
 
 
 def _violation(grad: np.ndarray, theta: np.ndarray, lam: np.ndarray) -> np.ndarray:
-    """Per-coordinate KKT violation of ``max J_0(theta) - sum lam_j |theta_j|``."""
+    """Per-coordinate KKT violation of ``max E(theta) - sum lam_j |theta_j|``."""
     nz = theta != 0
     return np.where(nz, np.abs(grad - lam * np.sign(theta)),
                     np.maximum(np.abs(grad) - lam, 0.0))
@@ -351,21 +353,21 @@ def _design(prob: _Problem) -> _Design:
 
 
 class _Curvature:
-    r"""``H = -Hessian`` of the log-likelihood :math:`J_0` in ``theta`` :math:`= (\beta_0,
+    r"""``H = -Hessian`` of the log-likelihood :math:`E` in ``theta`` :math:`= (\alpha,
     \beta)`, by blocks.
 
-    With the curvature weights :math:`\kappa_u = \omega_u\sigma(a_u)\sigma(-a_u)` and the
-    centred features :math:`\bar x_u` (``Xc``),
+    With the curvature weights :math:`v_i\sigma(a_i)\sigma(-a_i)` and the
+    features :math:`x^{(i)}` centred (``Xc``), :math:`\mathbf{H} = -\nabla^2 E` has the blocks
 
     .. math::
 
-        H = \begin{pmatrix} \operatorname{diag}(D) & B^\top \\ B & C \end{pmatrix},\quad
-        D_g = \sum_{u:\,g(u) = g} \kappa_u,\quad
-        B_{jg} = \sum_{u:\,g(u) = g} \kappa_u \bar x_{uj},\quad
-        C = \sum_u \kappa_u \bar x_u \bar x_u^\top :
+        \mathbf{H}_{gg} = \sum_{i:\,g(i) = g} v_i\sigma(a_i)\sigma(-a_i),\quad
+        \mathbf{H}_{jg} = \sum_{i:\,g(i) = g} v_i\sigma(a_i)\sigma(-a_i)\, x^{(i)}_j,\quad
+        \mathbf{H}_{jj'} = \sum_i v_i\sigma(a_i)\sigma(-a_i)\, x^{(i)}_j x^{(i)}_{j'} :
 
     the intercept block is diagonal, since each observation has one intercept.
-    ``D`` and ``B`` (``Bt`` holds :math:`B^\top`, shape ``(G, d)``) are formed at
+    ``D`` (its diagonal) and ``B`` (``Bt`` holds the block of the :math:`\mathbf{H}_{jg}`,
+    transposed, shape ``(G, d)``) are formed at
     once -- one product of a sparse ``(G, n_rows)`` matrix of summed weights with
     the features, ``O(n k)`` -- and the diagonal of ``C`` too. Columns of ``C``
     are formed on demand, many at a time (:meth:`columns`): one BLAS product
@@ -444,15 +446,15 @@ class _Curvature:
 class _ActiveSolver:
     r"""Solves the active-set systems of one coordinate descent, reusing factorizations.
 
-    Eliminating the (diagonal) intercept block of :math:`H` leaves the Schur complement
-    :math:`S = C - B D^{-1} B^\top` on the features; a round of
-    :func:`_coordinate_descent` solves a linear system with matrix :math:`S_{AA}` on its
-    active features :math:`A`. ``H`` does not change within one coordinate descent and the
+    Eliminating the (diagonal) intercept block of :math:`\mathbf{H}` leaves its Schur
+    complement ``S = C - B D^-1 B^T`` on the features; a round of
+    :func:`_coordinate_descent` solves a linear system with the block ``S[A, A]`` of its
+    active features ``A``. ``H`` does not change within one coordinate descent and the
     active set changes by a few coordinates from one round to the next, so the Cholesky
     factor of the previous round is kept, with its coordinates ordered by decreasing
-    :math:`|v_j|`, :math:`v` the model's current iterate (unpenalised ones first): the coordinates most likely to leave sit at the end. The
+    :math:`|\beta_j|` at the model's current iterate (unpenalised ones first): the coordinates most likely to leave sit at the end. The
     leading block of that factor whose coordinates are all still active is the factor
-    of the same block of the new :math:`S_{AA}`; only the rows of the other coordinates
+    of the same block of the new ``S[A, A]``; only the rows of the other coordinates
     are computed (one triangular solve and one Cholesky factorisation of their Schur
     complement) -- the arithmetic of a blocked Cholesky factorisation, so the result is
     the same up to rounding. When little would be reused, or a factorisation fails
@@ -676,20 +678,20 @@ def fit_l1_logistic(X, target, weight=None, *, lam: float, offset=None, penalize
         Features (an intercept is added internally unless ``fit_intercept=False``).
         Observation ``u`` uses row ``u``, or row ``rows[u]`` when ``rows`` is given.
     target : array-like of shape (U,)
-        Soft targets :math:`z_u \in [0, 1]`.
+        Soft targets :math:`\mu_i \in [0, 1]`.
     weight : array-like of shape (U,), optional
-        Non-negative weights :math:`\omega_u` (default one).
+        Non-negative weights :math:`v_i` (default one).
     lam : float
         The L1 penalty :math:`\lambda \ge 0` on the penalised coefficients.
     offset : array-like of shape (U,), optional
-        Fixed offsets :math:`o_u` added to the linear predictor :math:`a_u`.
+        Fixed offsets :math:`\mathrm{off}_i` added to the linear predictor :math:`a_i`.
     penalize : array-like of bool, shape (k,), optional
         Which columns are penalised (default all); unpenalised columns are fitted
         freely, like the intercepts.
     fit_intercept : bool, default True
     intercept_groups : array-like of int, shape (U,), optional
         One unpenalised intercept per group:
-        :math:`a_u = o_u + \beta_{0,g(u)} + \beta^\top x_u`.
+        :math:`a_i = \mathrm{off}_i + \alpha_{g(i)} + \beta^\top x^{(i)}`.
     n_intercepts : int, optional
         Number of groups (default ``max(intercept_groups) + 1``); a group with no
         observation keeps its initial intercept.
@@ -902,7 +904,7 @@ def _point(prob: _Problem, coef, intercept):
 def l1_logistic_gradient(X, target, weight=None, *, coef, intercept=None, offset=None,
                          fit_intercept=True, intercept_groups=None, n_intercepts=None,
                          rows=None):
-    """Gradient of the (unpenalised) weighted log-likelihood :math:`J_0`.
+    """Gradient of the (unpenalised) weighted log-likelihood :math:`E`.
 
     Returns ``(grad_intercept, grad_coef)`` with shapes ``(G,)`` and ``(k,)``.
     """
@@ -915,8 +917,8 @@ def l1_logistic_gradient(X, target, weight=None, *, coef, intercept=None, offset
 def l1_logistic_objective(X, target, weight=None, *, lam, coef, intercept=None, offset=None,
                           penalize=None, fit_intercept=True, intercept_groups=None,
                           n_intercepts=None, rows=None) -> float:
-    """The penalised objective :math:`J = J_0 - \\lambda\\sum_{j\\in\\mathcal{P}}|\\beta_j|` at a
-    point."""
+    """The penalised objective :math:`J = E - \\lambda\\sum_j|\\beta_j|` (the sum over the
+    penalised :math:`j`) at a point."""
     prob = _check_problem(X, target, weight, lam, offset, penalize, fit_intercept,
                           intercept_groups, n_intercepts, rows)
     b, beta = _point(prob, coef, intercept)
@@ -928,11 +930,11 @@ def kkt_violation(X, target, weight=None, *, lam, coef, intercept=None, offset=N
                   rows=None, per_coordinate: bool = False):
     r"""How far ``(intercept, coef)`` is from maximising the penalised objective.
 
-    For each coordinate: :math:`|\partial J_0/\partial \beta_{0,g}|` for the intercepts
-    and :math:`|\partial J_0/\partial \beta_j|` for the unpenalised columns; for
+    For each coordinate: :math:`|\partial E/\partial \alpha_g|` for the intercepts
+    and :math:`|\partial E/\partial \beta_j|` for the unpenalised columns; for
     penalised columns
-    :math:`\max(|\partial J_0/\partial\beta_j| - \lambda, 0)` when :math:`\beta_j = 0`
-    and :math:`|\partial J_0/\partial\beta_j - \lambda\operatorname{sign}\beta_j|`
+    :math:`\max(|\partial E/\partial\beta_j| - \lambda, 0)` when :math:`\beta_j = 0`
+    and :math:`|\partial E/\partial\beta_j - \lambda\operatorname{sign}\beta_j|`
     otherwise. All zero exactly at the maximiser.
 
     Returns
@@ -954,13 +956,13 @@ def l1_logistic_lambda_max(X, target, weight=None, *, offset=None, penalize=None
     r"""The smallest :math:`\lambda` for which every penalised coefficient is zero.
 
     With the penalised coefficients at zero and the unpenalised parameters
-    (intercepts, unpenalised columns) at their maximiser :math:`\hat\beta_0`, the KKT
-    conditions hold iff
-    :math:`\lambda \ge \max_{j \in \mathcal{P}} |\partial J_0/\partial\beta_j|`;
+    (intercepts, unpenalised columns) at their maximiser, the KKT
+    conditions hold iff :math:`\lambda` is at least the largest
+    :math:`|\partial E/\partial\beta_j|` of a penalised column :math:`j`;
     that maximum is returned. With one intercept, no offset and no unpenalised
-    column, :math:`\hat\beta_0 = \operatorname{logit}(\bar z)`, :math:`\bar z = \sum_u
-    \omega_u z_u / \sum_u \omega_u`, and :math:`\lambda_{\max} = \max_j |\sum_u \omega_u
-    (z_u - \bar z) x_{uj}|`.
+    column, :math:`\hat\beta_0 = \operatorname{logit}(\bar \mu)`, :math:`\bar \mu = \sum_i
+    v_i \mu_i / \sum_i v_i`, and :math:`\lambda_{\max} = \max_j |\sum_i v_i
+    (\mu_i - \bar \mu) x^{(i)}_j|`.
     """
     prob = _check_problem(X, target, weight, 0.0, offset, penalize, fit_intercept,
                           intercept_groups, n_intercepts, rows)

@@ -7,8 +7,9 @@ problems at once (one per annotator, say), and never returns parameters worse
 than the ones it started from -- which is what makes the EM that calls it
 monotone.
 
-For rows :math:`u = 1, \dots, U` with features :math:`x_u \in \mathbb{R}^k`,
-soft targets :math:`z_u \in [0, 1]` and weights :math:`\omega_u \ge 0`, the problem
+For rows :math:`i` (observations: items, or labels) with features
+:math:`x^{(i)} \in \mathbb{R}^k`, soft targets :math:`\mu_i \in [0, 1]` and weights
+:math:`v_i \ge 0`, the problem
 maximises the penalised weighted log-likelihood (the M-step's objective; :math:`\beta`,
 :math:`\beta_0` stand for whichever regression the M-step fits: the classifier's,
 or an expert's reliability :math:`w_r`, :math:`-\gamma_r`)
@@ -16,10 +17,10 @@ or an expert's reliability :math:`w_r`, :math:`-\gamma_r`)
 .. math::
 
     \begin{aligned}
-    J(\beta, \beta_0) &= \sum_u \omega_u \big[ z_u \log\sigma(a_u)
-    + (1 - z_u)\log\sigma(-a_u) \big] \\
+    J(\beta, \beta_0) &= \sum_i v_i \big[ \mu_i \log\sigma(a_i)
+    + (1 - \mu_i)\log\sigma(-a_i) \big] \\
     &\quad - \frac{\lambda}{2}\lVert \beta\rVert^2 - \frac{\lambda_0}{2}\beta_0^2,
-    \qquad a_u = \beta^\top x_u + \beta_0,
+    \qquad a_i = \beta^\top x^{(i)} + \beta_0,
     \end{aligned}
 
 with :math:`\lambda_0 = \lambda` when the intercept is penalised, :math:`0` otherwise.
@@ -28,27 +29,27 @@ Its gradient and Hessian are
 .. math::
 
     \begin{aligned}
-    \nabla_\beta J &= \sum_u \omega_u (z_u - \sigma(a_u))\, x_u - \lambda \beta, \\
-    \frac{\partial J}{\partial \beta_0} &= \sum_u \omega_u (z_u - \sigma(a_u))
+    \nabla_\beta J &= \sum_i v_i (\mu_i - \sigma(a_i))\, x^{(i)} - \lambda \beta, \\
+    \frac{\partial J}{\partial \beta_0} &= \sum_i v_i (\mu_i - \sigma(a_i))
     - \lambda_0 \beta_0, \\
-    \nabla^2 J &= -\sum_u \omega_u \sigma(a_u)\sigma(-a_u)\, \tilde x_u \tilde x_u^\top
+    \nabla^2 J &= -\sum_i v_i \sigma(a_i)\sigma(-a_i)\, \tilde x^{(i)} \tilde x^{(i)\top}
     - \mathrm{diag}(\lambda, \dots, \lambda, \lambda_0),
     \end{aligned}
 
-with :math:`\tilde x_u = (x_u, 1)`. :math:`J` is concave (strictly so when
+with :math:`\tilde x^{(i)} = (x^{(i)}, 1)`. :math:`J` is concave (strictly so when
 :math:`\lambda_0 = \lambda > 0`), so Newton's method with a
 backtracking (Armijo) line search converges to its maximiser; every accepted
 step raises :math:`J`, and a step that does not is never taken.
 
-With ``groups``, rows belong to independent problems :math:`g = 0, \dots, G-1`
-with parameters :math:`(\beta_g, \beta_{0,g})`; the objective is the sum of the
+With ``groups``, rows belong to independent problems :math:`g = 0, 1, \dots`,
+each with its own parameters :math:`(\beta, \beta_0)`; the objective is the sum of the
 per-group objectives, and the Newton steps, line searches and stopping rules
 run for all groups at once, each group stopping on its own. The rows are
 sorted by group once per call, so that each group's Hessian
-:math:`\sum_u \omega_u\sigma(a_u)\sigma(-a_u)\,\tilde x_u\tilde x_u^\top` is one BLAS
+:math:`\sum_i v_i\sigma(a_i)\sigma(-a_i)\,\tilde x^{(i)}\tilde x^{(i)\top}` is one BLAS
 product on a contiguous block (groups with very few rows, such as annotators
 with one label each, are handled together by vectorised NumPy instead). An
-iteration therefore costs :math:`O(U (k + 1)^2)` for :math:`U` rows and
+iteration therefore costs :math:`O((k + 1)^2)` per row, with
 :math:`k + 1` parameters per group, whatever the number of groups.
 
 Examples
@@ -408,9 +409,9 @@ def fit_weighted_logistic(X, target, weight=None, *, l2: float = 0.0,
     X : array-like of shape (n_rows, k)
         Features of each row (an intercept column is added internally).
     target : array-like of shape (n_rows,)
-        Soft targets :math:`z_u \in [0, 1]` (hard 0/1 labels are a special case).
+        Soft targets :math:`\mu_i \in [0, 1]` (hard 0/1 labels are a special case).
     weight : array-like of shape (n_rows,), optional
-        Non-negative row weights :math:`\omega_u` (default all one).
+        Non-negative row weights :math:`v_i` (default all one).
     l2 : float, default 0
         Ridge penalty :math:`\lambda \ge 0`: :math:`\frac{\lambda}{2}\lVert \beta\rVert^2`
         is subtracted (plus :math:`\frac{\lambda}{2} \beta_0^2` if ``penalize_intercept``).
@@ -446,9 +447,9 @@ def fit_weighted_logistic(X, target, weight=None, *, l2: float = 0.0,
 
     Notes
     -----
-    Each iteration solves :math:`(-\nabla^2 J + \delta I)\,\Delta = \nabla J`
-    per group, with a tiny :math:`\delta` (``1e-12`` times the largest
-    diagonal entry, at least ``1e-12``) so that singular problems -- no rows,
+    Each iteration solves :math:`-\nabla^2 J\,\Delta = \nabla J` for the step
+    :math:`\Delta` per group, with a tiny amount (``1e-12`` times the largest
+    diagonal entry, at least ``1e-12``) added to the diagonal so that singular problems -- no rows,
     collinear features, ``l2 = 0`` -- still give an ascent direction. With
     :math:`\theta = (\beta, \beta_0)`, the step :math:`2^{-q}\Delta` is tried for
     :math:`q = 0, 1, 2, \dots` until

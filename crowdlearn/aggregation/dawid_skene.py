@@ -132,20 +132,20 @@ def _prior_from_frame(frame, crowd: CrowdLabels) -> np.ndarray:
 class DawidSkene(ClassPrior, IdResults, EMEstimator):
     r"""The Dawid--Skene model: one confusion matrix per expert, fitted by EM.
 
-    Each item :math:`i` has a hidden true class :math:`y_i \in \{1, \dots, K\}`
-    drawn from the class prior :math:`\phi_k = P(y_i = k)`. Expert :math:`j`
-    labels it :math:`l` with probability :math:`\pi^{(j)}_{kl} = P(\text{expert
-    } j \text{ says } l \mid y_i = k)` -- row :math:`k` of the expert's confusion
+    Each item :math:`i` has a hidden true class :math:`y^{(i)} \in \{1, \dots, N\}`
+    drawn from the class prior :math:`\phi_n = P(y = n)`. Expert :math:`r`
+    labels it :math:`p` with probability :math:`M^{(r)}_{n,p} = P(y_r = p \mid y = n)`
+    -- row :math:`n` of the expert's confusion
     matrix -- independently of the other experts. Optionally each item also has
-    binary features :math:`x_{if}`, independent given the class (Naive Bayes),
-    with :math:`\theta_{kf} = P(x_{if} = 1 \mid y_i = k)`. Each item may be
+    binary features :math:`x^{(i)}_j`, independent given the class (Naive Bayes),
+    with :math:`\phi_{j\mid n} = P(x_j = 1 \mid y = n)`. Each item may be
     labelled by any subset :math:`R_i` of the experts, including none, and an
     expert may label an item more than once (each label counts as one draw).
 
     Parameters
     ----------
     n_classes : int, optional
-        Number of classes :math:`K` (>= 2). Inferred from the labels when omitted;
+        Number of classes :math:`N` (>= 2). Inferred from the labels when omitted;
         give it when some class was never used by any expert.
     alpha : float, default 0.0
         Dirichlet pseudo-count (>= 0) added to every expected count in the
@@ -156,9 +156,9 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         prior and on every confusion row, and Beta(:math:`\alpha+1, \alpha+1`)
         priors on the feature probabilities.
     confusion_prior : array-like or DataFrame, optional
-        Informative Dirichlet pseudo-counts :math:`A^{(j)}_{kl} \ge 0` on the
+        Informative Dirichlet pseudo-counts :math:`A^{(r)}_{n,p} \ge 0` on the
         confusion rows, added to the expected counts at *every* M-step (MAP-EM,
-        with :math:`\sum_{j,k,l} A^{(j)}_{kl}\log\pi^{(j)}_{kl}` added to the
+        with :math:`\sum_{r,n,p} A^{(r)}_{n,p}\log M^{(r)}_{n,p}` added to the
         tracked objective): shape ``(K, K)`` for one prior shared by all experts
         or ``(n_experts, K, K)`` indexed ``[expert, true class, label]``, or a
         DataFrame in crowd-kit's ``errors_`` layout (rows ``(worker, label)``,
@@ -204,27 +204,28 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
     Attributes
     ----------
     class_prior_ : ndarray of shape (n_classes,)
-        :math:`\phi_k = P(y = k)`.
+        :math:`\phi_n = P(y = n)`.
     priors_ : ndarray or pandas Series
         A copy of ``class_prior_`` under crowd-kit's name: a Series named ``"prior"``
         indexed by class id when fitted on a DataFrame.
     confusion_ : ndarray of shape (n_experts, n_classes, n_classes)
-        ``confusion_[j, k, l]`` :math:`= \pi^{(j)}_{kl} = P(` expert ``j`` says
-        ``l`` :math:`\mid` true class ``k`` :math:`)`. Rows sum to one; experts
+        ``confusion_[r, n, p]`` :math:`= M^{(r)}_{n,p} = P(y_r = p \mid y = n)`, the
+        probability that expert ``r`` says ``p`` when the true class is ``n``. Rows sum to
+        one; experts
         (or classes) with no expected count get uniform rows.
     feature_prob_ : ndarray of shape (n_classes, n_features)
-        ``feature_prob_[k, f]`` :math:`= \theta_{kf} = P(x_f = 1 \mid y = k)`;
+        ``feature_prob_[n, j]`` :math:`= \phi_{j\mid n} = P(x_j = 1 \mid y = n)`;
         only when ``fit`` was given ``X``.
     posterior_ : ndarray of shape (n_items, n_classes)
-        :math:`q_i(k) = P(y_i = k \mid \text{labels}, x_i)` under the fitted
+        :math:`Q_i(n) = P(y^{(i)} = n \mid \text{labels}, x^{(i)})` under the fitted
         parameters (items with no label and no features get the class prior).
     log_likelihood_history_ : ndarray of shape (``n_iter_`` + 1,)
         The objective EM maximises, after every E-step of the best run: the
-        log-posterior :math:`\ell(\Theta) + \alpha \sum \log(\text{parameters})`
+        log-posterior :math:`J(\theta) = \ell(\theta) + \alpha \sum \log(\text{parameters})`
         (up to the constant log-normalisers of the Dirichlet priors), which is
         the plain observed-data log-likelihood when ``alpha=0``. Never decreases.
     log_likelihood_ : float
-        The plain observed-data log-likelihood :math:`\ell(\Theta)` at the
+        The plain observed-data log-likelihood :math:`\ell(\theta)` at the
         fitted parameters (without the prior term).
     objective_ : float
         ``log_likelihood_history_[-1]``.
@@ -252,24 +253,25 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
 
     Notes
     -----
-    Write :math:`t = 1, \dots, T` for the labels given, label :math:`t` being
-    expert :math:`j_t` putting item :math:`i_t` in class :math:`l_t`.
+    Write :math:`l = 1, \dots, L` for the labels given, label :math:`l` being
+    expert :math:`r_l` putting item :math:`i_l` in class :math:`y_l`.
 
-    **Likelihood.** With :math:`\Theta = (\phi, \pi, \theta)`,
+    **Likelihood.** With :math:`\theta` the prior :math:`\phi`, the confusion matrices
+    :math:`M` and the feature probabilities :math:`\phi_{j\mid n}`,
 
     .. math::
 
-        \ell(\Theta) = \sum_{i=1}^{n} \log \sum_{k=1}^{K} \phi_k
-        \prod_{t:\, i_t = i} \pi^{(j_t)}_{k\, l_t}
-        \prod_{f} \theta_{kf}^{x_{if}} (1 - \theta_{kf})^{1 - x_{if}} .
+        \ell(\theta) = \sum_{i=1}^{m} \log \sum_{n=1}^{N} \phi_n
+        \prod_{l:\, i_l = i} M^{(r_l)}_{n, y_l}
+        \prod_{j} \phi_{j\mid n}^{x^{(i)}_j} (1 - \phi_{j\mid n})^{1 - x^{(i)}_j} .
 
     **Objective** (what ``log_likelihood_history_`` records):
 
     .. math::
 
-        F(\Theta) = \ell(\Theta) + \alpha \Big( \sum_k \log\phi_k
-        + \sum_{j,k,l} \log\pi^{(j)}_{kl}
-        + \sum_{k,f} \big[\log\theta_{kf} + \log(1 - \theta_{kf})\big] \Big).
+        J(\theta) = \ell(\theta) + \alpha \Big( \sum_n \log\phi_n
+        + \sum_{r,n,p} \log M^{(r)}_{n,p}
+        + \sum_{n,j} \big[\log\phi_{j\mid n} + \log(1 - \phi_{j\mid n})\big] \Big).
 
     **E-step**, in log space with the row maximum subtracted before
     exponentiating:
@@ -277,31 +279,31 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
     .. math::
 
         \begin{aligned}
-        \log q_i(k) = {}& \log\phi_k + \sum_{t:\, i_t = i} \log\pi^{(j_t)}_{k\, l_t} \\
-        &+ \sum_f \big[x_{if}\log\theta_{kf} + (1 - x_{if})\log(1 - \theta_{kf})\big]
-        - \log Z_i,
+        \log Q_i(n) = {}& \log\phi_n + \sum_{l:\, i_l = i} \log M^{(r_l)}_{n, y_l} \\
+        &+ \sum_j \big[x^{(i)}_j\log\phi_{j\mid n}
+        + (1 - x^{(i)}_j)\log(1 - \phi_{j\mid n})\big] - \log Z_i,
         \end{aligned}
 
     where :math:`\log Z_i` is the row's log-sum-exp and
-    :math:`\ell(\Theta) = \sum_i \log Z_i`. The labels are stored once per fit
-    as a sparse ``(n_items, n_experts * K + 1)`` count matrix :math:`V` over the
-    flat index ``expert * K + label`` (last column: 1 for every item), so the
+    :math:`\ell(\theta) = \sum_i \log Z_i`. The labels are stored once per fit
+    as a sparse ``(n_items, n_experts * N + 1)`` count matrix ``V`` over the
+    flat index ``expert * N + label`` (last column: 1 for every item), so the
     sums over an item's labels and its log prior are one sparse product
-    :math:`V T` with the small table :math:`T_{jK+l,\,k} = \log\pi^{(j)}_{kl}`
-    (last row :math:`\log\phi_k`): the cost grows with the number of labels,
+    ``V @ T`` with the small table ``T[r * N + p, n]`` :math:`= \log M^{(r)}_{n,p}`
+    (last row :math:`\log\phi_n`): the cost grows with the number of labels,
     not with items x experts.
 
     **M-step** (expected counts plus pseudo-counts; the expected counts of every
     ``(expert, label, true class)`` and of every class are the one product
-    :math:`V^\top q`):
+    ``V.T @ Q``):
 
     .. math::
 
         \begin{aligned}
-        \phi_k &= \frac{\sum_i q_i(k) + \alpha}{n + K\alpha}, \qquad
-        \theta_{kf} = \frac{\sum_i q_i(k)\, x_{if} + \alpha}{\sum_i q_i(k) + 2\alpha}, \\
-        \pi^{(j)}_{kl} &= \frac{\sum_{t:\, j_t = j,\, l_t = l} q_{i_t}(k) + \alpha}
-                              {\sum_{t:\, j_t = j} q_{i_t}(k) + K\alpha}.
+        \phi_n &= \frac{\sum_i Q_i(n) + \alpha}{m + N\alpha}, \qquad
+        \phi_{j\mid n} = \frac{\sum_i Q_i(n)\, x^{(i)}_j + \alpha}{\sum_i Q_i(n) + 2\alpha}, \\
+        M^{(r)}_{n,p} &= \frac{\sum_{l:\, r_l = r,\, y_l = p} Q_{i_l}(n) + \alpha}
+                              {\sum_{l:\, r_l = r} Q_{i_l}(n) + N\alpha}.
         \end{aligned}
 
     With :math:`\alpha = 0` these are equations (2)-(4) of the source, and a
@@ -310,19 +312,19 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
     they are its Laplace-smoothed formulas.
 
     **Start.** Run 0 starts from the soft majority vote
-    :math:`q_i(k) = |R_i|^{-1}\sum_{r \in R_i} 1\{y^{(i)}_r = k\}`; items nobody
+    :math:`Q_i(n) = |R_i|^{-1}\sum_{r \in R_i} 1\{y^{(i)}_r = n\}`; items nobody
     labelled start from the (Laplace-smoothed) class frequencies of the vote,
     or, with features, from a Naive Bayes posterior fitted to the voted items.
     The first M-step turns this start into parameters.
 
     **Relabelling.** The model is identified only up to a permutation of the
     hidden classes: permuting :math:`\phi`, the rows of every
-    :math:`\pi^{(j)}`, the rows of :math:`\theta` and the columns of
-    :math:`q` together changes neither :math:`\ell` nor :math:`F`, and a random
+    :math:`M^{(r)}`, the rows of the feature probabilities and the columns of
+    :math:`Q` together changes neither :math:`\ell` nor :math:`J`, and a random
     restart may end in such a permuted copy. After the best run is chosen, its
     classes are therefore permuted to maximise the expected agreement
-    :math:`\sum_t q_{i_t}(k)\,1\{l_t = \sigma(k)\}` with the votes (usually
-    the identity), so class ``k`` keeps meaning label ``k``.
+    :math:`\sum_l \sum_n Q_{i_l}(n)\,1\{y_l = \text{perm}(n)\}` with the votes (usually
+    the identity), so class ``n`` keeps meaning label ``n``.
 
     References
     ----------

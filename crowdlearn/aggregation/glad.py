@@ -255,7 +255,9 @@ class GLAD(ClassPrior, IdResults, EMEstimator):
     Sums over :math:`r \in R_i` run over the labels item :math:`i` received
     (a repeated label is one more term), and sums over :math:`i \in I_r` over the
     labels expert :math:`r` gave; :math:`b_{ir} = \alpha_r\tau_i`, and
-    :math:`\theta = (\phi, \alpha, \tau)`.
+    :math:`\theta = (\phi, \alpha_r, \tau_i)` holds the prior, every ability and every
+    inverse difficulty; :math:`\mathrm{mean}_\alpha, \mathrm{sd}_\alpha` and
+    :math:`\mathrm{mean}_\tau, \mathrm{sd}_\tau` are ``alpha_prior`` and ``beta_prior``.
 
     **Objective** (the log-posterior, with normalised Gaussian log-densities
     :math:`\log \mathcal{N}`; a prior given as ``None`` drops its term):
@@ -263,8 +265,9 @@ class GLAD(ClassPrior, IdResults, EMEstimator):
     .. math::
 
         \begin{aligned}
-        J(\theta) &= \ell(\theta) + \sum_r \log \mathcal{N}(\alpha_r; \mu_\alpha, s_\alpha^2)
-        + \sum_i \log \mathcal{N}(\log\tau_i; \mu_\tau, s_\tau^2), \\
+        J(\theta) &= \ell(\theta)
+        + \sum_r \log \mathcal{N}(\alpha_r; \mathrm{mean}_\alpha, \mathrm{sd}_\alpha^2)
+        + \sum_i \log \mathcal{N}(\log\tau_i; \mathrm{mean}_\tau, \mathrm{sd}_\tau^2), \\
         \ell(\theta) &= \sum_i \log \sum_n \phi_n \prod_{r \in R_i}
         P(y^{(i)}_r \mid y^{(i)} = n).
         \end{aligned}
@@ -273,21 +276,20 @@ class GLAD(ClassPrior, IdResults, EMEstimator):
 
     .. math::
 
-        \log Q_i(n) = \log\phi_n + G_{i,n} + \sum_{p \ne n} W_{i,p} - \log Z_i,
+        \log Q_i(n) = \log\phi_n + \sum_{r \in R_i} \Big[1\{y^{(i)}_r = n\}\log\sigma(b_{ir})
+        + 1\{y^{(i)}_r \ne n\}\big(\log\sigma(-b_{ir}) - \log(N - 1)\big)\Big] - \log Z_i:
 
-    with, over item :math:`i`'s labels in class :math:`p`, :math:`G_{i,p} =
-    \sum_{r \in R_i:\, y^{(i)}_r = p} \log\sigma(b_{ir})` and :math:`W_{i,p} =
-    \sum_{r \in R_i:\, y^{(i)}_r = p} [\log\sigma(-b_{ir}) - \log(N - 1)]`: two
+    the two sums over item :math:`i`'s labels in each class :math:`p` are two
     weighted ``np.bincount`` over the labels, then running sums over the
-    classes. :math:`\log\sigma(\pm x) = \min(\pm x, 0) - \log(1 + e^{-|x|})`
+    classes give every :math:`n`. :math:`\log\sigma(\pm x) = \min(\pm x, 0) - \log(1 + e^{-|x|})`
     (the value of ``-np.logaddexp(0, \mp x)``) is finite for every finite
     :math:`x`, and every term summed is :math:`\le 0`, so nothing cancels even
     when :math:`|b_{ir}|` is huge; :math:`\ell(\theta) = \sum_i \log Z_i`, the
     row-wise log-sum-exp taken with the row maximum subtracted.
 
     **M-step.** The expected complete-data objective splits into a class-prior
-    part, maximised in closed form by :math:`\phi_n = \frac{1}{m_L}\sum_{i:\,
-    R_i \ne \emptyset} Q_i(n)` over the :math:`m_L` labelled items (items nobody
+    part, maximised in closed form by the mean of :math:`Q_i(n)` over the items
+    with :math:`R_i \ne \emptyset` (the labelled items; items nobody
     labelled do not enter :math:`\ell`) when ``fit_class_prior=True`` (and
     otherwise kept uniform), and
 
@@ -308,14 +310,14 @@ class GLAD(ClassPrior, IdResults, EMEstimator):
         \frac{\partial E}{\partial \log\tau_i} = \sum_{r \in R_i}
         \big(c_{ir} - \sigma(b_{ir})\big)\,b_{ir},
 
-    plus the prior terms :math:`-(\alpha_r - \mu_\alpha)/s_\alpha^2` and
-    :math:`-(\log\tau_i - \mu_\tau)/s_\tau^2`. :math:`E` + log prior has no
+    plus the prior terms :math:`-(\alpha_r - \mathrm{mean}_\alpha)/\mathrm{sd}_\alpha^2` and
+    :math:`-(\log\tau_i - \mathrm{mean}_\tau)/\mathrm{sd}_\tau^2`. :math:`E` + log prior has no
     closed-form maximiser: it is increased by at most ``m_step_max_iter``
     iterations of L-BFGS-B (``scipy.optimize.minimize``) started from the current
-    :math:`(\alpha, \log\tau)`, in variables scaled by the square root of the
+    :math:`\alpha_r` and :math:`\log\tau_i`, in variables scaled by the square root of the
     diagonal Fisher curvature :math:`\sum_{i \in I_r} \sigma(b_{ir})\sigma(-b_{ir})
     \tau_i^2` (resp. :math:`\sum_{r \in R_i} \sigma(b_{ir})\sigma(-b_{ir}) b_{ir}^2`)
-    plus the prior's :math:`1/s_\alpha^2` (resp. :math:`1/s_\tau^2`), so that an
+    plus the prior's :math:`1/\mathrm{sd}_\alpha^2` (resp. :math:`1/\mathrm{sd}_\tau^2`), so that an
     ability seen in a thousand labels and a difficulty seen in five take
     comparable steps. The parameters live in the box :math:`|\alpha_r| \le 10^3`,
     :math:`|\log\tau_i| \le 25` (the labels' term is evaluated at the clipped

@@ -29,13 +29,13 @@ class MACEParams(NamedTuple):
 class MACEVBParams(NamedTuple):
     """What variational Bayes iterates on (``method="vb"``): the class prior (a point
     estimate) and the parameters of the approximate posteriors
-    :math:`q(\\rho_r) = \\text{Beta}(A_r, B_r)` and
-    :math:`q(\\xi_r) = \\text{Dirichlet}(G_r)`."""
+    :math:`q(\\rho_r) = \\text{Beta}(a_\\rho + \\kappa_r, b_\\rho + |I_r| - \\kappa_r)` and
+    :math:`q(\\xi_r) = \\text{Dirichlet}(c_\\xi + \\nu_{r1}, \\dots, c_\\xi + \\nu_{rN})`."""
 
     class_prior: np.ndarray  # (K,)            phi
-    knowing: np.ndarray      # (n_experts,)    A_r: prior a + expected known labels
-    spamming: np.ndarray     # (n_experts,)    B_r: prior b + expected spammed labels
-    strategy: np.ndarray     # (n_experts, K)  G_r: prior c + expected spammed labels per class
+    knowing: np.ndarray      # (n_experts,)    a_rho + kappa_r: prior + expected known labels
+    spamming: np.ndarray     # (n_experts,)    b_rho + |I_r| - kappa_r: prior + expected spams
+    strategy: np.ndarray     # (n_experts, K)  c_xi + nu_rp: prior + expected spams per class
 
 
 class _Data(NamedTuple):
@@ -164,8 +164,8 @@ class MACE(ClassPrior, IdResults, EMEstimator):
     :math:`\rho_r` says *how much* to trust expert :math:`r`, and
     :math:`\xi_r` what it says when it cannot be trusted (a spammer who always
     says "0" has :math:`\xi_r` on class 0 and tells nothing about the items).
-    (Hovy et al. write :math:`\theta_j` for the trust and :math:`\xi_j` for the
-    strategy of annotator :math:`j`, and :math:`T_i` for the true class.)
+    (Hovy et al. write ``theta_j`` for the trust and ``xi_j`` for the
+    strategy of annotator ``j``, and ``T_i`` for the true class.)
 
     Parameters
     ----------
@@ -210,7 +210,7 @@ class MACE(ClassPrior, IdResults, EMEstimator):
         (MACE's likelihood has many local optima, and MACE itself restarts 10
         times). Run 0 starts from the soft majority vote (one M-step from it
         with :math:`\rho_r = 1/2`, :math:`\xi_r` uniform); the others from
-        random parameters: :math:`\rho_r \sim U(0, 1)`,
+        random parameters: :math:`\rho_r` uniform on :math:`[0, 1]`,
         :math:`\xi_r \sim` Dirichlet(1, ..., 1), :math:`\phi` uniform.
     max_iter : int, default 1000
         At most this many M-steps per run (MACE's EM is slow: on the bundled RTE
@@ -236,11 +236,11 @@ class MACE(ClassPrior, IdResults, EMEstimator):
         :math:`\rho_r = P(\text{expert } r \text{ knows the answer})`; what
         ``skills_`` returns. An expert with no label gets the prior mode
         :math:`(a_\rho-1)/(a_\rho+b_\rho-2)`, or 1/2 under the flat prior. With ``"vb"`` the
-        posterior mean :math:`A_r / (A_r + B_r)`.
+        posterior mean :math:`(a_\rho + \kappa_r) / (a_\rho + b_\rho + |I_r|)`.
     trust_posterior_ : ndarray of shape (n_experts, 2)
-        ``"vb"`` only: :math:`(A_r, B_r)`, the Beta posterior of every trust.
+        ``"vb"`` only: the two parameters of every trust's Beta posterior :math:`q(\rho_r)`.
     strategy_posterior_ : ndarray of shape (n_experts, n_classes)
-        ``"vb"`` only: :math:`G_r`, the Dirichlet posterior of every strategy
+        ``"vb"`` only: the parameters of every strategy's Dirichlet posterior :math:`q(\xi_r)`
         (``strategy_`` is its mean).
     spamming_ : ndarray of shape (n_experts,)
         :math:`1 - \rho_r` (crowd-kit's name).
@@ -257,7 +257,7 @@ class MACE(ClassPrior, IdResults, EMEstimator):
     posterior_ : ndarray of shape (n_items, n_classes)
         :math:`Q_i(n) = P(y^{(i)} = n \mid \mathcal{D}; \theta)` under the fitted
         parameters (the class prior for an item with no label). With ``"vb"`` the item
-        factor :math:`q(y^{(i)})`, computed with the sub-normalised :math:`\tilde M`
+        factor :math:`q_i`, computed with the sub-normalised :math:`\tilde M`
         (see Notes), not with the means ``trust_``, ``strategy_`` (it differs from that
         by a few hundredths at most on the bundled crowds); ``predict_proba`` of new
         labels uses :math:`\tilde M` too.
@@ -287,9 +287,8 @@ class MACE(ClassPrior, IdResults, EMEstimator):
     -----
     Sums over :math:`r \in R_i` run over the labels item :math:`i` received
     (a repeated label is one more term), and sums over :math:`i \in I_r` over the
-    labels expert :math:`r` gave; :math:`L_r` is the number of labels expert
-    :math:`r` gave, :math:`L_{r,p}` how many of them were :math:`p`, and
-    :math:`\theta = (\phi, \rho, \xi)`.
+    labels expert :math:`r` gave, :math:`|I_r|` in number; :math:`\theta` is the prior
+    :math:`\phi` with every trust :math:`\rho_r` and strategy :math:`\xi_r`.
 
     **Objective.** With :math:`M^{(r)}_{n,p} = \rho_r 1\{p = n\} + (1 - \rho_r)\xi_{r,p}`,
 
@@ -310,21 +309,20 @@ class MACE(ClassPrior, IdResults, EMEstimator):
     :math:`\log 0 = -\infty` is allowed, so :math:`\rho_r \in \{0, 1\}`
     gives zeros, never NaN). Given :math:`y^{(i)} = n`, a label
     :math:`y^{(i)}_r = p` was *known* with probability
-    :math:`\rho_r / M^{(r)}_{n,p}` if :math:`p = n`, and certainly spammed
-    otherwise. So the expected number of known labels is
+    :math:`\chi_{rp} = \rho_r / M^{(r)}_{p,p}` if :math:`p = n`, and certainly spammed
+    otherwise. So the expected number of known labels :math:`p` is
 
     .. math::
 
-        \begin{aligned}
-        \mathbb{E}[\text{known}_{r,p}] &= C_{r,p}\,\omega_{r,p}, \qquad
-        \omega_{r,p} = \frac{\rho_r}{\rho_r + (1 - \rho_r)\xi_{r,p}}, \\
-        C_{r,p} &= \sum_{i \in I_r:\, y^{(i)}_r = p} Q_i(p),
-        \end{aligned}
+        \mathbb{E}[\text{known}_{r,p}] = \chi_{rp} \sum_{i \in I_r:\, y^{(i)}_r = p} Q_i(p),
+        \qquad
+        \chi_{rp} = \frac{\rho_r}{\rho_r + (1 - \rho_r)\xi_{r,p}},
 
     (the posterior that the item's class *is* the label given, times the
-    responsibility :math:`\omega_{r,p}` of knowledge versus a lucky spam), and
+    responsibility :math:`\chi_{rp}` of knowledge versus a lucky spam), and
     the expected number of spammed labels :math:`p` is
-    :math:`\mathbb{E}[\text{spam}_{r,p}] = L_{r,p} - C_{r,p}\omega_{r,p}`.
+    :math:`\nu_{rp} = \mathbb{E}[\text{spam}_{r,p}] = \sum_{i \in I_r:\, y^{(i)}_r = p}
+    (1 - Q_i(p)\chi_{rp})`.
 
     **M-step.** The expected complete-data log-posterior is, per expert,
 
@@ -339,11 +337,11 @@ class MACE(ClassPrior, IdResults, EMEstimator):
 
     plus :math:`\sum_{i,n} Q_i(n)\log\phi_n`. Writing
     :math:`\kappa_r = \sum_p \mathbb{E}[\text{known}_{r,p}]` and
-    :math:`\bar\kappa_r = L_r - \kappa_r`, the :math:`\rho_r` part
-    :math:`(\kappa_r + a_\rho - 1)\log\rho_r + (\bar\kappa_r + b_\rho - 1)\log(1 - \rho_r)`
+    :math:`\sum_p \nu_{rp} = |I_r| - \kappa_r`, the :math:`\rho_r` part
+    :math:`(\kappa_r + a_\rho - 1)\log\rho_r + (|I_r| - \kappa_r + b_\rho - 1)\log(1 - \rho_r)`
     is concave with derivative
     :math:`\frac{\kappa_r + a_\rho - 1}{\rho_r}
-    - \frac{\bar\kappa_r + b_\rho - 1}{1 - \rho_r}`,
+    - \frac{|I_r| - \kappa_r + b_\rho - 1}{1 - \rho_r}`,
     zero at the first formula below; the :math:`\xi_r` part
     :math:`\sum_p (\mathbb{E}[\text{spam}_{r,p}] + c_\xi - 1)\log\xi_{r,p}` is maximised
     on the simplex (Lagrange multiplier for :math:`\sum_p \xi_{r,p} = 1`) by the
@@ -352,41 +350,38 @@ class MACE(ClassPrior, IdResults, EMEstimator):
     .. math::
 
         \begin{aligned}
-        \rho_r &= \frac{\kappa_r + a_\rho - 1}{L_r + a_\rho + b_\rho - 2}, \\
-        \xi_{r,p} &= \frac{\mathbb{E}[\text{spam}_{r,p}] + c_\xi - 1}
-        {\bar\kappa_r + N(c_\xi - 1)}, \\
+        \rho_r &= \frac{\kappa_r + a_\rho - 1}{|I_r| + a_\rho + b_\rho - 2}, \\
+        \xi_{r,p} &= \frac{\nu_{rp} + c_\xi - 1}
+        {|I_r| - \kappa_r + N(c_\xi - 1)}, \\
         \phi_n &= \frac{1}{m}\sum_i Q_i(n) \;\; (\text{only if fitted}).
         \end{aligned}
 
     A zero denominator (an expert with no label, or no expected spam, under
     flat priors) leaves that parameter out of :math:`J`: it is set to 1/2 or
     uniform. As in every EM, :math:`J` never decreases. The counts
-    :math:`C_{r,p}` and :math:`L_{r,p}` are one pass over the labels, so an
+    :math:`\kappa_r` and :math:`\nu_{rp}` are one pass over the labels, so an
     iteration costs what a Dawid--Skene iteration costs.
 
     **Variational Bayes** (``method="vb"``). The trusts and strategies are random,
     :math:`\rho_r \sim \text{Beta}(a_\rho, b_\rho)` and :math:`\xi_r \sim
     \text{Dirichlet}(c_\xi, \dots, c_\xi)`, and their posterior is approximated by
-    factors :math:`q(\rho_r) = \text{Beta}(A_r, B_r)`, :math:`q(\xi_r) =
-    \text{Dirichlet}(G_r)` and one factor :math:`q(y^{(i)}, S^{(i)})` per item, chosen to
+    factors :math:`q(\rho_r)` (a Beta), :math:`q(\xi_r)` (a Dirichlet) and one factor
+    :math:`q_i` per item, over its class and over which of its labels were known, chosen to
     maximise the evidence lower bound. Each factor in turn is optimal given the others:
     the item factor is the E-step above with :math:`M` replaced by the sub-normalised
 
     .. math::
 
-        \begin{aligned}
-        \tilde M^{(r)}_{n,p} &= \tilde\rho_r 1\{p = n\}
-        + \widetilde{(1 - \rho)}_r\, \tilde\xi_{r,p}, \\
-        \tilde\rho_r &= e^{\psi(A_r) - \psi(A_r + B_r)}, \qquad
-        \widetilde{(1 - \rho)}_r = e^{\psi(B_r) - \psi(A_r + B_r)}, \\
-        \tilde\xi_{r,p} &= e^{\psi(G_{r,p}) - \psi(\sum_{p'} G_{r,p'})}
-        \end{aligned}
+        \tilde M^{(r)}_{n,p} = e^{\mathbb{E}[\log\rho_r]}\, 1\{p = n\}
+        + e^{\mathbb{E}[\log(1 - \rho_r)] + \mathbb{E}[\log\xi_{r,p}]},
 
-    (:math:`\psi` the digamma function: :math:`\log\tilde\rho_r =
-    \mathbb{E}_q[\log\rho_r]`), and the other factors add the expected counts of the
-    M-step (with :math:`\tilde\rho, \tilde\xi` in :math:`\omega_{r,p}`) to the prior:
-    :math:`A_r = a_\rho + \kappa_r`, :math:`B_r = b_\rho + \bar\kappa_r`, :math:`G_{r,p} = c_\xi +
-    \mathbb{E}[\text{spam}_{r,p}]`; :math:`\phi` stays a point estimate (the mean
+    the expectations under :math:`q(\rho_r)` and :math:`q(\xi_r)`, digamma functions
+    :math:`\psi` (e.g. :math:`\mathbb{E}[\log\rho_r] = \psi(a_\rho + \kappa_r)
+    - \psi(a_\rho + b_\rho + |I_r|)`); and the other factors add the expected counts of the
+    M-step (with these exponentials in :math:`\chi_{rp}`) to the prior:
+    :math:`q(\rho_r) = \text{Beta}(a_\rho + \kappa_r, b_\rho + |I_r| - \kappa_r)` and
+    :math:`q(\xi_r) = \text{Dirichlet}(c_\xi + \nu_{r1}, \dots, c_\xi + \nu_{rN})`;
+    :math:`\phi` stays a point estimate (the mean
     posterior, or uniform). With every item factor optimal, the bound is
 
     .. math::
@@ -394,21 +389,21 @@ class MACE(ClassPrior, IdResults, EMEstimator):
         \begin{aligned}
         \mathcal{L} = {} &\sum_i \log \sum_n \phi_n \prod_{r \in R_i}
         \tilde M^{(r)}_{n,\, y^{(i)}_r} \\
-        &- \sum_r \mathrm{KL}\big(\text{Beta}(A_r, B_r) \,\|\,
+        &- \sum_r \mathrm{KL}\big(q(\rho_r) \,\|\,
         \text{Beta}(a_\rho, b_\rho)\big) \\
-        &- \sum_r \mathrm{KL}\big(\text{Dir}(G_r) \,\|\,
+        &- \sum_r \mathrm{KL}\big(q(\xi_r) \,\|\,
         \text{Dir}(c_\xi, \dots, c_\xi)\big),
         \end{aligned}
 
     which never decreases: each update maximises it over one factor. (The tests check
-    :math:`\mathcal{L}` against an enumeration of every :math:`(y^{(i)}, S^{(i)})` with
-    the expectations and KL terms integrated numerically, and that the updates of
-    :math:`A, B, G` beat random perturbations.)
+    :math:`\mathcal{L}` against an enumeration of every class and known-or-spammed
+    pattern of an item, with the expectations and KL terms integrated numerically, and
+    that the updates of :math:`q(\rho_r)` and :math:`q(\xi_r)` beat random perturbations.)
 
     **Identifiability.** Unlike Dawid--Skene, permuting the hidden classes does
     not map a MACE model to another MACE model (the knowing part is tied to
     the diagonal), so no relabelling is needed; but "everybody spams"
-    (:math:`\rho = 0`, posterior = prior) is always a stationary point, and
+    (every :math:`\rho_r = 0`, posterior = prior) is always a stationary point, and
     other poor local optima exist: hence the restarts.
 
     References

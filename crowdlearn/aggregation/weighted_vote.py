@@ -266,7 +266,7 @@ class WeightedMajorityVote(_VoteBase):
 
     Worker (expert) :math:`r` has a skill, an accuracy :math:`1 - \epsilon_r`,
     which gives it a vote weight :math:`\omega_r`, and item :math:`i` gets the
-    score :math:`v_i(n) = \sum_{r \in R_i} \omega_r 1\{y^{(i)}_r = n\}` for every
+    score :math:`v_{in} = \sum_{r \in R_i} \omega_r 1\{y^{(i)}_r = n\}` for every
     class :math:`n`, the sum running over the labels :math:`y^{(i)}_r` the item
     received (a repeated label is one more term). The hard label is the arg-max
     of the score (lowest class on ties).
@@ -288,10 +288,10 @@ class WeightedMajorityVote(_VoteBase):
     weights : {"log-odds", "linear"}, default "log-odds"
         ``"log-odds"``: :math:`\omega_r = \log\frac{(N-1)(1-\epsilon_r)}{\epsilon_r}`,
         the Bayes-optimal weight (below); skills must lie in :math:`[0, 1]`, and the
-        posterior is :math:`\operatorname{softmax}_n v_i(n)`. ``"linear"``:
+        posterior is :math:`\operatorname{softmax}_n v_{in}`. ``"linear"``:
         :math:`\omega_r = 1 - \epsilon_r`, the skill itself (crowd-kit's
         convention); skills must be non-negative, and the posterior is
-        :math:`v_i(n) / \sum_{n'} v_i(n')`.
+        :math:`v_{in} / \sum_{n'} v_{in'}`.
 
     Attributes
     ----------
@@ -333,7 +333,7 @@ class WeightedMajorityVote(_VoteBase):
         - \log Z_i}_{\text{the same for every } n},
         \end{aligned}
 
-    so :math:`P(y^{(i)} = n \mid \mathcal{D}) = \operatorname{softmax}_n v_i(n)`
+    so :math:`P(y^{(i)} = n \mid \mathcal{D}) = \operatorname{softmax}_n v_{in}`
     with :math:`\omega_r = \log\frac{(N-1)(1-\epsilon_r)}{\epsilon_r}`: the log-odds
     weighted vote *is* the one-coin posterior, and its arg-max the Bayes-optimal
     decision. A worker at chance (:math:`1 - \epsilon_r = 1/N`) gets weight 0, a
@@ -445,14 +445,14 @@ class ZeroBasedSkill(_VoteBase):
     2. :math:`\hat y^{(i),t}` is the weighted majority vote of item :math:`i`
        with the skills :math:`1 - \epsilon^{t-1}_r` (lowest class on ties);
     3. every skill moves towards the worker's accuracy on that aggregate,
-       :math:`1 - \delta^{t}_r`, where :math:`\delta^{t}_r = \frac{1}{L_r}
+       :math:`1 - \hat\epsilon^{t}_r`, where :math:`\hat\epsilon^{t}_r = \frac{1}{|I_r|}
        \sum_{i \in I_r} 1\{y^{(i)}_r \ne \hat y^{(i),t}\}` is the fraction of
-       its :math:`L_r` labels that disagree with it (:math:`1 - \delta^{t}_r = 1/N`
+       its :math:`|I_r|` labels that disagree with it (:math:`1 - \hat\epsilon^{t}_r = 1/N`
        for a worker with no label):
 
-       .. math:: \epsilon^{t}_r = \epsilon^{t-1}_r + \nu\,\big(\delta^{t}_r - \epsilon^{t-1}_r\big),
+       .. math:: \epsilon^{t}_r = \epsilon^{t-1}_r + \nu\,\big(\hat\epsilon^{t}_r - \epsilon^{t-1}_r\big),
 
-       a gradient step on :math:`\frac12 \sum_r (\delta^{t}_r - \epsilon_r)^2`;
+       a gradient step on :math:`\frac12 \sum_r (\hat\epsilon^{t}_r - \epsilon_r)^2`;
     4. stop early (``converged_``) when :math:`\max_r |\epsilon^{t}_r -
        \epsilon^{t-1}_r| \le` ``tol``.
 
@@ -536,10 +536,10 @@ class ZeroBasedSkill(_VoteBase):
 class GoldMajorityVote(_VoteBase):
     r"""Majority vote weighted by each worker's accuracy on the gold (known) items.
 
-    1. Worker :math:`r` gets the skill :math:`1 - \epsilon_r = \frac{1}{G_r}
-       \sum_{i \in I_r \cap \mathcal{G}} 1\{y^{(i)}_r = t_i\}`, the fraction of
-       its :math:`G_r` labels on gold items :math:`\mathcal{G}` (items with a
-       known true class :math:`t_i`) that are right (a repeated label counts once
+    1. Worker :math:`r` gets the skill :math:`1 - \epsilon_r = \frac{1}{|I_r \cap G|}
+       \sum_{i \in I_r \cap G} 1\{y^{(i)}_r = g_i\}`, the fraction of
+       its :math:`|I_r \cap G|` labels on gold items :math:`G` (items with a
+       known true class :math:`g_i`) that are right (a repeated label counts once
        per copy).
     2. Every item, gold or not, gets the weighted majority vote with these skills
        (see :class:`WeightedMajorityVote` for ``weights``); a gold item's known
@@ -576,7 +576,7 @@ class GoldMajorityVote(_VoteBase):
     gold_ : ndarray of shape (n_items,)
         The known class index of each item, -1 where unknown.
     n_gold_labels_ : ndarray of shape (n_experts,)
-        :math:`G_r`, each worker's number of labels on gold items.
+        :math:`|I_r \cap G|`, each worker's number of labels on gold items.
     weights_ : ndarray of shape (n_experts,)
     n_items_, n_experts_, n_classes_ : int
 

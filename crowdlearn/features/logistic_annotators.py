@@ -278,8 +278,9 @@ class LogisticAnnotators(_BinaryFeatureModel):
     when they were wrong. EM can end in either mirror image. After the best
     run, if its posterior agrees with the soft majority vote on fewer than half
     of the labelled items -- :math:`\sum_{i:\,R_i \ne \emptyset}
-    [\mu_i v_i + (1 - \mu_i)(1 - v_i)] < \frac12 |\{i: R_i \ne \emptyset\}|`,
-    :math:`v_i` the fraction of 1-votes -- the solution is flipped.
+    [\mu_i v_{i1} + (1 - \mu_i) v_{i0}] / |R_i| < \frac12 |\{i: R_i \ne \emptyset\}|`,
+    with :math:`v_{i1}` and :math:`v_{i0}` the item's 1-votes and 0-votes -- the solution
+    is flipped.
 
     With zero features (``X`` of shape ``(n_items, 0)``) the model is the
     symmetric ("one-coin") Dawid--Skene model with a class prior.

@@ -3,7 +3,7 @@ r"""Many experts with a shared, sparse reliability model: L1-penalised MAP-EM.
 The model of Izbicki and Stern (2013, section 3): a logistic classifier for the
 hidden truth, and experts who err with a probability that depends on the item
 through an expert-specific intercept :math:`\alpha_r` and a slope :math:`w`
-shared by all experts (the paper's :math:`\gamma`). An L1 penalty on
+shared by all experts (the paper's ``gamma``). An L1 penalty on
 :math:`\beta` and :math:`w` makes the fit sparse; EM's M-step is then two weighted
 L1-penalised logistic regressions (``crowdlearn.solvers``). Notation as in the
 book's notation page: items :math:`i`, experts :math:`r = 1, \dots, R`, features
@@ -174,7 +174,7 @@ class SparseExpertsEM(_BinaryFeatureModel):
 
     labels independent given :math:`(y^{(i)}, x^{(i)})`. The intercept :math:`\alpha_r`
     is the expert's own (higher is better); the shared slope :math:`w` (the paper's
-    :math:`\gamma`) says how each feature makes items easier or harder for *all*
+    ``gamma``) says how each feature makes items easier or harder for *all*
     experts. Each item may be labelled by any subset :math:`R_i` of the experts (or
     none). The fit maximises the penalised log-likelihood (a MAP estimate under
     Laplace priors)

@@ -315,8 +315,9 @@ def replication_study(settings: dict, seeds, *, n_jobs: int = 1, progress=None,
 
 
 def bayes_error(n: int = 1_000_000, *, random_state=0, chunk: int = 200_000):
-    r"""The population Bayes error :math:`\mathbb{E}[\min(\pi(x), 1 - \pi(x))]` of the
-    design, :math:`\pi(x) = P(y = 1 \mid x)`, by Monte Carlo over ``n`` draws of the
+    r"""The population Bayes error
+    :math:`\mathbb{E}[\min(P(y = 1 \mid x), 1 - P(y = 1 \mid x))]` of the
+    design, by Monte Carlo over ``n`` draws of the
     features :math:`x` (the truth model is the same in every scenario).
 
     Returns ``(estimate, standard_error)``.

@@ -90,7 +90,7 @@ def simulate_sparse_experts(n: int, coef, intercept, expert_intercept, reliabili
     :math:`x^{(i)} \sim \mathcal{N}(\text{feature\_mean}, \text{feature\_cov})`,
     :math:`y^{(i)} \sim \text{Bernoulli}(\sigma(\beta_0 + \beta^\top x^{(i)}))`, and expert
     :math:`r` is wrong with probability :math:`1 - \sigma(b_{ir}) = 1/(1 + e^{b_{ir}})`,
-    :math:`b_{ir} = \alpha_r + w^\top x^{(i)}` (the source writes :math:`\gamma` for
+    :math:`b_{ir} = \alpha_r + w^\top x^{(i)}` (the source writes ``gamma`` for
     :math:`w`).
 
     Parameters
@@ -137,10 +137,10 @@ def simulate_izbicki_stern(n: int = 2500, scenario: str = "i", *, missing: float
                            squares: str = "raw", random_state=None) -> SimulatedSparseExperts:
     r"""Simulate the design of Izbicki and Stern (2013), section 4.1.
 
-    Izbicki and Stern write :math:`\gamma` for the slope :math:`w` shared by the
-    experts and :math:`y_k` for the label of expert :math:`k` (here :math:`r`).
+    Izbicki and Stern write ``gamma`` for the slope :math:`w` shared by the
+    experts and ``y_k`` for the label of expert ``k`` (here :math:`r`).
 
-    * :math:`(X_1, \dots, X_5) \sim \mathcal{N}(\mu, \Sigma)` with :math:`\mu = (1, 2, 3, 4, 5)` and
+    * :math:`(x_1, \dots, x_5) \sim \mathcal{N}(\nu, \Sigma)` with :math:`\nu = (1, 2, 3, 4, 5)` and
       the :math:`5\times 5` :math:`\Sigma` printed in section 4.1
       (:data:`IZBICKI_STERN`), followed by 50 independent :math:`\mathcal{N}(0, 1)` covariates
       unrelated to anything ("We also include 50 covariates unrelated to the labels");
@@ -163,8 +163,8 @@ def simulate_izbicki_stern(n: int = 2500, scenario: str = "i", *, missing: float
         :math:`w = (0.05, 0.05, -0.1, -0.1, 0)`, "generating the votes through the
         square of the covariates", read as :math:`P(y_r \ne y \mid x) = 1/(1 +
         e^{\alpha_r + \sum_j w_j x_j^2})`. **Inconsistent as stated:** with the
-        stated means :math:`\mathbb{E}[X_j^2] = \Sigma_{jj} + \mu_j^2 = (1.5, 4.5, 9.8, 16.4,
-        25.5)`, so :math:`w^\top \mathbb{E}[x^2] \approx -2.3` and the experts are wrong about
+        stated means :math:`\mathbb{E}[x_j^2]`, the variance of :math:`x_j` (from
+        :math:`\Sigma`) plus its squared mean, is :math:`(1.5, 4.5, 9.8, 16.4, 25.5)`, so :math:`w^\top \mathbb{E}[x^2] \approx -2.3` and the experts are wrong about
         89%, 82% and 90% of the time -- far worse than a coin, against the paper's own
         Assumption 2 (and its Table 2, whose :math:`\hat S \approx 0.46` needs error
         rates below one half). ``squares="centered"`` uses

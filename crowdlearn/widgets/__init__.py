@@ -67,7 +67,9 @@ def fit_warnings(mv_accuracy: float, em_accuracy: float, estimated_error_rates,
     * EM's accuracy is below majority vote's. With ``n_items`` the gap is compared with
       what chance alone gives two methods of equal accuracy on that many items: a
       difference of proportions more than ``NOISE_Z`` standard errors,
-      :math:`\\sqrt{(a(1-a) + b(1-b) + 1/n) / n}`, is EM failing; a smaller one is noise,
+      :math:`\\sqrt{(\\mathrm{acc}_{\\mathrm{MV}}(1-\\mathrm{acc}_{\\mathrm{MV}})
+      + \\mathrm{acc}_{\\mathrm{EM}}(1-\\mathrm{acc}_{\\mathrm{EM}}) + 1/m) / m}` for the two
+      accuracies on :math:`m` items, is EM failing; a smaller one is noise,
       and the note says so;
     * the fit is *degenerate*: EM rates every expert within ``DEGENERATE_MARGIN``
       of chance or worse (estimated error rate at least ``1 - 1/K - 0.05``), so in the

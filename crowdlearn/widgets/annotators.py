@@ -2,9 +2,9 @@
 
 :class:`LogisticAnnotatorsExplorer` puts sliders on the crowd of
 :func:`~crowdlearn.simulate.annotators.simulate_logistic_annotators`: how steeply
-each annotator's reliability :math:`\\eta_t(x) = \\sigma(w_t^\\top x - \\gamma_t)`
-rises or falls along the first feature (the slope :math:`w_{t1}`), the base
-reliability :math:`\\gamma` shared by all annotators, the fraction of missing
+each annotator's reliability :math:`\\eta_r(x) = \\sigma(w_r^\\top x - \\gamma_r)`
+rises or falls along the first feature (the slope :math:`w_{r1}`), the threshold
+:math:`\\gamma_r`, the same for all annotators, the fraction of missing
 labels and the seed. Every change draws a new crowd (seeded), fits
 :class:`~crowdlearn.MajorityVote`, :class:`~crowdlearn.DawidSkene` and
 :class:`~crowdlearn.LogisticAnnotators`, and redraws its view: the true and
@@ -47,19 +47,19 @@ __all__ = ["AnnotatorsExplorerResult", "LogisticAnnotatorsExplorer", "COLORS",
 COLORS = {"mv": "#E69F00", "ds": "#0072B2", "la": "#009E73", "oracle": "#7F7F7F",
           "truth": "#000000", "chance": "#555555"}
 
-#: Slopes :math:`w_{t1}` of the explorer's annotators when none are given: one who
+#: Slopes :math:`w_{r1}` of the explorer's annotators when none are given: one who
 #: is reliable for large :math:`x_1`, its mirror image, a milder one, one whose
 #: reliability does not depend on the item, and a second mild mirror image.
 DEFAULT_SLOPES = (3.0, -3.0, 1.5, 0.0, -1.5, 2.0)
 
 def bayes_posterior(X, labels: CrowdLabels, coef, intercept, reliability_coef,
                     reliability_intercept) -> np.ndarray:
-    r""":math:`P(z_i = 1 \mid x_i, \text{labels}_i)` under the given parameters.
+    r""":math:`P(y^{(i)} = 1 \mid x^{(i)}, L_i)` under the given parameters.
 
-    Bayes' rule in log-odds form: :math:`a_i + \sum_{t \in R_i} s_{it} b_{it}` with
-    :math:`a_i = \alpha^\top x_i + \beta`, :math:`b_{it} = w_t^\top x_i - \gamma_t`,
-    :math:`s_{it} = 2 y_{it} - 1`. With the true parameters this is the best any
-    method can do (the explorer's "Bayes, true θ").
+    Bayes' rule in log-odds form: :math:`a_i + \sum_{r \in R_i} z_{ir} b_{ir}` with
+    :math:`a_i = \beta_0 + \beta^\top x^{(i)}` (``intercept``, ``coef``),
+    :math:`b_{ir} = w_r^\top x^{(i)} - \gamma_r`, :math:`z_{ir} = 2 y^{(i)}_r - 1`. With the
+    true parameters this is the best any method can do (the explorer's "Bayes, true θ").
 
     Examples
     --------
@@ -94,7 +94,7 @@ class AnnotatorsExplorerResult:
     grid : ndarray of shape (n_grid,)
         Values of :math:`x_1` at which the curves are drawn (:math:`x_2 = 0`).
     true_eta, estimated_eta : ndarray of shape (n_annotators, n_grid)
-        :math:`\\eta_t` on the grid, true and estimated by LogisticAnnotators.
+        :math:`\\eta_r` on the grid, true and estimated by LogisticAnnotators.
     ds_reliability : ndarray of shape (n_annotators,)
         Dawid--Skene's one number per annotator,
         :math:`\\sum_k \\pi_k M^{(t)}_{k,k}` (its probability of a correct label).
@@ -105,7 +105,7 @@ class AnnotatorsExplorerResult:
         Accuracy against the truth on all items: majority vote, Dawid--Skene,
         LogisticAnnotators, and Bayes' rule with the true parameters (the ceiling).
     la_coef, la_intercept, la_reliability_coef, la_reliability_intercept
-        LogisticAnnotators' fitted :math:`\\alpha, \\beta, w_t, \\gamma_t`.
+        LogisticAnnotators' fitted :math:`\\beta, \\beta_0, w_r, \\gamma_r`.
     la_flipped : bool
         Whether LogisticAnnotators flipped its solution (see its Notes).
     la_objective_history : ndarray
@@ -171,7 +171,7 @@ class AnnotatorsExplorerResult:
 
     @property
     def eta_error(self) -> float:
-        """Mean absolute error of LogisticAnnotators' :math:`\\eta_t` on the grid."""
+        """Mean absolute error of LogisticAnnotators' :math:`\\eta_r` on the grid."""
         return float(np.mean(np.abs(self.estimated_eta - self.true_eta)))
 
 
@@ -257,12 +257,13 @@ class LogisticAnnotatorsExplorer(_Explorer):
     """Sliders over a crowd whose reliability depends on the item; three methods refitted live.
 
     Items have two standard-normal features :math:`x = (x_1, x_2)` and a hidden
-    truth with :math:`P(z = 1 \\mid x) = \\sigma(\\alpha^\\top x + \\beta)`.
-    Annotator :math:`t` is right with probability
-    :math:`\\eta_t(x) = \\sigma(w_{t1} x_1 - \\gamma)`: its reliability changes along
-    :math:`x_1` with slope :math:`w_{t1}` (one slider per annotator; negative
+    truth with :math:`P(y = 1 \\mid x) = \\sigma(\\beta_0 + \\beta^\\top x)`.
+    Annotator :math:`r` is right with probability
+    :math:`\\eta_r(x) = \\sigma(w_{r1} x_1 - \\gamma_r)`: its reliability changes along
+    :math:`x_1` with slope :math:`w_{r1}` (one slider per annotator; negative
     slopes make it reliable for small :math:`x_1`) around the base reliability
-    :math:`\\sigma(-\\gamma)` at :math:`x_1 = 0` (one slider, shared). On every
+    :math:`\\sigma(-\\gamma_r)` at :math:`x_1 = 0`, with one threshold :math:`\\gamma_r`
+    for all annotators (one slider, shared). On every
     change the explorer draws a new crowd from the seed
     (:func:`~crowdlearn.simulate.annotators.simulate_logistic_annotators`), fits
     :class:`~crowdlearn.MajorityVote` (items without labels get a random guess),
@@ -279,17 +280,17 @@ class LogisticAnnotatorsExplorer(_Explorer):
     n_annotators : int in [2, 6], default 4
         Number of annotators (fixed for the explorer's life).
     slopes : sequence of float in [-5, 5], optional
-        Starting slopes :math:`w_{t1}` (default :data:`DEFAULT_SLOPES`).
+        Starting slopes :math:`w_{r1}` (default :data:`DEFAULT_SLOPES`).
     gamma : float in [-3, 3], default -0.5
-        Starting :math:`\\gamma` (base reliability :math:`\\sigma(-\\gamma)`).
+        Starting threshold :math:`\\gamma_r`, shared (base reliability :math:`\\sigma(-\\gamma_r)`).
     missing : float in [0, 0.9], default 0
         Probability that an (item, annotator) label is missing.
     seed : int in [0, 99], default 0
     n_items : int, default 600
     coef : pair of float, default (2.0, -1.0)
-        The truth's :math:`\\alpha`.
-    intercept : float, default 0
         The truth's :math:`\\beta`.
+    intercept : float, default 0
+        The truth's :math:`\\beta_0`.
     l2 : float, default 1.0
         Ridge penalty of :class:`~crowdlearn.LogisticAnnotators`.
     max_iter : int, default 200
@@ -359,7 +360,7 @@ class LogisticAnnotatorsExplorer(_Explorer):
     # -- state ------------------------------------------------------------------------------
     @property
     def slopes(self) -> np.ndarray:
-        """Current slopes :math:`w_{t1}`, shape ``(n_annotators,)``."""
+        """Current slopes :math:`w_{r1}`, shape ``(n_annotators,)``."""
         return np.array(self._all_slopes[:self.n_annotators])
 
     @property

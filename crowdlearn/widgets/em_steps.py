@@ -2,11 +2,11 @@ r"""Chapter 3's explorer: EM on a two-coin mixture, one half-step at a time.
 
 Each item :math:`i = 1, \dots, m` is a batch of ``tosses`` tosses of one of two coins;
 which coin is hidden. Coin :math:`n \in \{1, 2\}` is picked with probability
-:math:`\phi_n` and shows heads with probability :math:`\phi_{\mathrm{h} \mid n}`, so the
-number of heads :math:`h_i` of item :math:`i` has the mixture distribution
+:math:`\phi_n` and shows heads with probability :math:`\phi_{\mathrm h\mid n}`, so the
+number of heads :math:`h^{(i)}` of item :math:`i` has the mixture distribution
 
-.. math:: p(h_i \mid \theta) = \sum_{n=1}^{2} \phi_n \binom{T}{h_i}
-   \phi_{\mathrm{h} \mid n}^{h_i} (1 - \phi_{\mathrm{h} \mid n})^{T - h_i}.
+.. math:: p(h^{(i)} \mid \theta) = \sum_{n=1}^{2} \phi_n \binom{\mathrm{tosses}}{h^{(i)}}
+   \phi_{\mathrm h\mid n}^{h^{(i)}} (1 - \phi_{\mathrm h\mid n})^{\mathrm{tosses} - h^{(i)}}.
 
 The functions below are EM for this model in plain numpy: :func:`e_step` (the posteriors
 :math:`Q_i(n)` and the log-likelihood :math:`\ell(\theta)`), :func:`m_step`,
@@ -54,7 +54,7 @@ def _log_binom(heads, tosses: int) -> np.ndarray:
 
 
 def _log_joint(heads, theta, phi, tosses):
-    """log p(h_i, coin = n | theta), shape (m, 2)."""
+    """log p(h^{(i)}, coin = n | theta), shape (m, 2)."""
     h = np.asarray(heads, dtype=float)[:, None]
     theta = np.asarray(theta, dtype=float)
     prior = np.array([phi, 1.0 - phi])
@@ -69,9 +69,9 @@ def e_step(heads=HEADS, theta=(2 / 3, 1 / 3), phi: float = 0.5, tosses: int = TO
     Returns
     -------
     Q : ndarray of shape (m, 2)
-        :math:`Q_i(n) = P(\text{coin } n \mid h_i; \theta)`.
+        :math:`Q_i(n) = P(\text{coin } n \mid h^{(i)}; \theta)`.
     log_lik : float
-        :math:`\ell(\theta) = \sum_i \log p(h_i \mid \theta)`, binomial coefficients
+        :math:`\ell(\theta) = \sum_i \log p(h^{(i)} \mid \theta)`, binomial coefficients
         included.
 
     Examples
@@ -89,7 +89,8 @@ def e_step(heads=HEADS, theta=(2 / 3, 1 / 3), phi: float = 0.5, tosses: int = TO
 def m_step(heads, q, tosses: int = TOSSES):
     r"""The M-step from distributions ``q`` (shape (m, 2)) over the coins.
 
-    :math:`\phi_{\mathrm h\mid n} = \sum_i q_i(n) h_i \big/ \big(T \sum_i q_i(n)\big)`
+    :math:`\phi_{\mathrm h\mid n}
+    = \sum_i q_i(n) h^{(i)} \big/ \big(\mathrm{tosses} \sum_i q_i(n)\big)`
     (expected heads over expected tosses of coin :math:`n`) and
     :math:`\phi_1 = \frac1m \sum_i q_i(1)`. A coin with no weight keeps bias 1/2.
 
@@ -107,7 +108,7 @@ def m_step(heads, q, tosses: int = TOSSES):
 
 
 def free_energy(heads, q, theta, phi: float, tosses: int = TOSSES) -> float:
-    r""":math:`F(q, \theta) = \sum_i \sum_n q_i(n)[\log p(h_i, n \mid \theta) - \log q_i(n)]`,
+    r""":math:`F(q, \theta) = \sum_i \sum_n q_i(n)[\log p(h^{(i)}, n \mid \theta) - \log q_i(n)]`,
     with :math:`0 \log 0 = 0`."""
     q = np.asarray(q, dtype=float)
     lj = _log_joint(heads, theta, phi, tosses)

@@ -55,7 +55,8 @@ def brute_log_prior(alpha, prior, accuracy):
 
 
 def closed_form_m_step(triples, q, n_experts, alpha):
-    """p_r = (sum of Q_i(label) over r's labels + a) / (n_r + 2a); the class prior as in DS."""
+    """eta_r = (C_r + alpha) / (|I_r| + 2 alpha), C_r the sum of Q_i(label) over the |I_r| labels
+    of expert r (the book's one-coin accuracy); the class prior as in DS."""
     n, K = q.shape
     prior = [(sum(q[i, k] for i in range(n)) + alpha) / (n + K * alpha) for k in range(K)]
     accuracy = []
@@ -149,7 +150,7 @@ def test_posterior_equals_brute_force_on_tiny_case(alpha):
 
 
 def test_m_step_maximises_expected_complete_objective():
-    """The closed form is the maximiser: no other p_r does better, found numerically."""
+    """The closed form is the maximiser: no other eta_r does better, found numerically."""
     sim = one_coin_crowd(seed=8, n_items=200)
     alpha = 0.7
     states = []

@@ -6,6 +6,9 @@ the pinned versions.
     python3 run.py test   run the whole test suite, book build included
     python3 run.py pdf    the book as one PDF (_build/pdf/crowdlearn.pdf), printed by Chromium
                           from the built web pages (builds the book first if there is none)
+    python3 run.py slides one offline slide deck (reveal.js) per week of book/course.md
+                          (_build/slides/week-N.html), from the chapters' sources and the
+                          built web pages (builds the book first if there is none)
     python3 run.py lock   re-resolve requirements.txt in a fresh temporary venv and
                           rewrite requirements.lock (maintainers; commit the result)
 
@@ -94,12 +97,18 @@ def _ensure_environment() -> None:
 
 def _configure_jupyterlab() -> None:
     """Make JupyterLab in .venv open the chapters (MyST .md) as notebooks on double-click:
-    binder/overrides.json (jupytext's default viewer) as the app-level settings override."""
-    source = ROOT / "binder" / "overrides.json"
-    target = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
-    if source.exists() and (not target.exists() or target.read_bytes() != source.read_bytes()):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(source.read_bytes())
+    binder/overrides.json (jupytext's default viewer) as the app-level settings override;
+    and install binder/crowdlearn-jupyterlab, the prebuilt extension that keeps a folded
+    cell folded when it runs and folds a solution's code with its box."""
+    share = Path(sys.prefix) / "share" / "jupyter"
+    copies = [(ROOT / "binder" / "overrides.json", share / "lab" / "settings" / "overrides.json")]
+    extension = ROOT / "binder" / "crowdlearn-jupyterlab"
+    copies += [(p, share / "labextensions" / extension.name / p.relative_to(extension))
+               for p in sorted(extension.rglob("*")) if p.is_file()]
+    for source, target in copies:
+        if not target.exists() or target.read_bytes() != source.read_bytes():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(source.read_bytes())
 
 
 def _freeze_lines(freeze: str) -> list[str]:
@@ -309,6 +318,47 @@ def _chromium() -> str | None:
     return found
 
 
+def _built_book(what: str) -> int:
+    """Build the book unless ``_build/html`` holds one (then say if pages changed since)."""
+    index = ROOT / "_build" / "html" / "index.html"
+    if not index.exists():
+        print("[run.py] no built book in _build/html: building it first", flush=True)
+        return build_book()
+    built = index.stat().st_mtime
+    newer = [p for p in (ROOT / "book").rglob("*.md") if p.stat().st_mtime > built]
+    if newer:
+        print(f"[run.py] note: {len(newer)} page(s) changed since the book was built "
+              f"(e.g. {newer[0].relative_to(ROOT)}); {what} shows the built book. "
+              "Run `python3 run.py book` first for a fresh one.", flush=True)
+    return 0
+
+
+def build_slides() -> int:
+    """One lecture deck per week of ``book/course.md``, from the chapters' sources and the
+    pages of the HTML build (built here first if missing; nothing is executed again). See
+    book/_ext/slides.py. Writes ``_build/slides/week-N.html`` (and ``optional.html``,
+    ``index.html``, ``assets/``) and prints their paths."""
+    import importlib.util
+
+    start = time.perf_counter()
+    code = _built_book("the slides")
+    if code != 0:
+        return code
+    spec = importlib.util.spec_from_file_location("slides", ROOT / "book/_ext/slides.py")
+    slides = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = slides  # its dataclasses look their module up
+    spec.loader.exec_module(slides)
+    out = ROOT / "_build" / "slides"
+    report = slides.build(ROOT, ROOT / "_build" / "html", out)
+    for deck in report["decks"]:
+        print(f"[run.py] {out / deck['file']}", flush=True)
+        for problem in deck["unplaced"]:
+            print(f"[run.py] warning: a figure or explorer of {problem} is on no slide")
+    print(f"[run.py] {len(report['decks'])} decks written in "
+          f"{time.perf_counter() - start:.0f} s; open {out / 'index.html'}", flush=True)
+    return 0
+
+
 def build_pdf() -> int:
     """The book as one PDF: Chromium prints the pages of the HTML build (``_build/html``, what
     ``book`` or ``test`` built; built here first if missing) as one document, so nothing is
@@ -316,19 +366,9 @@ def build_pdf() -> int:
     import importlib.util
 
     start = time.perf_counter()
-    index = ROOT / "_build" / "html" / "index.html"
-    if not index.exists():
-        print("[run.py] no built book in _build/html: building it first", flush=True)
-        code = build_book()
-        if code != 0:
-            return code
-    else:
-        built = index.stat().st_mtime
-        newer = [p for p in (ROOT / "book").rglob("*.md") if p.stat().st_mtime > built]
-        if newer:
-            print(f"[run.py] note: {len(newer)} page(s) changed since the book was built "
-                  f"(e.g. {newer[0].relative_to(ROOT)}); the PDF shows the built book. "
-                  "Run `python3 run.py book` first for a fresh one.", flush=True)
+    code = _built_book("the PDF")
+    if code != 0:
+        return code
     chromium = _chromium()
     if chromium is None:
         print("[run.py] the PDF is printed by Chromium, which is not installed. On Debian or "
@@ -355,7 +395,7 @@ def build_pdf() -> int:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("book", "test", "lock", "pdf"):
+    if not argv or argv[0] not in ("book", "test", "lock", "pdf", "slides"):
         print(__doc__)
         return 2
     if argv[0] == "lock":
@@ -366,6 +406,8 @@ def main(argv: list[str]) -> int:
         return build_book()
     if argv[0] == "pdf":
         return build_pdf()
+    if argv[0] == "slides":
+        return build_slides()
     return run_tests(argv[1:])
 
 

@@ -4,9 +4,9 @@ bubblewrap sandbox.
 The assignments are the MyST-markdown notebooks in ``book/assignments/``, written as the
 *instructor* version: solutions sit between ``### BEGIN SOLUTION`` and ``### END SOLUTION``,
 tests only the grader runs between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``,
-and every cell nbgrader must know about carries its metadata as a code-cell option
-(``:nbgrader: {"grade": true, "grade_id": ..., "points": 2, ...}``), which jupytext turns
-into the notebook's cell metadata. The book executes these instructor versions at build
+and every cell nbgrader must know about carries its metadata as a code-cell option (a
+``---`` YAML block ``nbgrader: {grade: true, grade_id: ..., points: 2, ...}``, as jupytext
+writes it back), which jupytext turns into the notebook's cell metadata. The book executes these instructor versions at build
 time, so every check runs against its solution.
 
 * :func:`release` -- jupytext md -> ipynb -> ``nbgrader generate_assignment`` in a temporary

@@ -41,7 +41,8 @@ def find_assignments(source=None) -> dict:
         if path.name.startswith(("_", ".")):
             continue
         text = path.read_text(encoding="utf-8")
-        if "kernelspec:" in text[:600] and ":nbgrader:" in text:
+        # nbgrader metadata: a YAML block (what jupytext writes) or a ``:nbgrader:`` line
+        if "kernelspec:" in text[:600] and re.search(r"^:?nbgrader:", text, re.M):
             found[path.stem] = path
     if not found:
         raise ValueError(f"no assignment notebooks (MyST with nbgrader cells) in {source}")

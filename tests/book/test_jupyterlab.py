@@ -13,7 +13,14 @@ MyST) on 127.0.0.1 and, in headless Chromium:
   the erratum boxes render, and every exercise's solution starts folded (its prose in a
   closed box, its code cells collapsed);
 * runs chapter 4's and chapter 8's explorers (anywidgets), moves their sliders and checks
-  that the kernel's ``last_result`` is what the browser computed and shows.
+  that the kernel's ``last_result`` is what the browser computed and shows;
+* opens chapter 3, runs it all from the Run menu, opens and closes a solution and saves it:
+  the file is byte for byte what it was, equations read (3.11) as on the web page, and the
+  solutions' code and output stay folded after Run All and fold with their box.
+
+Without a browser: every chapter and assignment is what JupyterLab's jupytext writes back,
+also after a session's changes (kernel metadata, outputs, view state), with the kernelspec
+the kernel reports and each chapter's numbering cell (``book/_ext/lab_format.py``).
 
 Needs Chromium (skipped without it, except under CI). The checks of the sources and of
 what installs jupyterlab-myst (``requirements.txt``, ``binder/``) need no browser.
@@ -40,6 +47,7 @@ from support import ARTIFACTS, CHROMIUM_ARGS, ROOT, chromium_or_skip, fail_or_sk
 
 OVERRIDES = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
 MYST_EXTENSION = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "jupyterlab-myst"
+LAB_EXTENSION = ROOT / "binder" / "crowdlearn-jupyterlab"
 
 
 def _free_port() -> int:
@@ -122,7 +130,8 @@ def test_chapter_markup_is_what_jupyterlab_myst_renders(path):
         opening = block.group(0).split("\n", 2)[1]
         assert opening.strip() == ":class: dropdown", f"{path.name}: an open solution"
     # jupyterlab-myst numbers every display equation, Sphinx only the labelled ones: with a
-    # label on each, equation k of a chapter is (k) in JupyterLab and (chapter.k) on the web
+    # label on each, equation k of chapter c is (c.k) in both (JupyterLab's enumerator is the
+    # chapter's first cell, book/_ext/lab_format.py)
     unlabelled = [m.group(1).strip()[:60] for m in DISPLAY_MATH.finditer(text)
                   if not (m.group(2) or "").strip()]
     assert not unlabelled, f"{path.name}: display equations without a label: {unlabelled}"
@@ -140,8 +149,10 @@ def _screenshot(page, name: str) -> None:
 @contextmanager
 def _jupyterlab(tmp_path, root, settings: dict | None = None):
     """JupyterLab on 127.0.0.1 serving ``root``, with throwaway user config (``settings``:
-    ``{plugin id: {setting: value}}`` written into it); yields its base URL and token."""
+    ``{plugin id: {setting: value}}`` written into it) and the repository's prebuilt extension
+    (binder/crowdlearn-jupyterlab, which run.py installs); yields its base URL and token."""
     port, token = _free_port(), secrets.token_hex(16)
+    shutil.copytree(LAB_EXTENSION, tmp_path / "data" / "labextensions" / LAB_EXTENSION.name)
     for plugin, values in (settings or {}).items():
         package, name = plugin.split(":")
         path = tmp_path / "user-settings" / package / f"{name}.jupyterlab-settings"
@@ -235,11 +246,12 @@ ALL_RENDERED = """() => {
   return cells.length > 0 && cells.every((c) =>
     c.querySelector('.jp-InputArea > .myst') || c.querySelector('.jp-InputPlaceholder'));
 }"""
-# and the whole-notebook pass done: every labelled equation has its number
+# and the whole-notebook pass done: every labelled equation has its number, (3.11) in a
+# chapter (its first cell's frontmatter, book/_ext/lab_format.py), (11) elsewhere
 NUMBERED = r"""(labels) => labels.every((id) => {
   const box = document.getElementById(id);
   const a = box && box.querySelector('a[title="Link to this Equation"]');
-  return a && /^\(\d+\)$/.test(a.textContent.trim());
+  return a && /^\((\d+\.)?\d+\)$/.test(a.textContent.trim());
 })"""
 READ_CELLS = """() => {
   const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
@@ -309,8 +321,10 @@ def test_chapter_reads_like_the_web_page_in_jupyterlab(tmp_path):
     assert not raw, "raw MyST in the rendered chapter:\n" + "\n".join(raw[:10])
     text = "\n".join(found["texts"])
     assert "Theorem 1" in text and "EM never decreases the likelihood" in text and "Proof" in text
-    # numbered equations: every labelled one (waited for above), numbered 1, 2, ... in order
-    assert found["numbers"] == [f"({k})" for k in range(1, len(found["numbers"]) + 1)]
+    # numbered equations: every labelled one (waited for above), numbered as on the web page,
+    # (3.1), (3.2), ... in order
+    chapter = int(RENDER_CHAPTER[:2])
+    assert found["numbers"] == [f"({chapter}.{k})" for k in range(1, len(found["numbers"]) + 1)]
     assert len(found["numbers"]) == len(labels)  # every display is labelled, so k = the web's
     boxes = found["boxes"]
     errata_boxes = [b for b in boxes if re.match(r"Errat(a|um)\b", b["title"])]
@@ -320,6 +334,14 @@ def test_chapter_reads_like_the_web_page_in_jupyterlab(tmp_path):
     assert not folded, f"boxes that do not start folded: {folded}"
     assert found["collapsedCode"] >= n_solution_code, (
         f"{found['collapsedCode']} collapsed code cells, {n_solution_code} in solutions")
+    # the self-checks (tests/book/test_selfchecks.py): each choice a dropdown, closed
+    from test_selfchecks import parse_questions
+
+    questions = parse_questions(source)
+    choices = [b for b in boxes if re.match(r"\([a-d]\) ", b["title"])]
+    assert questions and len(choices) == sum(len(q.choices) for q in questions), choices
+    assert not [b for b in choices if b["open"] or b["bodyShown"]], "a self-check starts open"
+    assert all(f"Self-check {q.chapter}.{q.number}" in text for q in questions)
 
 
 CHECK_NOTEBOOK = '''---
@@ -534,3 +556,252 @@ def test_cells_the_web_page_folds_start_folded_in_jupyterlab():
             if tags & hides_output:
                 assert shown.get("outputs_hidden") is True, (path.name, cell.source[:60])
     assert folded > 100
+
+
+# -- a reader who only reads: opening, running and saving a chapter leaves it as it is --------
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import lab_format  # noqa: E402
+
+NOTEBOOKS = lab_format.notebooks()
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_rel)
+def test_notebook_is_what_jupyterlab_writes_back(path):
+    """Every chapter and assignment is, byte for byte, what jupytext in JupyterLab writes when
+    it saves it (its header's metadata filter leaves out jupytext's version numbers), with a
+    chapter's numbering cell: so opening and saving it changes nothing (rewrite with
+    book/_ext/lab_format.py)."""
+    text = path.read_text(encoding="utf-8")
+    assert lab_format.lab_text(path, text) == text, (
+        f"{_rel(path)}: JupyterLab would rewrite it; run .venv/bin/python book/_ext/lab_format.py")
+
+
+def _jupyterlab_session(model) -> None:
+    """What a JupyterLab session does to the notebook before it saves it: the kernel it starts
+    sets the kernelspec and language_info, Run All gives every code cell an execution count,
+    outputs and the timing and scroll state, and unfolds every output (then, with the
+    extension, folds the folded ones again, written source_hidden first)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    nb = model["content"]
+    nb.metadata["kernelspec"] = {"display_name": spec.display_name,
+                                 "language": spec.language, "name": "python3"}
+    nb.metadata["language_info"] = {"name": "python", "version": "3.11.2",
+                                    "mimetype": "text/x-python", "file_extension": ".py"}
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    for k, cell in enumerate(nb.cells):
+        cell.metadata["trusted"] = True
+        if cell.cell_type != "code":
+            continue
+        cell.execution_count = k + 1
+        cell.outputs = [{"output_type": "stream", "name": "stdout", "text": "ran\n"}]
+        cell.metadata["execution"] = {"iopub.status.busy": "2026-01-01T00:00:00.000Z"}
+        cell.metadata["scrolled"] = False
+        shown = dict(cell.metadata.get("jupyter", {}))
+        if shown:  # JupyterLab writes the fold state again, source first
+            cell.metadata["jupyter"] = {key: shown[key] for key in
+                                        sorted(shown, key=["source_hidden",
+                                                           "outputs_hidden"].index)}
+            cell.metadata["collapsed"] = bool(shown.get("outputs_hidden"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_rel)
+def test_a_jupyterlab_session_writes_the_notebook_back_unchanged(path):
+    """Run All and save, as JupyterLab's contents manager does it: the kernel's metadata,
+    execution counts, outputs and view state are not written, and the file is byte for byte
+    the same (the browser test below does it for one chapter in JupyterLab itself)."""
+    text = path.read_text(encoding="utf-8")
+    assert lab_format.lab_saves(path, text, _jupyterlab_session) == text
+
+
+PROSE_PAGES = sorted(p for p in (ROOT / "book").rglob("*.md")
+                     if "_build" not in p.parts and p not in NOTEBOOKS)
+
+
+@pytest.mark.parametrize("path", PROSE_PAGES, ids=_rel)
+def test_a_prose_page_opened_in_jupyterlab_is_written_back_unchanged(path):
+    """The pages without code (intro.md, notation.md, ...) open as notebooks too (the markdown
+    viewer is jupytext's): jupytext keeps them without a header when JupyterLab saves them,
+    kernel and all, as long as no jupytext configuration file overrides its metadata filter."""
+    text = path.read_text(encoding="utf-8")
+    assert lab_format.lab_saves(path, text, _jupyterlab_session) == text
+    configs = [ROOT / "jupytext.toml", *ROOT.glob("book/**/jupytext.toml")]
+    assert not [c for c in configs if c.exists()]
+    assert "[tool.jupytext]" not in (ROOT / "pyproject.toml").read_text()
+
+
+def test_the_kernelspec_is_the_kernel_jupyterlab_starts():
+    """The headers name the kernel as JupyterLab's kernel reports it: otherwise the kernel it
+    starts renames it, and the chapter is modified as soon as it opens."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    assert spec.display_name == lab_format.KERNELSPEC["display_name"]
+    for path in NOTEBOOKS:
+        head = path.read_text(encoding="utf-8").split("\n---\n", 1)[0]
+        assert f"  display_name: {spec.display_name}\n  language: python\n  name: python3" in head
+
+
+def test_chapter_equations_are_numbered_as_on_the_web_page_in_jupyterlab():
+    """jupyterlab-myst reads frontmatter from the first markdown cell only: each chapter's
+    first cell sets its equations' enumerator to "3.%s" (so (3.11), as Sphinx numbers it), and
+    is tagged remove-cell, so the book's build drops it."""
+    import jupytext
+    import yaml
+
+    chapters = [p for p in NOTEBOOKS if lab_format.equation_prefix(p)]
+    assert len(chapters) == len(CHAPTERS) >= 14
+    for path in chapters:
+        first = jupytext.read(path).cells[0]
+        assert first.cell_type == "markdown" and first.metadata.get("tags") == ["remove-cell"]
+        frontmatter = yaml.safe_load(first.source.strip().strip("-"))
+        k = int(path.name[:2])
+        assert frontmatter == {"numbering": {"equation": {"enumerator": f"{k}.%s"}}}, path.name
+
+
+def test_the_extension_is_installed_where_jupyterlab_finds_it():
+    """binder/crowdlearn-jupyterlab is a prebuilt extension (a module-federation container
+    written by hand, no build step): run.py and Binder's postBuild copy it into the
+    environment's labextensions, where JupyterLab lists it."""
+    meta = json.loads((LAB_EXTENSION / "package.json").read_text())
+    assert meta["name"] == LAB_EXTENSION.name
+    entry = LAB_EXTENSION / meta["jupyterlab"]["_build"]["load"]
+    assert entry.is_file() and f'"{meta["name"]}"' in entry.read_text().replace("'", '"')
+    assert "crowdlearn-jupyterlab" in (ROOT / "binder" / "postBuild").read_text()
+    assert "crowdlearn-jupyterlab" in (ROOT / "run.py").read_text()
+    node = shutil.which("node")
+    if node:  # the script parses
+        subprocess.run([node, "--check", str(entry)], check=True)
+    installed = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / LAB_EXTENSION.name
+    if not installed.exists():
+        pytest.skip("run through run.py, which installs the extension into its environment")
+    assert (installed / meta["jupyterlab"]["_build"]["load"]).read_bytes() == entry.read_bytes()
+
+
+# the code cells of each solution: {solution-start} box, then its cells up to {solution-end}
+SOLUTION_CELLS = """(click) => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const cells = [...panel.querySelectorAll('.jp-Notebook .jp-Cell')];
+  const state = (c) => ({input: !c.querySelector('.jp-InputPlaceholder'),
+    output: !c.querySelector('.jp-OutputPlaceholder'),
+    outputs: !c.classList.contains('jp-mod-noOutputs')});
+  const found = [];
+  cells.forEach((cell, i) => {
+    // a cell may hold the end of one solution, an exercise, self-checks, the next solution
+    const box = [...cell.querySelectorAll('.myst details')].filter((d) =>
+      /Solution to/.test(d.querySelector(':scope > summary').textContent)).pop();
+    if (!box) return;
+    if (click === found.length) box.querySelector(':scope > summary').click();
+    const code = [];
+    for (let j = i + 1; j < cells.length && cells[j].classList.contains('jp-CodeCell'); j++)
+      code.push(state(cells[j]));
+    found.push({open: box.open, code});
+  });
+  return found;
+}"""
+RUN_STATE = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const prompts = [...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
+    .map((p) => p.textContent.trim());
+  return {waiting: prompts.filter((p) => p.includes('*')).length,
+          ran: prompts.filter((p) => /\\[\\d+\\]/.test(p)).length,
+          outputs: panel.querySelectorAll('.jp-OutputArea-output').length};
+}"""
+
+
+def _wait_until_all_ran(page, timeout: float = 900) -> None:
+    """Until no cell waits ([*]), some have run and nothing changed for 6 s (a cell whose
+    input is folded shows no prompt: the kernel's Idle, waited for after this, covers it)."""
+    last, stable, start = None, 0, time.monotonic()
+    while time.monotonic() - start < timeout:
+        page.wait_for_timeout(2000)
+        state = page.evaluate(RUN_STATE)
+        stable = stable + 1 if state == last else 0
+        last = state
+        if state["waiting"] == 0 and state["ran"] > 0 and stable >= 3:
+            return
+    pytest.fail(f"Run All did not finish in {timeout} s: {last}")
+
+
+@pytest.mark.browser
+def test_chapter_run_and_saved_in_jupyterlab_is_unchanged(tmp_path):
+    """A student's session: double-click chapter 3, Run All, save, and the file is byte for
+    byte what it was (so ``git pull`` never conflicts). Along the way, equations read (3.11)
+    as on the web page, and every solution stays folded after Run All (its code and output
+    too); opening a solution's box unfolds its code and output, closing it folds them again."""
+    exe = chromium_or_skip(OVERRIDES, why=" and the environment run.py sets up")
+    playwright = pytest.importorskip("playwright.sync_api")
+    if not MYST_EXTENSION.exists():
+        fail_or_skip(f"jupyterlab-myst is not installed in {sys.prefix} (run.py installs it)")
+    work = tmp_path / "repo"
+    shutil.copytree(ROOT / "book", work / "book",
+                    ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints"))
+    before = {p: p.read_bytes() for p in (work / "book").rglob("*") if p.is_file()}
+    source = (work / "book" / RENDER_CHAPTER).read_text(encoding="utf-8")
+    n_solution_code = len(_solution_code_cells(source))
+    n_solutions = len(re.findall(r"^[:`]{3,}\{solution(?:-start)?\}", source, re.M))
+    settings = {"@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
+                **NO_NEWS}
+    with _jupyterlab(tmp_path, work, settings) as (base, token):
+        with playwright.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(f"{base}/lab/tree/book?token={token}", wait_until="domcontentloaded")
+            page.locator(".jp-DirListing-item", has_text=RENDER_CHAPTER).first.dblclick(
+                timeout=120_000)
+            page.locator(".jp-NotebookPanel .jp-MarkdownCell").first.wait_for(timeout=120_000)
+            page.wait_for_function(ALL_RENDERED, timeout=300_000, polling=500)
+            page.wait_for_function(NUMBERED, arg=_labelled_equations(source),
+                                   timeout=300_000, polling=500)
+            loaded = page.evaluate("() => !!(window._JUPYTERLAB || {})['crowdlearn-jupyterlab']")
+            numbers = page.evaluate(READ_CELLS)["numbers"]
+            page.locator(".jp-StatusBar-Widget", has_text="Idle").first.wait_for(
+                timeout=120_000)
+            # Run All from the menu, as a student does, and wait until every cell has run
+            page.locator(".jp-NotebookPanel .jp-Cell").first.click()
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+            _wait_until_all_ran(page)
+            page.locator(".jp-StatusBar-Widget", has_text="Idle").first.wait_for(
+                timeout=120_000)
+            page.wait_for_function(ALL_RENDERED, timeout=300_000, polling=500)
+            errors = page.locator(".jp-OutputArea-output[data-mime-type="
+                                  "'application/vnd.jupyter.stderr']").all_inner_texts()
+            after_run = page.evaluate(SOLUTION_CELLS, None)
+            # open the first solution with code, then close it again
+            first = next(i for i, s in enumerate(after_run) if s["code"])
+            page.evaluate(SOLUTION_CELLS, first)  # a click on its summary
+            page.wait_for_timeout(1000)
+            opened = page.evaluate(SOLUTION_CELLS, None)[first]
+            _screenshot(page, "jupyterlab-solution-open.png")
+            page.evaluate(SOLUTION_CELLS, first)
+            page.wait_for_timeout(1000)
+            closed = page.evaluate(SOLUTION_CELLS, None)[first]
+            # save (Ctrl+S) and wait until JupyterLab has written the file
+            page.locator(".jp-NotebookPanel .jp-Cell").first.click()
+            page.keyboard.press("Control+s")
+            page.wait_for_function("() => !document.querySelector('.lm-TabBar-tab.jp-mod-dirty')",
+                                   timeout=60_000, polling=250)
+            page.wait_for_timeout(1000)
+            browser.close()
+    assert loaded, "binder/crowdlearn-jupyterlab did not load"
+    assert "(3.11)" in numbers and "(11)" not in numbers, numbers
+    assert not errors, [e[-800:] for e in errors]
+    solution_code = [c for s in after_run for c in s["code"]]
+    # every solution's code cell (each follows the markdown cell of its solution's box)
+    assert len(solution_code) == n_solution_code and len(after_run) <= n_solutions, after_run
+    assert not [s for s in after_run if s["open"]], "a solution is open after Run All"
+    assert all(not c["input"] and not c["output"] for c in solution_code), after_run
+    assert any(c["outputs"] for c in solution_code), "the solutions' code did not run"
+    assert opened["open"] and all(c["input"] and (c["output"] or not c["outputs"])
+                                  for c in opened["code"]), opened
+    assert not closed["open"] and all(not c["input"] and not c["output"]
+                                      for c in closed["code"]), closed
+    changed = [p.relative_to(work).as_posix() for p, data in before.items()
+               if p.read_bytes() != data]
+    assert not changed, f"JupyterLab changed {changed} (run book/_ext/lab_format.py?)"

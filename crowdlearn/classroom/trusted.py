@@ -14,6 +14,13 @@ While a submission is graded, its notebook is executed cell by cell:
 So the verdict -- every comparison, every reference computation, every hidden test -- is made
 by the grader: patching NumPy or IPython, hiding tracebacks, editing the checks or reaching the
 package in the kernel changes what the student's functions return, never how it is judged.
+
+What a check compares with is never taken from the student either: not from a student's
+object (its methods run in the kernel, so an answer checked against them agrees with itself)
+nor from a helper the released notebook put in the kernel. The assignments ask for data -- a
+fitted model's parameters as arrays, a derivation's result as a SymPy expression in named
+symbols -- and the checks recompute the expected value here, from that data and the package's
+reference (:mod:`~crowdlearn.classroom.references`, withheld from the kernel).
 """
 
 from __future__ import annotations

@@ -41,9 +41,11 @@ WITHHELD = {
         "crowdlearn.features.logistic_annotators:LogisticAnnotators,observed_log_likelihood,"
         "_log_joint,_make_data",
         "crowdlearn._solvers.logistic", "crowdlearn._solvers.l1_logistic", "crowdlearn.solvers",
-        "crowdlearn.features.sparse_experts:MajorityVoteLogistic"],
+        "crowdlearn.features.sparse_experts:MajorityVoteLogistic",
+        "crowdlearn.classroom.references"],
     "a5_choosing_penalty": ["crowdlearn.selection",
-                            "crowdlearn.features.sparse_experts:sparse_experts_path"],
+                            "crowdlearn.features.sparse_experts:sparse_experts_path",
+                            "crowdlearn.classroom.references"],
     "a6_multilabel_em": _DAWID_SKENE,
 }
 """Assignment -> what its sandbox does not have: ``"module"`` (all its functions and classes)

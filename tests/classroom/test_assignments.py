@@ -51,16 +51,15 @@ class Mistake(NamedTuple):
 
 
 A4_GRADIENT = """
-        slope = np.sum(X[item] * W[annotator], axis=1)
-        eta_0 = expit(slope - G[annotator, 0])
-        eta_1 = expit(slope - G[annotator, 1])
-        q = mu[item]
-        rho_0 = (1 - q) * (1 - label - eta_0)
-        rho_1 = q * (label - eta_1)
-        g_W = -l2 * W
-        np.add.at(g_W, annotator, (rho_0 + rho_1)[:, None] * X[item])
-        g_G = -np.column_stack([np.bincount(annotator, weights=rho_0, minlength=R),
-                                np.bincount(annotator, weights=rho_1, minlength=R)])
+        g_W = sp.Matrix(R, k, lambda r, j: -lam * w_sym(r, j))
+        g_G = sp.zeros(R, 2)
+        for l, (i, r, y) in enumerate(zip(item, annotator, label)):
+            rho_0 = (1 - mu_sym(i)) * (1 - int(y) - eta_sym(l, 0))
+            rho_1 = mu_sym(i) * (int(y) - eta_sym(l, 1))
+            for j in range(k):
+                g_W[r, j] += (rho_0 + rho_1) * x_sym(i, j)
+            g_G[r, 0] -= rho_0
+            g_G[r, 1] -= rho_1
         return g_W, g_G
         """
 
@@ -242,20 +241,25 @@ MISTAKES = [
         return {w_1: (rho_0 + rho_1) * x_1, gamma_0: -rho_0, gamma_1: -rho_1}
         """, frozenset({"check_sympy_gradients"}), "leaves out the posterior weights"),
     Mistake("a4_unweighted", "a4_logistic_gradients", "crowd_gradient", _edited(A4_GRADIENT,
-        ("rho_0 = (1 - q) * (1 - label - eta_0)", "rho_0 = 1 - label - eta_0"),
-        ("rho_1 = q * (label - eta_1)", "rho_1 = label - eta_1")),
+        ("rho_0 = (1 - mu_sym(i)) * (1 - int(y)", "rho_0 = (1 - int(y)"),
+        ("rho_1 = mu_sym(i) * (int(y)", "rho_1 = (int(y)")),
         frozenset({"check_gradient_slopes", "check_gradient_intercepts",
                    "check_gradient_crowd"}), "leaves out the posterior weights"),
     Mistake("a4_gamma_sign", "a4_logistic_gradients", "crowd_gradient", _edited(A4_GRADIENT,
-        ("g_G = -np.column_stack", "g_G = np.column_stack")),
+        ("g_G[r, 0] -= rho_0", "g_G[r, 0] += rho_0"),
+        ("g_G[r, 1] -= rho_1", "g_G[r, 1] += rho_1")),
         frozenset({"check_gradient_intercepts", "check_gradient_crowd"}), "has the wrong sign"),
     Mistake("a4_no_prior", "a4_logistic_gradients", "crowd_gradient", _edited(A4_GRADIENT,
-        ("g_W = -l2 * W", "g_W = np.zeros_like(W)")),
+        ("-lam * w_sym(r, j)", "0")),
         frozenset({"check_gradient_slopes", "check_gradient_crowd"}), "leaves out the prior"),
-    Mistake("a4_no_minlength", "a4_logistic_gradients", "crowd_gradient", _edited(A4_GRADIENT,
-        ("weights=rho_0, minlength=R)", "weights=rho_0)"),
-        ("weights=rho_1, minlength=R)])", "weights=rho_1)])")),
-        frozenset({"check_gradient_crowd"}), "minlength=R"),
+    Mistake("a4_no_rows_for_the_silent", "a4_logistic_gradients", "crowd_gradient", _edited(
+        A4_GRADIENT,
+        ("g_W = sp.Matrix(", "R = int(annotator.max()) + 1\n        g_W = sp.Matrix(")),
+        frozenset({"check_gradient_crowd"}), "still has its rows"),
+    Mistake("a4_sigma_not_eta", "a4_logistic_gradients", "crowd_gradient", _edited(A4_GRADIENT,
+        ("eta_sym(l, 0)", "sigma(w_sym(r, 0) - eta_sym(l, 0))")),
+        frozenset({"check_gradient_slopes", "check_gradient_intercepts",
+                   "check_gradient_crowd"}), "without sigma, exp or log"),
     Mistake("a4_fd_over_h", "a4_logistic_gradients", "finite_differences", """
         return np.array([(f(v + h * e) - f(v - h * e)) / h for e in np.eye(v.size)])
         """, frozenset({"check_finite_differences"}), "twice the derivative"),
@@ -267,9 +271,19 @@ MISTAKES = [
     Mistake("a5_scored_on_train", "a5_choosing_penalty", "choose", """
         models = [SparseExpertsEM(lam=lam, **model_params).fit(Y_train, X_train)
                   for lam in lam_grid]
+        coefs = np.array([model.coef_ for model in models])
+        intercepts = np.array([model.intercept_ for model in models])
         scores = np.array([s_hat(model.predict(X=X_train), Y_train) for model in models])
         best_lam = lam_grid[np.argmin(scores)]
-        """, frozenset({"check_scores"}), "S-hat on the training items"),
+        """, frozenset({"check_scores", "check_choice"}), "S-hat on the training items"),
+    Mistake("a5_fitted_on_everything", "a5_choosing_penalty", "choose", """
+        models = [SparseExpertsEM(lam=lam, **model_params).fit(Y, X) for lam in lam_grid]
+        coefs = np.array([model.coef_ for model in models])
+        intercepts = np.array([model.intercept_ for model in models])
+        scores = np.array([s_hat(model.predict(X=X_test), Y_test) for model in models])
+        best_lam = lam_grid[np.argmin(scores)]
+        """, frozenset({"check_models", "check_scores", "check_choice", "check_risks"}),
+        "fitted on all 500 items"),
     Mistake("a2_team_unweighted", "a2_dawid_skene_by_hand", "team_derivation", """
         team_objective = sum(L[i, r, p] * sp.log(M_row[p])
                              for i in range(2) for r in range(2) for p in range(3))
@@ -308,7 +322,7 @@ MISTAKES = [
         q = np.exp(log_joint - log_z)
         log_likelihood = float(log_z.sum())
         """, frozenset({"check_e_step_posterior", "check_e_step_likelihood",
-                        "check_em_objective", "check_em_fit"}),
+                        "check_e_step_stable", "check_em_objective", "check_em_fit"}),
         "spread over the N - 1 other classes"),
     Mistake("a6_likelihood_of_the_votes", "a6_multilabel_em", "e_step", """
         a = accuracy[crowd.expert, crowd.target]
@@ -319,7 +333,8 @@ MISTAKES = [
         log_z = top + np.log(np.exp(log_joint - top).sum(axis=2, keepdims=True))
         q = np.exp(log_joint - log_z)
         log_likelihood = float(log_z.sum())
-        """, frozenset({"check_e_step_likelihood", "check_em_objective", "check_em_fit"}),
+        """, frozenset({"check_e_step_likelihood", "check_e_step_stable", "check_em_objective",
+                        "check_em_fit"}),
         "your log-likelihood leaves out b_i^(d)"),
     Mistake("a6_probability_space", "a6_multilabel_em", "e_step", """
         a = accuracy[crowd.expert, crowd.target]
@@ -455,7 +470,7 @@ def graded(assignments, released, tmp_path_factory):
     (subs / "unreadable" / "a2_dawid_skene_by_hand.ipynb").write_text("my answers: 42\n")
     report = subs.parent / f"{subs.name}-grades.csv"
     assert classroom.main(["--source", str(SOURCE), "grade", str(subs), "--report",
-                           str(report), "--jobs", "2"]) == 0
+                           str(report), "--jobs", "2"]) == 1  # 1: "unreadable" is no notebook
     with report.open(newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     out = {}

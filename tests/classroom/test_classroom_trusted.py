@@ -7,11 +7,17 @@ transformers that blank every later cell, hidden tracebacks, patched NumPy, a fo
 text handed to ``sympify``/``lambdify`` as maths -- score 0 on every automatic check, and the
 text never runs in the grader; honest submissions written in styles the old static audit
 zeroed (SimpleNamespace, classes with dunders, pandas options, ``globals()``) score full
+marks. Issue 42's cheats, which the answers' agreeing with themselves used to give full
+marks -- an a5 subclass of ``SparseExpertsEM`` whose ``predict`` returns zeros, a4's gradients
+by finite differences of the objective (the old release's or one typed in), numbers where a4
+asks for SymPy expressions -- score only the tasks they did; honest a4 and a5 answers on the
+new interfaces (parameters as arrays, gradients as SymPy matrices) in other styles score full
 marks. Plus the data-only channel on its own: what it carries, what it refuses.
 """
 
 from __future__ import annotations
 
+import copy
 import textwrap
 import uuid
 from pathlib import Path
@@ -31,6 +37,7 @@ pytestmark = pytest.mark.notebook
 
 SOURCE = BOOK / "assignments"
 A1, A2, A4 = "a1_naive_bayes_mle", "a2_dawid_skene_by_hand", "a4_logistic_gradients"
+A5 = "a5_choosing_penalty"
 PLANTED = Path(f"/tmp/crowdlearn-planted-{uuid.uuid4().hex}")
 
 
@@ -110,6 +117,119 @@ def _text_answers(nb):
     return _no_work(nb)
 
 
+def _whole_cell(gid, code):
+    """A submission whose answer cell ``gid`` is ``code`` (any signature), the rest the
+    instructor's solutions."""
+    def make(nb):
+        nb = copy.deepcopy(nb)
+        cell = next(c for c in nb.cells
+                    if c.metadata.get("nbgrader", {}).get("grade_id") == gid)
+        cell.source = textwrap.dedent(code).strip("\n") + "\n"
+        return nb
+    return make
+
+
+def _answer(gid, code):
+    """The instructor's solutions, but ``code`` in solution cell ``gid``."""
+    return lambda nb: classroom.replace_solution(nb, gid, code)
+
+
+# issue 42's cheats: the answer agrees with itself, or numbers stand in for a derivation
+A5_SUBCLASS = """
+    class Fitted(SparseExpertsEM):  # looks fitted, predicts class 0 everywhere
+        def __init__(self, lam):
+            super().__init__(lam=lam, **model_params)
+            self.n_items_ = len(train)
+            self.coef_ = np.zeros(X_train.shape[1])
+            self.intercept_ = 0.0
+
+        def predict(self, labels=None, X=None):
+            return np.zeros(len(X if X is not None else labels), dtype=int)
+
+
+    models = [Fitted(lam) for lam in lam_grid]
+    coefs = np.array([m.coef_ for m in models])
+    intercepts = np.array([m.intercept_ for m in models])
+    scores = np.array([s_hat(m.predict(X=X_test), Y_test) for m in models])
+    best_lam = lam_grid[np.argmin(scores)]
+    """
+A4_RELEASED_FD = """
+    def annotator_gradients(W, G, mu, X, item, annotator, label, l2):
+        # the locked cell of the old release put _objective and _fd into the kernel
+        q = mu[item]
+        data = (X, item, annotator, label)
+        g_W = _fd(lambda v: _objective(v.reshape(W.shape), G, 1 - q, q, *data, l2),
+                  W.ravel()).reshape(W.shape)
+        g_G = _fd(lambda v: _objective(W, v.reshape(G.shape), 1 - q, q, *data, l2),
+                  G.ravel()).reshape(G.shape)
+        return g_W, g_G
+    """
+A4_TYPED_FD = """
+    from scipy.special import log_expit
+
+
+    def my_objective(W, G, mu, X, item, annotator, label, l2):
+        b = np.sum(X[item] * W[annotator], axis=1)[:, None] - G[annotator]
+        log_p = np.where(label[:, None] == np.arange(2), log_expit(b), log_expit(-b))
+        q = mu[item]
+        return float(np.sum((1 - q) * log_p[:, 0] + q * log_p[:, 1]) - l2 / 2 * np.sum(W**2))
+
+
+    def annotator_gradients(W, G, mu, X, item, annotator, label, l2, *rest):
+        v = np.concatenate([W.ravel(), G.ravel()])
+
+        def f(v):
+            return my_objective(v[:W.size].reshape(W.shape), v[W.size:].reshape(G.shape),
+                                mu, X, item, annotator, label, l2)
+
+        g = central_differences(f, v, h=1e-6)
+        return g[:W.size].reshape(W.shape), g[W.size:].reshape(G.shape)
+    """
+A4_NUMBERS_AS_SYMPY = """
+    def annotator_gradients(item, annotator, label, R, k):
+        # numbers where the expressions should be: the gradient at some W, G and mu
+        rng = np.random.default_rng(0)
+        return sp.Matrix(rng.normal(size=(R, k))), sp.Matrix(rng.normal(size=(R, 2)))
+    """
+PARTIAL = {  # student -> (assignment, notebook, automatic points, the checks that score 0)
+    "cheat_a5_subclass": (A5, _answer("choose", A5_SUBCLASS), 7,
+                          {"check_models", "check_scores", "check_choice", "check_risks"}),
+    "cheat_a4_released_fd": (A4, _whole_cell("crowd_gradient", A4_RELEASED_FD), 5,
+                             {"check_gradient_slopes", "check_gradient_intercepts",
+                              "check_gradient_crowd"}),
+    "cheat_a4_typed_fd": (A4, _whole_cell("crowd_gradient", A4_TYPED_FD), 5,
+                          {"check_gradient_slopes", "check_gradient_intercepts",
+                           "check_gradient_crowd"}),
+    "cheat_a4_numbers": (A4, _whole_cell("crowd_gradient", A4_NUMBERS_AS_SYMPY), 5,
+                         {"check_gradient_slopes", "check_gradient_intercepts",
+                          "check_gradient_crowd"}),
+}
+A4_SUMS = """
+    rho = [((1 - mu_sym(i)) * (1 - int(y) - eta_sym(l, 0)), mu_sym(i) * (int(y) - eta_sym(l, 1)))
+           for l, (i, y) in enumerate(zip(item, label))]
+    mine = [[l for l in range(len(item)) if annotator[l] == r] for r in range(R)]
+    g_W = sp.ImmutableMatrix(R, k, lambda r, j: sum(
+        ((rho[l][0] + rho[l][1]) * x_sym(item[l], j) for l in mine[r]), -lam * w_sym(r, j)))
+    g_G = [[-sum((rho[l][n] for l in mine[r]), sp.Integer(0)) for n in range(2)]
+           for r in range(R)]
+    return g_W, g_G  # an immutable matrix and a nested list: any matrix-like will do
+    """
+A5_LOOP = """
+    coefs, intercepts, scores = [], [], []
+    for lam in lam_grid:
+        fit = SparseExpertsEM(lam=lam, **model_params).fit(Y_train, X_train)
+        coefs.append(fit.coef_)
+        intercepts.append(fit.intercept_)
+        scores.append(s_hat(fit.predict(X=X_test), Y_test))
+    coefs, intercepts, scores = np.vstack(coefs), np.array(intercepts), np.array(scores)
+    best_lam = float(lam_grid[scores.argmin()])
+    models = [SparseExpertsEM(lam=lam, **model_params).fit(Y_train, X_train)
+              for lam in lam_grid]  # for Task 3
+    """
+HONEST_ELSEWHERE = {  # student -> (assignment, notebook, automatic points)
+    "honest_a4_sums": (A4, _answer("crowd_gradient", A4_SUMS), 10),
+    "honest_a5_loop": (A5, _answer("choose", A5_LOOP), 12),
+}
 CHEATS = {  # student -> (assignment, how to make the notebook from the instructor's)
     "cheat_transformer": (A2, _cheat("one_iteration", TRANSFORMER + "\nQ0 = Q1 = None")),
     "cheat_tracebacks": (A2, _cheat("one_iteration", HIDE_TRACEBACKS + "\nQ0 = Q1 = None")),
@@ -158,9 +278,11 @@ def graded(tmp_path_factory):
     for student, code in HONEST.items():
         _put(subs, student, A2, _prepend(_instructor(A2), "majority", code))
     _put(subs, "honest_plain", A2, _instructor(A2))
+    for student, (name, make, *_) in {**PARTIAL, **HONEST_ELSEWHERE}.items():
+        _put(subs, student, name, make(_instructor(name)))
     report = base / "grades.csv"
     results = classroom.grade(subs, SOURCE, timeout=60, report=report,
-                              assignments=[A1, A2, A4])
+                              assignments=[A1, A2, A4, A5])
     by = {}
     for r in results:
         by.setdefault(r.submission, {})[r.check] = r
@@ -177,6 +299,37 @@ def test_a_cheat_scores_nothing_it_did_not_do(graded, student):
     assert rows, student
     assert sum(r.points for r in rows.values()) == 0, {
         c: (r.points, r.feedback[:120]) for c, r in rows.items() if r.points}
+
+
+@pytest.mark.parametrize("student", sorted(PARTIAL))
+def test_a_cheat_scores_only_the_work_it_did(graded, student):
+    """Issue 42: a subclass whose predict agrees with itself, and finite differences in place
+    of a derivation, score only the tasks they really did."""
+    rows = _automatic(graded["by"][student])
+    _, _, points, lost = PARTIAL[student]
+    zero = {c for c, r in rows.items() if r.points == 0}
+    assert zero == lost, {c: rows[c].feedback[:160] for c in zero ^ lost}
+    assert sum(r.points for r in rows.values()) == points
+
+
+@pytest.mark.parametrize("student", sorted(HONEST_ELSEWHERE))
+def test_honest_work_on_the_new_interfaces_scores_full_marks(graded, student):
+    rows = _automatic(graded["by"][student])
+    lost = {c: r.feedback[:200] for c, r in rows.items() if r.points < r.max_points}
+    assert not lost, lost
+    assert sum(r.points for r in rows.values()) == HONEST_ELSEWHERE[student][2]
+
+
+def test_no_released_notebook_hands_out_an_objective_or_differences():
+    """What runs in the student's kernel (the instructor's locked cells) defines no
+    objective or finite differences; a4's gradients are SymPy expressions."""
+    for name in (A4, A5):
+        nb = _instructor(name)
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and meta.get("locked") and not meta.get("grade"):
+                for word in ("objective", "_fd", "differences", "gradient_check"):
+                    assert word not in cell.source, (name, meta.get("grade_id"), word)
 
 
 @pytest.mark.parametrize("student", sorted([*HONEST, "honest_plain"]))
@@ -283,7 +436,7 @@ def test_each_assignment_withholds_what_it_asks_for(tmp_path):
 
 def test_a_hanging_or_huge_answer_costs_that_student_only(tmp_path):
     """A function that never returns while a check calls it: "time limit" on that check, the
-    later ones not run; one that returns 200 MB: that check fails; the next student is graded
+    kernel restarted and the later ones graded; one that returns 200 MB: that check fails; the next student is graded
     as usual, and nothing of theirs is left running."""
     try:
         classroom.check_sandbox()
@@ -303,7 +456,7 @@ def test_a_hanging_or_huge_answer_costs_that_student_only(tmp_path):
         by.setdefault(r.submission, {})[r.check] = r
     assert by["a_hangs"]["check_majority"].points == 0
     assert "time limit" in by["a_hangs"]["check_majority"].feedback
-    assert "not run" in by["a_hangs"]["check_m_step_rows"].feedback
+    assert by["a_hangs"]["check_m_step_rows"].points == 1  # graded in a fresh kernel
     assert by["b_huge"]["check_majority"].points == 0
     assert by["b_huge"]["check_m_step_rows"].points == 1
     assert sum(r.points for r in by["c_honest"].values()) == 13

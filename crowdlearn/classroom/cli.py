@@ -14,6 +14,7 @@ from crowdlearn.classroom.releasing import release
 from crowdlearn.classroom.reports import _score_line, _totals
 from crowdlearn.classroom.sandbox import Limits, SandboxUnavailable
 from crowdlearn.classroom.submissions import _is_check
+from crowdlearn.classroom import gradescope as _gradescope  # the gradescope command
 
 __all__ = ["main"]
 
@@ -24,10 +25,10 @@ def main(argv=None) -> int:
     missing sandbox."""
     args = _parser().parse_args(argv)
     logging.basicConfig(format="%(levelname)s: %(message)s", level=logging.WARNING)
-    # one line per graded submission on stderr, as it goes
+    # progress on stderr as it goes: a bar on a terminal, else one line per submission
     logging.getLogger("crowdlearn.classroom.progress").setLevel(logging.INFO)
     commands = {"list": _list, "release": _release, "grade": _grade, "mark": _mark,
-                "export": _export}
+                "export": _export, "gradescope": _gradescope.command}
     try:
         return commands[args.command](args)
     except (ValueError, SandboxUnavailable) as err:
@@ -57,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     _grade_arguments(sub)
     _mark_arguments(sub)
     _export_arguments(sub)
+    _gradescope.add_arguments(sub)  # gradescope: one autograder .zip per assignment
     return parser
 
 
@@ -88,13 +90,13 @@ def _grade_arguments(sub) -> None:
                                           "results are kept and merged into the reports, "
                                           "executed notebooks are kept in autograded/")
     gra.add_argument("--timeout", type=int, default=120,
-                     help="seconds per cell; then the kernel and its children are killed "
+                     help="seconds per cell; then the kernel and its children are killed, and "
+                          "a fresh kernel runs the earlier cells again and goes on "
                           "(default 120; the slowest cell of an instructor version takes a few seconds)")
     gra.add_argument("--assignment", action="append", help="grade only this one (repeatable)")
     gra.add_argument("-j", "--jobs", type=int, default=1,
-                     help="grade this many submissions at once, in parallel processes "
-                          "(also with --course-dir)")
-    gra.add_argument("--only", help=argparse.SUPPRESS)  # JSON [[student, assignment], ...]
+                     help="grade this many submissions at once, whatever their assignment, "
+                          "each in a worker process of its own (also with --course-dir)")
     gra.add_argument("--no-sandbox", action="store_true",
                      help="run the students' code WITHOUT bubblewrap, with your rights "
                           "(prints a warning)")
@@ -216,21 +218,12 @@ def _release(args) -> int:
     return 0
 
 
-def _only(path):
-    """The ``(student, assignment)`` pairs a ``--jobs`` worker grades (``--only``)."""
-    if path is None:
-        return None
-    import json
-
-    return [tuple(pair) for pair in json.loads(Path(path).read_text(encoding="utf-8"))]
-
-
 def _grade(args) -> int:
     results = grade(args.submissions, args.source, assignments=args.assignment,
                     report=args.report, course_dir=args.course_dir,
                     timeout=args.timeout, jobs=args.jobs, verbose=args.verbose,
                     sandbox=not args.no_sandbox, totals=args.totals,
-                    feedback=args.feedback, marks=args.marks, only=_only(args.only),
+                    feedback=args.feedback, marks=args.marks, progress=True,
                     limits=Limits(*(getattr(args, f"{f}_limit") for f in Limits._fields)))
     _print_scores(results)
     report = Path(args.report)
@@ -241,7 +234,8 @@ def _grade(args) -> int:
         for student, name, why in results.ungraded:
             print(f"error: could not grade {student!r} / {name}: {why}", file=sys.stderr)
         print(f"error: {len(results.ungraded)} submission(s) could not be graded "
-              f"(they have 0 points and 'not graded' feedback in {report})", file=sys.stderr)
+              f"(0 points and 'not graded' feedback in {report}; their cells are left empty "
+              "in the totals and the exports)", file=sys.stderr)
         return 1
     return 0
 

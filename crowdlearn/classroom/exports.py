@@ -21,8 +21,8 @@ folder, or an id, SIS id, e-mail or ID number given to two students is a ``Value
 naming the rows. When exporting, a student who was graded but is not in the roster is a
 ``ValueError`` (the export would lose the grade). A roster entry without a submission of an
 assignment gets an empty cell (the LMS keeps what it has; ``missing="zero"`` writes 0
-instead); each such entry is named in a warning, as are submissions the grader failed on
-(also left empty) and hand-graded cells not marked yet (counted as 0). Where a folder name
+instead); each such entry is named in a warning, as are submissions that could not be graded
+(not a notebook, a symbolic link, the grader failed: :func:`not_graded`; also left empty) and hand-graded cells not marked yet (counted as 0). Where a folder name
 is written (a student without a name; the unmatched list), one that starts like a formula
 (``=``, ``+``, ``-``, ``@``) gets a leading apostrophe, so a spreadsheet never runs it.
 
@@ -71,7 +71,8 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from crowdlearn.classroom.reports import _score_line, _slug, _totals, read_results
+from crowdlearn.classroom.reports import (_score_line, _slug, _totals, not_graded,
+                                         read_results)
 from crowdlearn.classroom.scoring import awaiting_mark
 
 __all__ = ["RosterEntry", "read_roster", "read_assignment_map", "write_canvas",
@@ -236,7 +237,7 @@ def _gradebook(results, roster: dict, missing: str) -> _Gradebook:
         if len(seen) > 1:
             warnings.append(f"{a}: submissions were graded out of different maxima "
                             f"({', '.join(map(_num, seen))}); Points Possible is {_num(seen[-1])}")
-    ungraded = {(s, a) for s, a, *_ in getattr(results, "ungraded", [])}
+    ungraded = not_graded(results)
     got = {(t["submission"], t["assignment"]): t for t in totals}
     cells = {f: {a: "" if missing == "blank" else "0" for a in columns} for f in roster}
     for (folder, a), t in got.items():
@@ -248,8 +249,8 @@ def _gradebook(results, roster: dict, missing: str) -> _Gradebook:
                             f"({'left empty' if missing == 'blank' else 'given 0'})")
         failed = sorted(f for f, b in ungraded if b == a)
         if failed:
-            warnings.append(f"{a}: the grader failed on {', '.join(map(repr, failed))} "
-                            "(left empty; grade them again)")
+            warnings.append(f"{a}: could not grade {', '.join(map(repr, failed))} "
+                            "(left empty; see the report's feedback, grade them again)")
         pending = sorted(f for (f, b), t in got.items() if b == a and t["to_be_marked"])
         if pending:
             warnings.append(f"{a}: hand-graded cells not marked yet for {len(pending)} "

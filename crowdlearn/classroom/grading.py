@@ -1,5 +1,7 @@
 """Grading a class: every submission merged, executed in the sandbox and scored
-(:func:`grade`), in parallel processes or kept in a course directory across runs."""
+(:func:`grade`), ``jobs`` submissions at once (each in a worker process of its own, whatever
+its assignment), with progress and the time left shown as it goes, or kept in a course
+directory across runs. A submission that cannot be graded is listed in ``.ungraded``."""
 
 from __future__ import annotations
 
@@ -9,12 +11,11 @@ import json
 import logging
 import re
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from crowdlearn.classroom.assignments import (_default_source, _select, find_assignments,
-                                             grade_cells, read_assignment)
+from crowdlearn.classroom.assignments import (_select, find_assignments, grade_cells,
+                                             read_assignment)
 from crowdlearn.classroom.releasing import _write_ipynb
 from crowdlearn.classroom.reports import (_slug, read_results, write_feedback, write_report,
                                          write_totals)
@@ -34,7 +35,8 @@ _PROGRESS = logging.getLogger("crowdlearn.classroom.progress")
 
 def grade(submissions, source=None, *, assignments=None, report=None, course_dir=None,
           timeout: int = 120, jobs: int = 1, verbose: bool = False, sandbox: bool = True,
-          totals=None, feedback=None, marks=None, limits=None, only=None) -> GradeResults:
+          totals=None, feedback=None, marks=None, limits=None, only=None,
+          progress: bool = False) -> GradeResults:
     """Execute and grade every submitted notebook in ``submissions``; one
     :class:`CheckResult` per check.
 
@@ -58,9 +60,9 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
     timeout : int, default 120
         Seconds a single cell may run; the kernel and everything it started are then killed.
     jobs : int, default 1
-        Grade up to this many submissions at once, in separate processes, each given about
-        the same number of submissions (with ``course_dir`` too: their executed notebooks are
-        moved into its ``autograded/``).
+        Grade up to this many submissions at once, each in a worker process of its own (so
+        each sandbox has its own uid and limits): the next submission goes to whichever
+        worker is free, whatever its assignment.
     sandbox : bool, default True
         Run each submission in a bubblewrap sandbox. Before the first student the sandbox is
         started once and must import the kernel, the package and every ``crowdlearn``
@@ -82,14 +84,18 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
         in-memory folders, output kept per cell); default ``Limits()``. A submission that
         hits one gets "exceeded the ... limit" in its feedback; the others are graded.
     only : list of (student, assignment), optional
-        Grade only these submissions (how ``jobs`` splits the class among its processes).
+        Grade only these submissions.
+    progress : bool, default False
+        A bar with the time left (tqdm) on stderr if it is a terminal; else (and without
+        it) one line per submission, with the time left, to the progress logger.
 
     Returns
     -------
     GradeResults
         A list of CheckResult, by student, then assignment, then notebook order. A submission
-        that cannot be graded gets 0 on every check with the reason as feedback; if the grader
-        itself failed, it is also in ``.ungraded``.
+        that cannot be graded (not a notebook, a symbolic link, the grader failed) gets 0 on
+        every check with "not graded: <why>" as feedback, and is in ``.ungraded``: the
+        command line then exits with status 1 and the exports leave its cell empty.
     """
     if not (isinstance(jobs, int) and jobs >= 1):
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
@@ -101,17 +107,24 @@ def grade(submissions, source=None, *, assignments=None, report=None, course_dir
     subs = _submissions_to_grade(Path(submissions), known, assignments, only)
     names = {a: known[a] for a in sorted({a for _, a in subs})}
     root = _open_course(Path(course_dir)) if course_dir is not None else None
-    if jobs > 1 and len(subs) > 1:
-        results = _grade_in_parallel(Path(submissions), source, subs, names, timeout, jobs,
-                                     sandbox, limits,
-                                     keep=root / "autograded" if root else None)
-    else:
-        results = _grade_here(subs, names, timeout, bwrap, limits,
-                              keep=root / "autograded" if root is not None else None)
+    results = _run(subs, names, timeout, jobs, bwrap, limits,
+                   root / "autograded" if root is not None else None, progress)
     if root is not None:
         results = _merge_course(root, results)
     return _mark_and_write(results, marks, known, report=report, totals=totals,
                            feedback=feedback, root=root)
+
+
+def _run(subs, names, timeout, jobs, bwrap, limits, keep, progress) -> GradeResults:
+    """``subs`` graded here or, with ``jobs > 1``, in worker processes; progress shown."""
+    shown = _Progress(len(subs), bar=progress)
+    try:
+        if jobs > 1 and len(subs) > 1:
+            return _grade_in_parallel(subs, names, timeout, jobs, bwrap, limits, keep=keep,
+                                      shown=shown)
+        return _grade_here(subs, names, timeout, bwrap, limits, keep=keep, shown=shown)
+    finally:
+        shown.close()
 
 
 def _mark_and_write(results, marks, known, *, report, totals, feedback, root) -> GradeResults:
@@ -170,14 +183,22 @@ def remark(marks, *, report, course_dir=None, totals=None, feedback=None) -> Gra
     return marked
 
 
-def _grade_here(subs: dict, names: dict, timeout: int, bwrap, limits, keep) -> GradeResults:
+def _grade_here(subs: dict, names: dict, timeout: int, bwrap, limits, keep,
+                shown=None) -> GradeResults:
     """Grade ``subs`` in this process, each assignment's sandbox with its own copy of the
     package (probed before the first student)."""
+    with _probed_packages(names, bwrap, limits) as packages:
+        return _grade(subs, names, timeout, bwrap, keep=keep, limits=limits,
+                      packages=packages, shown=shown)
+
+
+@contextlib.contextmanager
+def _probed_packages(names: dict, bwrap, limits):
+    """:func:`_packages`, each probed in the sandbox before the first student."""
     with _packages(names, bwrap) as packages:
         for name, package in packages.items():
             probe_sandbox(bwrap, limits, _package_modules({name: names[name]}), package)
-        return _grade(subs, names, timeout, bwrap, keep=keep, limits=limits,
-                      packages=packages)
+        yield packages
 
 
 @contextlib.contextmanager
@@ -306,83 +327,113 @@ def _merge_course(root: Path, results) -> GradeResults:
                         getattr(results, "review", []))
 
 
-def _grade_in_parallel(submissions: Path, source, subs: dict, names: dict, timeout: int,
-                       jobs: int, sandbox: bool, limits=None, keep=None) -> GradeResults:
-    """Deal the submissions into ``jobs`` groups of about equal size, in order of assignment
-    (each process then probes the sandbox of few assignments: a group holds whole
-    assignments except where one group ends and the next begins); one process each, given
-    its group with ``--only``. With ``keep`` (a course's ``autograded/``), each process
-    keeps its executed notebooks in a course directory of its own, moved into ``keep`` at
-    the end."""
-    import subprocess
+def _grade_in_parallel(subs: dict, names: dict, timeout: int, jobs: int, bwrap, limits,
+                       keep=None, shown=None) -> GradeResults:
+    """Grade ``subs`` in ``jobs`` worker processes (spawned, each with its own sandbox uid),
+    one submission at a time each, the next going to the first worker free; the package
+    copies are made and probed here, once. Results in the order of ``subs``."""
+    import concurrent.futures as cf
+    import multiprocessing
 
-    order = sorted(subs, key=lambda key: (key[1], key[0]))
-    n = min(jobs, len(order))
-    groups = [order[len(order) * i // n:len(order) * (i + 1) // n] for i in range(n)]
-    source = Path(source) if source is not None else _default_source()
-    ungraded, review = [], []
-    with tempfile.TemporaryDirectory(prefix="crowdlearn-grade-") as tmp:
-        procs = []
-        for i, group in enumerate(groups):
-            part, log = Path(tmp) / f"part{i}.csv", Path(tmp) / f"part{i}.log"
-            cmd = [sys.executable, "-m", "crowdlearn.classroom", "--source", str(source),
-                   "grade", str(submissions), "--report", str(part), "--timeout", str(timeout),
-                   "--feedback", str(Path(tmp) / f"feedback{i}")]
-            if keep is not None:
-                cmd += ["--course-dir", str(Path(tmp) / f"course{i}")]
-            if not sandbox:
-                cmd.append("--no-sandbox")
-            for name, value in (limits or Limits())._asdict().items():
-                flag = {"processes": "process", "file_size": "file-size"}.get(name, name)
-                cmd.append(f"--{flag}-limit={value}")
-            only = Path(tmp) / f"only{i}.json"
-            only.write_text(json.dumps([list(key) for key in group]), encoding="utf-8")
-            cmd += ["--only", str(only)]
-            with log.open("w") as err:
-                procs.append((part, log, subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                                                          stderr=err)))
-        rows = {}
-        for part, log, proc in procs:
-            if proc.wait() not in (0, 1) or not part.exists():
-                text = log.read_text(errors="replace").strip()[-2000:]
-                raise RuntimeError(f"grading failed (exit {proc.returncode}): {text}")
-            with part.with_suffix(".json").open(encoding="utf-8") as fh:
-                data = json.load(fh)
-            for r in data["checks"]:
-                rows.setdefault((r["submission"], r["assignment"]), []).append(CheckResult(**r))
-            ungraded += [tuple(u) for u in data.get("ungraded", [])]
-            review += [tuple(r) for r in data.get("review", [])]
-        if keep is not None:
-            _move_notebooks([Path(tmp) / f"course{i}" / "autograded"
-                             for i in range(len(groups))], keep)
-    return GradeResults([r for key in subs for r in rows.get(key, [])], ungraded, review)
+    shown = shown or _Progress(len(subs))
+    done, ungraded, review = {}, [], []
+    with _probed_packages(names, bwrap, limits) as packages, cf.ProcessPoolExecutor(
+            max_workers=min(jobs, len(subs)),
+            mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_grade_task, student, name, path, names[name], timeout, bwrap,
+                               keep, limits, packages.get(name)): (student, name)
+                   for (student, name), path in subs.items()}
+        for future in cf.as_completed(futures):
+            student, name = futures[future]
+            try:
+                rows, failed, notes, seconds = future.result()
+            except Exception as exc:  # the worker itself died: say so, go on
+                why = f"the grading process failed ({type(exc).__name__}: {exc})"[:300]
+                checks = grade_cells(read_assignment(names[name]))
+                rows, failed, notes, seconds = (
+                    [CheckResult(student, name, cid, 0.0, pts,
+                                 f"not graded (grader error, ask your instructor): {why}")
+                     for cid, pts, _ in checks], [(student, name, why)], [], 0.0)
+            done[(student, name)] = rows
+            ungraded += failed
+            review += notes
+            shown.step(student, name, rows, seconds)
+    return GradeResults([r for key in subs for r in done[key]], ungraded, review)
 
 
-def _move_notebooks(parts, keep: Path) -> None:
-    """Move ``<part>/<student>/<assignment>.ipynb`` into ``keep``, replacing older ones."""
-    import shutil
+def _grade_task(student, name, path, instructor_path, timeout, bwrap, keep, limits,
+                package):
+    """One submission, in a worker process: ``(results, ungraded, review, seconds)``."""
+    if instructor_path not in _INSTRUCTORS:  # read once per worker
+        nb = read_assignment(instructor_path)
+        _INSTRUCTORS[instructor_path] = nb, _hidden_lines(nb)
+    instructor, hidden = _INSTRUCTORS[instructor_path]
+    start = time.perf_counter()
+    results, ungraded, review = [], [], []
+    _grade_one(student, name, path, instructor, hidden, timeout, bwrap, keep, limits,
+               results, ungraded, package, review)
+    return results, ungraded, review, time.perf_counter() - start
 
-    for part in parts:
-        for nb in sorted(part.glob("*/*.ipynb")) if part.is_dir() else []:
-            target = keep / nb.parent.name / nb.name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(nb), str(target))
+
+_INSTRUCTORS: dict = {}
+
+
+class _Progress:
+    """How far grading is: a tqdm bar with the time left on a terminal's stderr (``bar``),
+    otherwise one line per submission with the time left, to the progress logger (which the
+    command line shows on stderr)."""
+
+    def __init__(self, total: int, bar: bool = False):
+        self.total, self.count, self.start = total, 0, time.perf_counter()
+        self.bar = None
+        if bar and sys.stderr.isatty():
+            with contextlib.suppress(ImportError):
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, unit="submission", file=sys.stderr,
+                                dynamic_ncols=True)
+
+    def step(self, student, name, rows, seconds: float) -> None:
+        self.count += 1
+        points = sum(r.points for r in rows)
+        most = sum(r.max_points for r in rows)
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{student} {name}: {points:g}/{most:g}", refresh=False)
+            self.bar.update(1)
+            return
+        elapsed = time.perf_counter() - self.start
+        left = elapsed / self.count * (self.total - self.count)
+        _PROGRESS.info("[%d/%d] %r %s: %g / %g points (%.0f s); %s", self.count, self.total,
+                       student, name, points, most, seconds,
+                       f"about {_duration(left)} left" if self.count < self.total
+                       else f"all done in {_duration(elapsed)}")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds < 90:
+        return f"{seconds} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _grade(subs: dict, names: dict, timeout: int, bwrap, keep=None,
-           limits=None, packages=None) -> GradeResults:
+           limits=None, packages=None, shown=None) -> GradeResults:
     """Each submission: merged with the instructor's notebook, executed (sandboxed), scored."""
     instructors = {name: read_assignment(path) for name, path in names.items()}
     hidden = {name: _hidden_lines(nb) for name, nb in instructors.items()}
+    shown = shown or _Progress(len(subs))
     results, ungraded, review = [], [], []
-    for done, ((student, name), path) in enumerate(subs.items(), start=1):
+    for (student, name), path in subs.items():
         start, before = time.perf_counter(), len(results)
         _grade_one(student, name, path, instructors[name], hidden[name], timeout, bwrap, keep,
                    limits, results, ungraded, (packages or {}).get(name), review)
-        mine = results[before:]
-        _PROGRESS.info("[%d/%d] %r %s: %g / %g points (%.0f s)", done, len(subs), student,
-                       name, sum(r.points for r in mine), sum(r.max_points for r in mine),
-                       time.perf_counter() - start)
+        shown.step(student, name, results[before:], time.perf_counter() - start)
     return GradeResults(results, ungraded, review)
 
 
@@ -397,14 +448,16 @@ def _grade_one(student, name, path, instructor, hidden, timeout, bwrap, keep, li
         return [CheckResult(student, name, cid, 0.0, pts, why) for cid, pts, _ in checks]
 
     if isinstance(path, _Refused):
+        ungraded.append((student, name, path.reason))
         results += zero(f"not graded: {path.reason}")
         return
     try:
         nb = _read_submission(path)
-    except Exception as exc:  # not a notebook at all: graded 0, with the reason
+    except Exception as exc:  # not a notebook at all: 0 here, an empty cell in the exports
         first = (str(exc).strip().splitlines() or [""])[0]
-        results += zero(f"not graded: the file is not a notebook "
-                        f"({type(exc).__name__}: {first})")
+        why = f"the file is not a notebook ({type(exc).__name__}: {first})"
+        ungraded.append((student, name, why))
+        results += zero(f"not graded: {why}")
         return
     try:
         merged, notes, missing = _merge(instructor, nb)

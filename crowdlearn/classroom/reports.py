@@ -95,22 +95,34 @@ def write_report(results, path) -> tuple:
     return path, json_path
 
 
+def not_graded(results) -> set:
+    """``(student, assignment)`` of the submissions that could not be graded: listed in
+    ``results.ungraded``, or (results kept in a course directory across runs) whose
+    feedback starts with "not graded". Their cells are left empty, never 0."""
+    found = {(s, a) for s, a, *_ in getattr(results, "ungraded", [])}
+    return found | {(r.submission, r.assignment) for r in results
+                    if str(r.feedback or "").startswith("not graded")}
+
+
 def write_totals(results, path, known=None) -> Path:
-    """One row per student, one column per assignment (points; empty if not submitted) and
-    ``total`` -- the CSV an LMS gradebook imports (the maxima are in the JSON report)."""
+    """One row per student, one column per assignment (points; empty if not submitted or
+    not graded: :func:`not_graded`) and ``total`` -- the CSV an LMS gradebook imports (the
+    maxima are in the JSON report)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    per = {}
+    per, empty = {}, not_graded(results)
     for t in _totals(results):
-        per.setdefault(t["submission"], {})[t["assignment"]] = t["points"]
+        key = (t["submission"], t["assignment"])
+        per.setdefault(key[0], {})[key[1]] = None if key in empty else t["points"]
     columns = sorted({a for row in per.values() for a in row})
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(["student", *columns, "total"])
         for student in sorted(per):
             row = per[student]
-            writer.writerow([student, *(f"{row[a]:g}" if a in row else "" for a in columns),
-                             f"{sum(row.values()):g}"])
+            writer.writerow([student, *(f"{row[a]:g}" if row.get(a) is not None else ""
+                                        for a in columns),
+                             f"{sum(v for v in row.values() if v is not None):g}"])
     return path
 
 

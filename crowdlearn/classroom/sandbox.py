@@ -17,6 +17,7 @@ import contextlib
 import copy
 import json
 import os
+import re
 import resource
 import shutil
 import sys
@@ -341,36 +342,67 @@ def _execute(nb, original, *, timeout: int, bwrap: str | None, limits=None,
     """Run ``nb``'s code cells in a fresh kernel (in place); inside bubblewrap unless
     ``bwrap`` is None, within ``limits`` (:class:`Limits`). ``original`` (the student's file,
     as handed in) is the only file in the kernel's working directory. A cell that runs longer
-    than ``timeout`` seconds, or a kernel that dies, ends the run: the cells not run get an
-    error output saying why. A cell whose error is a limit's says which limit; a cell's
-    output beyond ``limits.output`` bytes is dropped with a note."""
-    import subprocess
-
+    than ``timeout`` seconds, kills the kernel or exhausts the process limit costs only
+    itself: the kernel is started afresh, the cells that ran before it run again, and the
+    run goes on with the next cell (:func:`_run_cells`). A cell whose error is a limit's says
+    which limit; a cell's output beyond ``limits.output`` bytes is dropped with a note."""
     limits = (limits or Limits()).checked()
-    with tempfile.TemporaryDirectory(prefix="clg-", dir=_TMP if os.path.isdir(_TMP)
-                                     else None) as tmp:
-        box = Path(tmp)
-        km, work = _kernel_manager(box, original, bwrap, limits, package)
-        client = _client(nb, km, timeout, limits)
-        log_path = box / "kernel.log"
-        with log_path.open("w") as log:
-            try:
-                try:
-                    cm = client.setup_kernel(cwd=str(work), stdout=log,
-                                             stderr=subprocess.STDOUT, **km.launch_options)
-                    cm.__enter__()
-                except Exception as exc:
-                    text = log_path.read_text(errors="replace").strip()[-600:]
-                    raise _NotGraded(f"the kernel did not start ({type(exc).__name__}: {exc}) "
-                                     f"{text}".strip()) from None
-                km.lock_sockets()
-                try:
-                    _run_cells(client, nb, timeout, limits, km)
-                finally:
-                    with contextlib.suppress(Exception):
-                        cm.__exit__(None, None, None)
-            finally:
-                _stop_kernel(client, km)
+    kernel = _Kernel(original, bwrap, limits, package)
+    client = kernel.client = _client(nb, None, timeout, limits)
+    try:
+        kernel.start()
+        _run_cells(client, nb, timeout, limits, kernel)
+    finally:
+        kernel.stop()
+
+
+class _Kernel:
+    """The sandboxed kernel a notebook runs in, one at a time: :meth:`start` a fresh one
+    (in a folder of its own under ``_TMP``), :meth:`stop` it and everything it started."""
+
+    def __init__(self, original, bwrap, limits, package):
+        self.original, self.bwrap, self.limits, self.package = original, bwrap, limits, package
+        self.client = self.km = self.cm = self.log = self.box = None
+        self.started = 0
+
+    def start(self):
+        import subprocess
+
+        self.stop()
+        self.started += 1
+        self.box = Path(tempfile.mkdtemp(prefix="clg-", dir=_TMP if os.path.isdir(_TMP)
+                                         else None))
+        km, work = _kernel_manager(self.box, self.original, self.bwrap, self.limits,
+                                   self.package)
+        self.client.km, self.client.kc, self.km = km, None, km
+        log_path = self.box / "kernel.log"
+        self.log = log_path.open("w")
+        try:
+            cm = self.client.setup_kernel(cwd=str(work), stdout=self.log,
+                                          stderr=subprocess.STDOUT, cleanup_kc=False,
+                                          **km.launch_options)
+            cm.__enter__()
+        except Exception as exc:
+            text = log_path.read_text(errors="replace").strip()[-600:]
+            raise _NotGraded(f"the kernel did not start ({type(exc).__name__}: {exc}) "
+                             f"{text}".strip()) from None
+        self.cm = cm
+        km.lock_sockets()
+        return km
+
+    def stop(self) -> None:
+        if self.cm is not None:
+            with contextlib.suppress(Exception):
+                self.cm.__exit__(None, None, None)
+        if self.km is not None:
+            _stop_kernel(self.client, self.km)
+        if self.log is not None:
+            self.log.close()
+        if self.box is not None:
+            shutil.rmtree(self.box, ignore_errors=True)
+        self.km = self.cm = self.log = self.box = None
+        if self.client is not None:
+            self.client.kc = None
 
 
 def _kernel_manager(box: Path, original, bwrap: str | None, limits, package=None) -> tuple:
@@ -565,13 +597,20 @@ def _death(km, limits) -> str:
             + (f" [exit status {code}]" if code is not None else ""))
 
 
-def _run_cells(client, nb, timeout: int, limits=None, km=None) -> None:
-    """Execute the code cells in order; after a time-out or a dead kernel, the rest get an
-    error output saying why they did not run."""
-    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+_RESTARTS = 3
+"""How many times a notebook's kernel is started afresh after a fatal cell; after that the
+remaining cells are not run."""
 
+
+def _run_cells(client, nb, timeout: int, limits=None, kernel=None) -> None:
+    """Execute the code cells in order. A cell (or a check calling the student's code) that
+    runs past the time limit, kills the kernel or exhausts the process limit gets an error
+    saying so; then the kernel is started afresh, the kernel cells that ran before it run
+    again (their outputs kept from the first run), and the run goes on with the next cell.
+    A later check that needs a name the failed cell would have defined fails saying so.
+    After :data:`_RESTARTS` restarts (or a replay that fails) the rest get "not run"."""
     limits = limits or Limits()
-    stop, runner = None, None
+    stop, runner, done, lost = None, None, [], {}
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
@@ -580,25 +619,109 @@ def _run_cells(client, nb, timeout: int, limits=None, km=None) -> None:
             continue
         role = _role(cell)
         if role != "student" and runner is None:
-            runner = _trusted_runner(client, km, nb, timeout, limits)
+            runner = _trusted_runner(client, kernel.km if kernel else None, nb, timeout,
+                                     limits)
         if role == "check":  # the grader's process judges: never in the kernel
-            stop = runner.run(cell, check=True)
+            failed = runner.run(cell, check=True)
+            _explain_lost(cell, lost)
+            failed = _stopped(failed)
+        else:
+            failed = _run_in_kernel(client, cell, index, timeout, limits, kernel, runner, role)
+            _explain_lost(cell, lost)
+            if failed is None:
+                done.append(index)
+            else:
+                why = f"the cell that defines it (cell {index + 1}) {failed}"
+                lost.update(dict.fromkeys(_defined_names(cell.source), why))
+        if failed is not None:
+            stop = _restart(client, nb, kernel, runner, done, timeout, failed)
+
+
+def _run_in_kernel(client, cell, index, timeout, limits, kernel, runner, role) -> str | None:
+    """Execute a student's or instructor's cell in the kernel (and an instructor's in the
+    grader too); what made the kernel unusable (it "ran longer than ...") or None."""
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    try:
+        client.execute_cell(cell, index)
+    except CellTimeoutError:
+        cell.outputs.append(_error(
+            "TimeLimit", f"this cell ran longer than the time limit ({timeout} s) and was "
+                         "stopped"))
+        return f"ran longer than the time limit ({timeout} s)"
+    except DeadKernelError:
+        why = _death(kernel.km if kernel else None, limits)
+        cell.outputs.append(_error("KernelDied", why))
+        return f"ended the kernel ({why})"
+    _name_limits(cell, limits)
+    if any(o.get("ename") == "LimitExceeded" and "process limit" in o.get("evalue", "")
+           for o in cell.outputs):  # its processes hold the limit: a fresh kernel
+        return "exceeded the process limit"
+    if role == "instructor":  # and the grader's copy of the instructor's data
+        return _stopped(runner.run(copy.deepcopy(cell), check=False))
+    return None
+
+
+def _stopped(why: str | None) -> str | None:
+    """What the grader's runner said stopped the kernel, as "ran longer than ..." or
+    "ended the kernel"."""
+    if why is None:
+        return None
+    if "kernel died" in why:
+        return "ended the kernel"
+    return why.removeprefix("not run: ").removeprefix("an earlier cell ")
+
+
+def _restart(client, nb, kernel, runner, done, timeout, failed) -> str | None:
+    """A fresh kernel with the cells ``done`` run in it again (outputs of the replay
+    dropped); None, or why the remaining cells cannot run."""
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    stop = f"not run: an earlier cell {failed}"
+    if kernel is None or kernel.started > _RESTARTS:
+        return stop + f" (the kernel was restarted {_RESTARTS} times already)"
+    kept = dict(client.kept)
+    try:
+        kernel.start()
+        if runner is not None:  # the checks' requests go to the new kernel
+            channel = runner.channel
+            channel.km, channel.busy, channel.idle = kernel.km, False, None
+        for index in done:
+            cell = nb.cells[index]
+            replay = copy.deepcopy(cell)
+            try:
+                client.execute_cell(replay, index)
+            finally:
+                nb.cells[index] = cell
+    except (CellTimeoutError, DeadKernelError, _NotGraded) as exc:
+        return stop + f" (the kernel was restarted, but running the earlier cells again " \
+                      f"failed: {type(exc).__name__})"
+    finally:
+        client.kept = kept
+    return None
+
+
+def _defined_names(source: str) -> set:
+    """The names a cell binds at its top level (what later cells may need from it)."""
+    import symtable
+
+    try:
+        table = symtable.symtable(source, "<cell>", "exec")
+    except (SyntaxError, ValueError):
+        return set()
+    return {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported()}
+
+
+def _explain_lost(cell, lost: dict) -> None:
+    """A ``NameError`` for a name a failed cell would have defined says so."""
+    for out in cell.get("outputs", []):
+        if out.get("output_type") != "error" or out.get("ename") != "NameError":
             continue
-        try:
-            client.execute_cell(cell, index)
-            _name_limits(cell, limits)
-            if role == "instructor":  # and the grader's copy of the instructor's data
-                stop = runner.run(copy.deepcopy(cell), check=False)
-        except CellTimeoutError:
-            cell.outputs.append(_error(
-                "TimeLimit", f"this cell ran longer than the time limit "
-                             f"({timeout} s) and was stopped"))
-            stop = (f"not run: an earlier cell ran longer than the time limit "
-                    f"({timeout} s)")
-        except DeadKernelError:
-            why = _death(km, limits)
-            cell.outputs.append(_error("KernelDied", why))
-            stop = f"not run: an earlier cell ended the kernel ({why})"
+        found = re.search(r"name '(\w+)' is not defined", out.get("evalue", ""))
+        if found and found.group(1) in lost:
+            name = found.group(1)
+            out["evalue"] = (f"{name!r} is not defined: {lost[name]}, so it was skipped; "
+                             "the kernel was restarted and grading went on without it")
 
 
 def _role(cell) -> str:

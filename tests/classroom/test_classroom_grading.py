@@ -234,14 +234,17 @@ def test_no_process_outlives_its_submission(hostile, instructor):
 
 
 def test_a_cell_past_the_time_limit_is_killed(hostile, instructor):
+    """It costs only the checks of its answer: the kernel is restarted and grading goes on
+    (more in test_classroom_restart_and_jobs.py)."""
     checks = hostile["by"]["f_timeout"]
     auto = _auto(instructor)
-    assert all(checks[c].points == 0 for c in auto)
+    assert checks["check_lagrangian"].points == 0 and checks["check_prior"].points == 0
     assert "time limit" in checks["check_lagrangian"].feedback
+    assert checks["check_estimator_hard"].points == auto["check_estimator_hard"]
     executed = nbformat.read(str(hostile["course"] / "autograded" / "f_timeout" / f"{A1}.ipynb"),
                              as_version=4)
     enames = [o.get("ename") for c in executed.cells for o in c.get("outputs", [])]
-    assert "TimeLimit" in enames and "NotRun" in enames
+    assert "TimeLimit" in enames and "NotRun" not in enames
 
 
 def test_stderr_from_correct_code_is_not_a_failure(hostile, instructor):
@@ -342,7 +345,7 @@ def odd(bwrap, no_policy, instructor, tmp_path_factory):
 
 
 def test_odd_folder_names_are_graded_normally(odd, instructor):
-    assert odd["code"] == 0
+    assert odd["code"] == 1  # 1: the symbolic links and the file that is no notebook
     auto = _auto(instructor)
     for name in ("new\nline", "star*", "with spaces", "-dash", "zz_last"):
         checks = odd["by"][name]
@@ -388,6 +391,9 @@ def test_symlinks_are_refused(odd):
 def test_a_file_that_is_no_notebook_scores_zero(odd):
     checks = odd["by"]["not_nb"]
     assert all(pts == 0 and "not a notebook" in fb for pts, _, fb in checks.values())
+    totals = {r["student"]: r for r in csv.DictReader(
+        (odd["base"] / "grades-totals.csv").open(newline="", encoding="utf-8"))}
+    assert totals["not_nb"][A1] == "" and totals["link_dir"][A1] == ""  # not graded: empty
 
 
 def test_a_submission_the_grader_fails_on_gives_a_nonzero_exit(bwrap, no_policy, instructor,

@@ -183,10 +183,7 @@ def test_each_limit_stops_the_cell_with_a_clear_message(bwrap, box, kind):
     nb = _run([code, "print('next')"], bwrap)
     errors = _errors(nb.cells[0])
     assert errors and message in errors[0][1], errors
-    if kind == "cpu":
-        assert _errors(nb.cells[1])[0][0] == "NotRun"
-    elif kind != "fork":  # the fork bomb's children hold the processes until the end
-        assert _text(nb.cells[1]) == "next\n"
+    assert _text(nb.cells[1]) == "next\n"  # in a fresh kernel after the CPU hog or fork bomb
     assert _sandbox_processes() == [] and list(box.iterdir()) == []
 
 
@@ -198,11 +195,11 @@ def test_daemons_and_parent_killers_leave_nothing(bwrap, box):
                "os.kill(os.getppid(), 9); os.kill(1, 9)\n",
                "print('alive')",
                "import os, signal; os.killpg(0, signal.SIGKILL)",
-               "print('never')"], bwrap)
+               "print('again')"], bwrap)
     assert _text(nb.cells[1]) == "alive\n"
     assert _errors(nb.cells[2])[0][0] == "KernelDied"
     assert "the kernel died" in _errors(nb.cells[2])[0][1]
-    assert _errors(nb.cells[3])[0][0] == "NotRun"
+    assert _text(nb.cells[3]) == "again\n"  # a fresh kernel, the earlier cells run again
     assert _sandbox_processes() == [] and list(box.iterdir()) == []
 
 

@@ -812,9 +812,11 @@ def spammer_score(model_or_confusions):
 
     .. math::
 
-        \mathrm{score} = \frac{1}{N (N-1)} \sum_{n < n'} \sum_{p} (M_{n,p} - M_{n',p})^2
-          = \frac{N \sum_n \lVert M_{n,\cdot} \rVert^2
+        \begin{aligned}
+        \mathrm{score} &= \frac{1}{N (N-1)} \sum_{n < n'} \sum_{p} (M_{n,p} - M_{n',p})^2 \\
+          &= \frac{N \sum_n \lVert M_{n,\cdot} \rVert^2
           - \lVert \sum_n M_{n,\cdot} \rVert^2}{N (N-1)},
+        \end{aligned}
 
     0 for a spammer, 1 for a worker whose rows are distinct vertices (a
     perfect worker, or one who always answers a fixed permutation of the

@@ -269,9 +269,11 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
 
     .. math::
 
-        J(\theta) = \ell(\theta) + \alpha \Big( \sum_n \log\phi_n
-        + \sum_{r,n,p} \log M^{(r)}_{n,p}
-        + \sum_{n,j} \big[\log\phi_{j\mid n} + \log(1 - \phi_{j\mid n})\big] \Big).
+        \begin{aligned}
+        J(\theta) = \ell(\theta) + \alpha \Big( &\sum_n \log\phi_n
+        + \sum_{r,n,p} \log M^{(r)}_{n,p} \\
+        &+ \sum_{n,j} \big[\log\phi_{j\mid n} + \log(1 - \phi_{j\mid n})\big] \Big).
+        \end{aligned}
 
     **E-step**, in log space with the row maximum subtracted before
     exponentiating:

@@ -277,8 +277,8 @@ class GLAD(ClassPrior, IdResults, EMEstimator):
     .. math::
 
         \begin{aligned}
-        \log Q_i(n) = \log\phi_n + \sum_{r \in R_i} \Big[&1\{y^{(i)}_r = n\}\log\sigma(b_{ir}) \\
-        &+ 1\{y^{(i)}_r \ne n\}\big(\log\sigma(-b_{ir}) - \log(N - 1)\big)\Big] - \log Z_i:
+        \log Q_i(n) &= \log\phi_n + \sum_{r \in R_i} \Big[1\{y^{(i)}_r = n\}\log\sigma(b_{ir}) \\
+        &\quad + 1\{y^{(i)}_r \ne n\}\big(\log\sigma(-b_{ir}) - \log(N - 1)\big)\Big] - \log Z_i:
         \end{aligned}
 
     the two sums over item :math:`i`'s labels in each class :math:`p` are two

@@ -170,3 +170,17 @@ def book_pages(skip_dirs=frozenset({"_static", "_sources", "_images", "reports",
             continue
         pages.append(rel.as_posix())
     return pages
+
+
+def ext_module(name: str):
+    """A module of ``book/_ext`` (not a package), imported by path once."""
+    import importlib.util
+    import sys
+
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, BOOK / "_ext" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

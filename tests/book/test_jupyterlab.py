@@ -279,6 +279,18 @@ def _labelled_equations(text: str) -> list[str]:
     return re.findall(r"^\$\$.*?^\$\$[ \t]*\(([\w-]+)\)[ \t]*$", text, re.M | re.S)
 
 
+def _open_chapter(browser, base: str, token: str, labels):
+    """A page with RENDER_CHAPTER opened in JupyterLab, every markdown cell rendered and its
+    equations numbered as ``labels`` say."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{base}/lab/tree/book?token={token}", wait_until="domcontentloaded")
+    page.locator(".jp-DirListing-item", has_text=RENDER_CHAPTER).first.dblclick(timeout=120_000)
+    page.locator(".jp-NotebookPanel .jp-MarkdownCell").first.wait_for(timeout=120_000)
+    page.wait_for_function(ALL_RENDERED, timeout=300_000, polling=500)
+    page.wait_for_function(NUMBERED, arg=labels, timeout=300_000, polling=500)
+    return page
+
+
 @pytest.mark.browser
 def test_chapter_reads_like_the_web_page_in_jupyterlab(tmp_path):
     """jupyterlab-myst renders the chapter's MyST: no role or directive is left as raw text,
@@ -304,13 +316,7 @@ def test_chapter_reads_like_the_web_page_in_jupyterlab(tmp_path):
     with _jupyterlab(tmp_path, work, settings) as (base, token):
         with playwright.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(f"{base}/lab/tree/book?token={token}", wait_until="domcontentloaded")
-            page.locator(".jp-DirListing-item", has_text=RENDER_CHAPTER).first.dblclick(
-                timeout=120_000)
-            page.locator(".jp-NotebookPanel .jp-MarkdownCell").first.wait_for(timeout=120_000)
-            page.wait_for_function(ALL_RENDERED, timeout=300_000, polling=500)
-            page.wait_for_function(NUMBERED, arg=labels, timeout=300_000, polling=500)
+            page = _open_chapter(browser, base, token, labels)
             found = page.evaluate(READ_CELLS)
             errata = page.locator(".myst details", has_text="Erratum 1").first
             errata.scroll_into_view_if_needed(timeout=30_000)
@@ -750,14 +756,7 @@ def test_chapter_run_and_saved_in_jupyterlab_is_unchanged(tmp_path):
     with _jupyterlab(tmp_path, work, settings) as (base, token):
         with playwright.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(f"{base}/lab/tree/book?token={token}", wait_until="domcontentloaded")
-            page.locator(".jp-DirListing-item", has_text=RENDER_CHAPTER).first.dblclick(
-                timeout=120_000)
-            page.locator(".jp-NotebookPanel .jp-MarkdownCell").first.wait_for(timeout=120_000)
-            page.wait_for_function(ALL_RENDERED, timeout=300_000, polling=500)
-            page.wait_for_function(NUMBERED, arg=_labelled_equations(source),
-                                   timeout=300_000, polling=500)
+            page = _open_chapter(browser, base, token, _labelled_equations(source))
             loaded = page.evaluate("() => !!(window._JUPYTERLAB || {})['crowdlearn-jupyterlab']")
             numbers = page.evaluate(READ_CELLS)["numbers"]
             page.locator(".jp-StatusBar-Widget", has_text="Idle").first.wait_for(

@@ -12,25 +12,14 @@ each deck are saved under ``test-artifacts/slides/`` (never failing the test).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
 
-from support import ARTIFACTS, BOOK, HTML, ROOT, chromium_or_skip, serve, watched_page
+from support import ARTIFACTS, HTML, ROOT, chromium_or_skip, ext_module, serve, watched_page
 
 pytestmark = pytest.mark.browser
 
 
-def _slides_module():
-    spec = importlib.util.spec_from_file_location("slides", BOOK / "_ext" / "slides.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-slides = _slides_module()
+slides = ext_module("slides")
 DECKS = [slides.deck_name(week) for week in slides.course_weeks(ROOT)]
 
 # every slide, visited through reveal.js; what each holds and how it sits in the window

@@ -9,26 +9,16 @@ equation in a chapter changes that week's deck and no other.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-from support import BOOK, ROOT
+from support import BOOK, ROOT, ext_module
 
 
-def _slides_module():
-    spec = importlib.util.spec_from_file_location("slides", BOOK / "_ext" / "slides.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-slides = _slides_module()
+slides = ext_module("slides")
 
 
 def labelled_equations(text: str) -> dict[str, str]:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from support import BOOK, fail_or_skip
+from support import BOOK
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
@@ -46,14 +46,6 @@ A1 = "a1_naive_bayes_mle"
 A1_MD = (SOURCE / f"{A1}.md").resolve()
 PACKAGE = Path(classroom.__file__).resolve().parent
 TIMEOUT = 30  # a cell time limit: a1's cells take well under a second on a quiet machine
-
-
-@pytest.fixture(scope="module")
-def bwrap():
-    try:
-        return classroom.check_sandbox()
-    except classroom.SandboxUnavailable as err:
-        fail_or_skip(str(err))
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ import textwrap
 
 import pytest
 
-from support import BOOK, fail_or_skip
+from support import BOOK
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
@@ -45,14 +45,6 @@ FATAL = {
              "        time.sleep(60)\n"
              "        os._exit(0)", "process limit"),
 }
-
-
-@pytest.fixture(scope="module")
-def bwrap():
-    try:
-        return classroom.check_sandbox()
-    except classroom.SandboxUnavailable as err:
-        fail_or_skip(str(err))
 
 
 @pytest.fixture(scope="module")

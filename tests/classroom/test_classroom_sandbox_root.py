@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from support import BOOK, fail_or_skip
+from support import BOOK
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
@@ -39,14 +39,6 @@ MiB = 1 << 20
 LIMITS = sandbox.Limits(memory=2048 * MiB, processes=64, cpu=5, file_size=8 * MiB,
                         tmpfs=16 * MiB, output=256 * 1024)
 SECRET = "GRADER_SECRET_h27_b9f1"
-
-
-@pytest.fixture(scope="module")
-def bwrap():
-    try:
-        return classroom.check_sandbox()
-    except classroom.SandboxUnavailable as err:
-        fail_or_skip(str(err))
 
 
 @pytest.fixture()

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from support import BOOK, fail_or_skip
+from support import BOOK
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
@@ -49,14 +49,6 @@ A1_MD = (BOOK / "assignments" / f"{A1}.md").resolve()
 JANE = {"users": [{"email": "jane.doe@uni.example", "name": "Jane Doe", "id": 7}],
         "id": 1234, "submission_method": "upload"}
 FAKE = "fake results from the student"
-
-
-@pytest.fixture(scope="module")
-def bwrap():
-    try:
-        return classroom.check_sandbox()
-    except classroom.SandboxUnavailable as err:
-        fail_or_skip(str(err))
 
 
 @pytest.fixture(scope="module")

@@ -184,3 +184,15 @@ def ext_module(name: str):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def bwrap():
+    """The bubblewrap sandbox the grader uses (skipped without it, failed under CI); the
+    classroom tests import it."""
+    from crowdlearn import classroom  # here: those modules skip without nbclient first
+
+    try:
+        return classroom.check_sandbox()
+    except classroom.SandboxUnavailable as err:
+        fail_or_skip(str(err))

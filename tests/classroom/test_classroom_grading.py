@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from support import BOOK
+from support import BOOK, bwrap  # noqa: F401  (a fixture)
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")

@@ -2,7 +2,7 @@
 tests/classroom/test_classroom_grading.py switches the audit off for the whole of that module."""
 
 from test_classroom_grading import (A1, SOURCE, TIMEOUT, _auto, _by, _prepend,  # noqa: F401
-                                    _put, classroom, instructor)
+                                    _put, bwrap, classroom, instructor)
 
 
 def test_real_audit_lists_the_package_importer_and_the_monkeypatcher_for_review(

@@ -20,7 +20,7 @@ import textwrap
 
 import pytest
 
-from support import BOOK
+from support import BOOK, bwrap  # noqa: F401  (a fixture)
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")

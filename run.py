@@ -18,7 +18,7 @@ inside a virtual environment, they create ``.venv`` next to this file, install
 everything, for Python 3.11 on Linux x86_64) into it -- ``requirements.txt`` installs the
 ``crowdlearn`` package editable with all its extras (``-e .[all]``) -- and re-run themselves
 there. Installs are skipped when nothing they depend on
-(requirements.txt, requirements.lock, pyproject.toml) changed since the last run. On a
+(requirements.txt, requirements.lock, the pyproject.toml files) changed since the last run. On a
 Python other than the lock's, the lock is not applied (a note says so).
 
 ``test`` builds the book, which executes every chapter and assignment once; the notebook
@@ -80,7 +80,7 @@ def _ensure_environment() -> None:
             print(f"[run.py] note: {LOCK.name} pins versions for Python {locked}, this is "
                   f"Python {here}: installing requirements.txt without it", flush=True)
     digest = hashlib.sha256()
-    for path in (REQUIREMENTS, LOCK, ROOT / "pyproject.toml"):
+    for path in (REQUIREMENTS, LOCK, *ROOT.glob("*/pyproject.toml"), ROOT / "pyproject.toml"):
         digest.update(path.name.encode() + b"\0")
         digest.update(path.read_bytes() if path.exists() else b"(missing)")
     digest.update(" ".join(constraints).encode())

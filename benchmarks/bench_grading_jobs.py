@@ -22,7 +22,7 @@ from pathlib import Path
 
 import nbformat
 
-from crowdlearn import classroom
+import crowdlearn_grader as classroom
 
 SOURCE = Path(__file__).resolve().parents[1] / "book" / "assignments"
 

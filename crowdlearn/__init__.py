@@ -30,7 +30,8 @@ Every name is imported on first use (PEP 562): ``import crowdlearn`` itself load
 no SciPy and none of the optional packages (SymPy, Matplotlib, ipywidgets, pandas, Dask);
 ``crowdlearn.DawidSkene`` or ``from crowdlearn import DawidSkene`` imports what that name
 needs. ``pip install crowdlearn`` installs NumPy and SciPy only; the extras ``[widgets]``,
-``[pandas]``, ``[dask]``, ``[book]``, ``[classroom]`` and ``[all]`` add the rest.
+``[pandas]``, ``[dask]``, ``[book]`` and ``[all]`` add the rest. The instructor's grader is a
+distribution of its own (``crowdlearn-grader``, the repository's ``grader/`` folder).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ _NAMES = {
                      "recommend_labels", "replay_policies"], "crowdlearn.active"),
     # subpackages and modules
     **{name: f"crowdlearn.{name}" for name in (
-        "active", "aggregation", "classroom", "datasets", "distributed", "experiments", "features",
+        "active", "aggregation", "datasets", "distributed", "experiments", "features",
         "metrics", "selection", "simulate", "symbolic", "widgets",
         # not in __all__, but attributes of the package as before (crowdlearn.em.fit_em)
         "em", "exceptions", "frames", "labels", "solvers")},
@@ -87,7 +88,7 @@ _NAMES = {
 __getattr__, __dir__ = attach(__name__, _NAMES)
 
 if TYPE_CHECKING:  # what static tools (and readers) see; nothing of it runs
-    from crowdlearn import (active, aggregation, classroom, datasets, distributed, experiments,
+    from crowdlearn import (active, aggregation, datasets, distributed, experiments,
                             features, metrics, selection, simulate, symbolic, widgets)
     from crowdlearn._limits import SizeLimits, get_size_limits, set_size_limits, size_limits
     from crowdlearn.active import (LabelGains, ReplayResult, expected_label_gains,
@@ -175,7 +176,6 @@ __all__ = [
     "widgets",
     "aggregation",
     "features",
-    "classroom",
     "distributed",
     "active",
     "LabelGains",

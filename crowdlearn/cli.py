@@ -4,6 +4,7 @@
 
     crowdlearn aggregate answers.csv --model ds [--gold gold.csv] [--out labels.csv]
                          [--probas probas.csv] [--skills skills.csv]
+                         [--confusions confusions.csv]
 
 ``answers.csv`` holds one row per label, crowd-kit's layout: a task (item) id, a worker id
 and the label, in columns named ``task``, ``worker`` and ``label`` unless ``--task-col``,
@@ -13,7 +14,18 @@ files are written the same way. Task and worker ids are read from CSV/TSV as tex
 written (``007`` stays ``007``; only an empty cell is missing); labels keep the type
 pandas infers. Results are given by the original ids: the labels file has one row per task
 (the task column and the label column, under the input's names), the probabilities file
-one column per class, the skills file one row per worker (``skill``).
+one column per class, the skills file one row per worker (``skill``): the model's skill of
+the worker, or, for Dawid--Skene (which has a confusion matrix per worker, no single
+skill), the worker's accuracy ``sum_n prior[n] * confusion_[r, n, n]``, the probability
+that it gives the true label under the fitted class prior and confusion matrices. The
+confusions file (``--confusions``; ``ds`` and ``onecoin``) has one row per worker, true
+label and given label: the worker column, ``true_label``, ``given_label`` and
+``probability``, the probability of the given label when the true label is
+``true_label``. The gold file's columns are named like the answers' task and label columns
+unless ``--gold-task-col`` and ``--gold-label-col`` say otherwise (a gold file without them
+but with ``task`` and ``label`` columns is read by those). A task may have several gold rows
+with ``--model gmv`` only: an answer (and an aggregate, in the accuracy printed) equal to any
+of them is right.
 
 Errors in the input (a missing file or column, an empty file, a missing label, an unknown
 model...) print one line on stderr and exit with status 2. Every argument is checked before
@@ -100,7 +112,11 @@ def _parser() -> argparse.ArgumentParser:
     agg.add_argument("--out", help="write the labels here (task, label) instead of stdout")
     agg.add_argument("--probas", help="write the class probabilities here (task, one column "
                                       "per class)")
-    agg.add_argument("--skills", help="write each worker's skill here (worker, skill)")
+    agg.add_argument("--skills", help="write each worker's skill here (worker, skill); for "
+                                      "ds the worker's accuracy, sum_n prior_n M_nn")
+    agg.add_argument("--confusions", help="write the confusion matrices here (worker, "
+                                          "true_label, given_label, probability); ds, "
+                                          "onecoin")
     agg.add_argument("--gold", help="known true labels (task, label): used by the models "
                                     "that take them, and the accuracy on them is printed")
     agg.add_argument("--score-only", action="store_true",
@@ -108,8 +124,10 @@ def _parser() -> argparse.ArgumentParser:
     for name, default in (("task", "task"), ("worker", "worker"), ("label", "label")):
         agg.add_argument(f"--{name}-col", default=default,
                          help=f"the answers' {name} column (default {default!r})")
-    agg.add_argument("--gold-task-col", default="task", help="the gold file's task column")
-    agg.add_argument("--gold-label-col", default="label", help="the gold file's label column")
+    agg.add_argument("--gold-task-col", help="the gold file's task column (default: the "
+                                             "answers' task column, else 'task')")
+    agg.add_argument("--gold-label-col", help="the gold file's label column (default: the "
+                                              "answers' label column, else 'label')")
     agg.add_argument("--classes", help="every class, comma-separated, in order (when some "
                                        "class never occurs in the answers)")
     agg.add_argument("--n-classes", type=int, help="the number of classes (passed to the model)")
@@ -177,21 +195,25 @@ def _csv_header(path: Path, sep: str) -> list:
     return next(csv.reader(["".join(chunks)], delimiter=sep), [])
 
 
-def _check_header(path: Path) -> None:
-    """Refuse a file whose header names more than ``MAX_COLUMNS`` columns, or a column
-    twice (pandas would read the first and rename the other ``label.1``)."""
+def _header_names(path: Path) -> list:
+    """The column names of a file's header (parquet: its schema), read alone."""
     suffix = path.suffix.lower()
     try:
         if suffix in _PARQUET:
             _need_pyarrow(path)
             import pyarrow.parquet as pq
 
-            names = list(pq.read_schema(path).names)
-        else:
-            names = _csv_header(path, "\t" if suffix in _TSV else ",")
+            return list(pq.read_schema(path).names)
+        return _csv_header(path, "\t" if suffix in _TSV else ",")
     except (OSError, ValueError, csv.Error) as exc:  # UnicodeDecodeError, ArrowInvalid
         first = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise CLIError(f"{path}: cannot be read as {suffix or 'CSV'}: {first}") from None
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file whose header names more than ``MAX_COLUMNS`` columns, or a column
+    twice (pandas would read the first and rename the other ``label.1``)."""
+    names = _header_names(path)
     if len(names) > MAX_COLUMNS:
         raise CLIError(f"{path}: the header has {len(names):,} columns, more than "
                        f"{MAX_COLUMNS:,}; a file of labels needs three (task, worker, label)")
@@ -321,22 +343,51 @@ def _read_answers(args):
     return crowd, label
 
 
+def _gold_columns(args) -> tuple:
+    """The gold file's task and label columns: as given, else named like the answers'
+    (``--task-col``, ``--label-col``), else ``task`` and ``label`` when the file has no
+    column of the answers' name but one of those (the former defaults)."""
+    names = None
+    cols = []
+    for given, answers_col, old_default in ((args.gold_task_col, args.task_col, "task"),
+                                            (args.gold_label_col, args.label_col, "label")):
+        if given is not None:
+            cols.append(given)
+            continue
+        if names is None:
+            names = set(_header_names(_check_input_file(args.gold)))
+        cols.append(old_default if answers_col not in names and old_default in names
+                    else answers_col)
+    if cols[0] == cols[1]:
+        raise CLIError(f"{args.gold}: the gold task and label columns are both {cols[0]!r}; "
+                       f"name them with --gold-task-col and --gold-label-col")
+    return tuple(cols)
+
+
 def _read_gold(args, label, crowd) -> dict:
-    """The gold file as ``{task id: label}``, restricted to the tasks of the answers."""
-    cols = (args.gold_task_col, args.gold_label_col)
+    """The gold file as ``{task id: label}``, restricted to the tasks of the answers; for
+    ``--model gmv`` a task may have several rows, and then every task maps to the list of
+    its gold labels (an answer equal to any of them is right)."""
+    cols = _gold_columns(args)
     # text labels: the gold file's labels are text too ("1" stays "1", never the number 1)
     as_text = not _pandas().api.types.is_numeric_dtype(label.dtype)  # bool counts as numeric
     frame = read_table(args.gold, id_columns=cols if as_text else cols[:1])
     _require_columns(frame, cols, args.gold)
     task, truth = frame[cols[0]], frame[cols[1]]
-    if task.duplicated().any():
+    several = bool(task.duplicated().any())
+    if several and args.model != "gmv":
         raise CLIError(f"{args.gold}: task {task[task.duplicated()].iloc[0]!r} is given "
-                       f"more than once")
+                       f"more than once (several gold labels per task: --model gmv only)")
     truth = _as_type(truth, label.dtype, str(args.gold))
     if crowd.item_ids.dtype.kind in "biuf":  # numeric task ids (parquet): gold's the same
         task = _as_type(task, crowd.item_ids.dtype, str(args.gold), "task")
     known = set(crowd.item_ids.tolist())
-    gold = {t: y for t, y in zip(task.tolist(), truth.tolist()) if t in known}
+    gold = {}
+    for t, y in zip(task.tolist(), truth.tolist()):
+        if t in known and not several:
+            gold[t] = y
+        elif t in known and y not in gold.setdefault(t, []):
+            gold[t].append(y)
     if not gold:
         raise CLIError(f"{args.gold}: none of its {len(task)} tasks is among the answers' tasks")
     return gold
@@ -366,9 +417,9 @@ def _fit(args, crowd, gold):
     import crowdlearn
 
     cls = getattr(crowdlearn, MODELS[args.model])
-    if args.skills is not None and getattr(cls, "_skills", None) is None:
-        raise CLIError(f"--skills: {cls.__name__} has no single skill per worker (it has "
-                       f"confusion matrices); use --model onecoin, glad, mace, mv, wawa or zbs")
+    if args.confusions is not None and not issubclass(cls, crowdlearn.DawidSkene):
+        raise CLIError(f"--confusions: {cls.__name__} has no confusion matrices; use --model "
+                       f"ds or onecoin (--skills writes one skill per worker)")
     model = _model(args, cls)
     use_gold = gold is not None and not args.score_only
     if args.model == "gmv":
@@ -414,7 +465,7 @@ def _check_paths(args) -> None:
         ([("--gold", args.gold)] if args.gold is not None else [])
     for _, path in inputs:
         _check_input_file(path)
-    outputs = [(o, getattr(args, o)) for o in ("out", "probas", "skills")
+    outputs = [(o, getattr(args, o)) for o in ("out", "probas", "skills", "confusions")
                if getattr(args, o) is not None]
     for option, path in outputs:
         _check_output(option, path)
@@ -430,9 +481,37 @@ def _check_paths(args) -> None:
                                f"({other_path}), an input: give the output another name")
 
 
+def _worker_skills(model):
+    """One skill per worker, a Series by worker id: the model's own, or, for a model with
+    a confusion matrix per worker and no single skill (Dawid--Skene), the probability that
+    the worker gives the true label, ``sum_n class_prior_[n] * confusion_[r, n, n]``."""
+    try:
+        return model.skills_
+    except AttributeError:  # "no single skill per worker; see its confusion matrices"
+        pass
+    import numpy as np
+
+    pd = _pandas()
+    accuracy = np.einsum("n,rnn->r", model.class_prior_, model.confusion_)
+    return pd.Series(accuracy, index=pd.Index(model.expert_ids_, name="worker"), name="skill")
+
+
+def _confusion_table(args, model):
+    """The confusion matrices in long format: one row per worker, true label and given
+    label, with the probability of the given label under the true one (``confusion_``)."""
+    import numpy as np
+
+    J, K, _ = model.confusion_.shape
+    return _pandas().DataFrame({
+        args.worker_col: np.repeat(model.expert_ids_, K * K),
+        "true_label": np.tile(np.repeat(model.class_ids_, K), J),
+        "given_label": np.tile(model.class_ids_, J * K),
+        "probability": model.confusion_.reshape(-1)})
+
+
 def _write_outputs(args, model) -> None:
-    """The labels (file or stdout), probabilities and skills, by original id: every table
-    is made before the first one is written."""
+    """The labels (file or stdout), probabilities, skills and confusion matrices, by
+    original id: every table is made before the first one is written."""
     labels = model.labels_
     tables = [(labels.rename(args.label_col).rename_axis(args.task_col).reset_index(),
                args.out)]
@@ -441,9 +520,11 @@ def _write_outputs(args, model) -> None:
         probas.columns = [str(c) for c in probas.columns]
         tables.append((probas.rename_axis(args.task_col).reset_index(), args.probas))
     if args.skills is not None:
-        skills = model.skills_
+        skills = _worker_skills(model)
         tables.append((skills.rename("skill").rename_axis(args.worker_col).reset_index(),
                        args.skills))
+    if args.confusions is not None:
+        tables.append((_confusion_table(args, model), args.confusions))
     for frame, path in tables:
         write_table(frame, path)
     if args.out is None:
@@ -453,7 +534,8 @@ def _write_outputs(args, model) -> None:
 def _report_gold(model, gold: dict, used_in_fit: bool) -> str:
     """One line: the accuracy of the labels on the gold tasks."""
     labels = model.labels_
-    right = sum(labels[t] == y for t, y in gold.items())
+    right = sum(labels[t] in y if isinstance(y, list) else labels[t] == y
+                for t, y in gold.items())
     line = f"accuracy on {len(gold)} gold tasks: {right / len(gold):.4f} ({right}/{len(gold)})"
     if used_in_fit:
         line += "; the gold labels were used in the fit (not held out: see --score-only)"

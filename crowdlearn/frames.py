@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from crowdlearn._validation import read_only
 from crowdlearn.labels import (CrowdLabels, _encode, _is_dataframe, _refuse_duplicate_columns,
                                require_pandas)
 
@@ -87,16 +88,27 @@ class IdResults:
 
         A ``Series`` of original class ids indexed by task id when fitted on a
         DataFrame (a dask ``Series`` after a dask fit with ``collect=False``);
-        otherwise an array of class indices.
+        otherwise a read-only array of class indices. Built once per fit: every access
+        returns the same object until the next fit (which sets a new ``posterior_``).
         """
         dask_result = getattr(self, "labels_dask_", None)
         if dask_result is not None and not hasattr(self, "posterior_"):
             return dask_result  # a distributed fit that kept its posteriors on the cluster
         self._check_fitted()
-        hard = _hard_labels(self.posterior_)
-        if not self._frame_out():
-            return hard
-        return self._by_item(self._ids("class", self.posterior_.shape[1])[hard], "agg_label")
+        cached = self.__dict__.get("_labels_cache")
+        if cached is not None and cached[0] is self.posterior_:
+            return cached[1]
+        hard = self._hard_label_indices()
+        value = self._by_item(self._ids("class", self.posterior_.shape[1])[hard], "agg_label") \
+            if self._frame_out() else hard
+        # keyed on the posterior: a new fit (a new posterior_ array) builds them again
+        self._labels_cache = (self.posterior_, value)
+        return value
+
+    def _hard_label_indices(self) -> np.ndarray:
+        """The class index of each item behind ``labels_`` (read-only): the arg-max of
+        ``posterior_``, the lowest class on ties, unless the model has its own tie rule."""
+        return read_only(_hard_labels(self.posterior_))
 
     @property
     def probas_(self):

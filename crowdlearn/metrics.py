@@ -173,7 +173,7 @@ def coincidence_matrix(labels, *, n_classes=None) -> np.ndarray:
 _DISTANCES = ("nominal", "interval", "ordinal", "masi", "jaccard")
 
 
-def krippendorff_alpha(labels, *, n_classes=None, distance="nominal") -> float:
+def krippendorff_alpha(labels, distance="nominal", *, n_classes=None) -> float:
     r"""Krippendorff's alpha with missing values: nominal, interval, ordinal or set-valued
     labels, or any distance.
 
@@ -186,8 +186,6 @@ def krippendorff_alpha(labels, *, n_classes=None, distance="nominal") -> float:
         frozensets, as crowd-kit takes them). A :class:`~crowdlearn.MultiCrowdLabels`
         of binary targets is read as set-valued labels: each worker's value for an
         item is the set of targets they marked 1 (all of them answered, once).
-    n_classes : int, optional
-        Number of classes of index-coded labels (classes never used change nothing).
     distance : {"nominal", "interval", "ordinal", "masi", "jaccard"} or callable
         The difference :math:`\delta_{pp'}` of two values (defined in the module's
         notes): equal or not, squared difference of the values, ordinal rank
@@ -195,7 +193,13 @@ def krippendorff_alpha(labels, *, n_classes=None, distance="nominal") -> float:
         ``distance(a, b) -> float`` (nltk's and crowd-kit's kind) is called once
         for each unordered pair of distinct values used -- the class ids, class
         indices for index-coded labels, frozensets of target indices for
-        MultiCrowdLabels -- and must return a finite number >= 0.
+        MultiCrowdLabels -- and must return a finite number >= 0. The second
+        argument, by position or by keyword, as crowd-kit's
+        ``alpha_krippendorff(answers, distance)``: ``krippendorff_alpha(df, "masi")``
+        is ``krippendorff_alpha(df, distance="masi")``.
+    n_classes : int, optional
+        Number of classes of index-coded labels (classes never used change nothing);
+        keyword only.
 
     Returns
     -------
@@ -232,7 +236,14 @@ def krippendorff_alpha(labels, *, n_classes=None, distance="nominal") -> float:
     >>> dense = np.array([[0, 1, -1], [2, 2, 2], [0, 1, 1]])
     >>> round(krippendorff_alpha(dense, distance="interval"), 4)
     0.641
+    >>> round(krippendorff_alpha(dense, "interval"), 4)   # by position, as crowd-kit's
+    0.641
     """
+    return _alpha(labels, distance, n_classes)
+
+
+def _alpha(labels, distance, n_classes) -> float:
+    """:func:`krippendorff_alpha`'s computation, its arguments unchanged."""
     kind = _check_distance(distance)
     crowd, values = _alpha_input(labels, n_classes, kind)
     if kind == "nominal" and not isinstance(labels, MultiCrowdLabels):
@@ -281,8 +292,11 @@ def _check_distance(distance) -> str:
         return distance
     if callable(distance):
         return "callable"
+    hint = ""
+    if isinstance(distance, numbers.Integral) and not isinstance(distance, bool):
+        hint = f" (did you mean n_classes={distance}? it is keyword only)"
     raise TypeError(f"distance must be one of {list(_DISTANCES)} or a callable distance(a, b), "
-                    f"got {type(distance).__name__}")
+                    f"got {type(distance).__name__}{hint}")
 
 
 def _alpha_input(labels, n_classes, kind="nominal"):

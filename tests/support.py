@@ -55,7 +55,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 
 
 def released_assignments(out: Path, tmp_path_factory) -> list:
-    """``crowdlearn.classroom.release(out)`` of ``book/assignments``: the released notebooks,
+    """``crowdlearn_grader.release(out)`` of ``book/assignments``: the released notebooks,
     made once per test run and copied into ``out`` (test_assignments.py and
     test_student_kit.py both need them; the xdist workers of one run share that one release
     through a lock file in the run's temporary folder)."""
@@ -63,7 +63,7 @@ def released_assignments(out: Path, tmp_path_factory) -> list:
     import json
     import shutil
 
-    from crowdlearn import classroom
+    import crowdlearn_grader as classroom
 
     base = tmp_path_factory.getbasetemp()
     shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "released-once"
@@ -190,7 +190,7 @@ def ext_module(name: str):
 def bwrap():
     """The bubblewrap sandbox the grader uses (skipped without it, failed under CI); the
     classroom tests import it."""
-    from crowdlearn import classroom  # here: those modules skip without nbclient first
+    import crowdlearn_grader as classroom  # here: those modules skip without nbclient first
 
     try:
         return classroom.check_sandbox()

@@ -79,7 +79,7 @@ def _student_view(app, doctree):
     nbgrader releases it (``# YOUR CODE HERE``), without its output, and hidden tests
     are not shown at all."""
     from docutils import nodes
-    from crowdlearn.classroom.assignments import BEGIN_HIDDEN, BEGIN_SOLUTION, student_source
+    from crowdlearn_grader.assignments import BEGIN_HIDDEN, BEGIN_SOLUTION, student_source
 
     if not _is_assignment(app.env.docname):
         return
@@ -146,7 +146,7 @@ def _student_sources(app, exception):
     if exception is not None or app.builder.format != "html":
         return
     import nbformat
-    from crowdlearn.classroom.assignments import student_source
+    from crowdlearn_grader.assignments import student_source
 
     folder = Path(app.outdir) / "_sources" / "book" / "assignments"
     for path in folder.glob("a*.md"):

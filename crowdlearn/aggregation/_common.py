@@ -1,8 +1,11 @@
 """What the label models of this folder share: the sparse label matrix, the in-place
-softmax, one-coin matrices, and reading new labels onto fitted identifiers."""
+softmax, one-coin matrices, reading new labels onto fitted identifiers, and reading the
+workers' skills given to a vote."""
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
@@ -274,3 +277,71 @@ def _read_gold(gold, crowd: CrowdLabels):
     if not (out >= 0).any():
         raise ValueError("gold gives no known class (every entry is unknown)")
     return out
+
+
+# -- skills given to a vote (WeightedMajorityVote, MajorityVote.fit(labels, skills)) --------
+def _check_skill_values(values: np.ndarray, weights: str, where: str, ids=None) -> np.ndarray:
+    """Refuse NaN, inf and skills out of range (naming the workers: ``ids`` by index)."""
+    ids = np.arange(values.shape[0]) if ids is None else np.asarray(ids)
+    if not np.isfinite(values).all():
+        bad = np.flatnonzero(~np.isfinite(values))
+        raise ValueError(f"{where} contains NaN or inf (workers {ids[bad[:5]].tolist()})")
+    out = (values < 0) | (values > 1) if weights == "log-odds" else values < 0
+    if out.any():
+        first = int(np.argmax(out))
+        rule = ("accuracies in [0, 1] for log-odds weights" if weights == "log-odds" else
+                "non-negative (a label counts with its worker's skill)")
+        raise ValueError(f"{where} must be {rule}, got {float(values[first])!r} for worker "
+                         f"{ids[first:first + 1].tolist()[0]!r}")
+    return values
+
+
+def _is_by_id(skills) -> bool:
+    """A mapping from worker id to skill (a dict or a pandas Series)."""
+    return isinstance(skills, Mapping) or (
+        type(skills).__module__.split(".")[0] == "pandas" and hasattr(skills, "index")
+        and hasattr(skills, "to_dict") and getattr(skills, "ndim", 1) == 1)
+
+
+def _resolve_skills(skills, crowd: CrowdLabels, weights: str) -> np.ndarray:
+    """``skills`` as one float per worker index of ``crowd``.
+
+    An array is read by worker index (for labels built from a table, the index
+    of each worker id in the sorted ids). A dict or a pandas Series is read by
+    worker id (the original ids of a table or DataFrame, else the indices);
+    every worker of ``crowd`` needs a skill, extra ids are ignored.
+    """
+    J = crowd.n_experts
+    if _is_by_id(skills):
+        if hasattr(skills, "to_dict"):
+            if not skills.index.is_unique:
+                dup = skills.index[skills.index.duplicated()][:3].tolist()
+                raise ValueError(f"skills has duplicate worker ids, e.g. {dup}")
+            skills = skills.to_dict()
+        ids = np.arange(J) if crowd.expert_ids is None else crowd.expert_ids
+        ids = ids.tolist()
+        missing = [w for w in ids if w not in skills]
+        if missing:
+            raise ValueError(f"no skill for worker(s) {missing[:5]}"
+                             f"{' and more' if len(missing) > 5 else ''}: skills must give "
+                             f"one for every worker in the labels ({J} workers)")
+        values = []
+        for w in ids:
+            v = skills[w]
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+                raise ValueError(f"the skill of worker {w!r} must be a number, got {v!r}")
+            values.append(float(v))
+        values = np.array(values, dtype=float)
+    else:
+        if isinstance(skills, (str, bytes, set, frozenset)):
+            raise ValueError(f"skills must be an array (one skill per worker index) or a "
+                             f"dict/Series by worker id, got {type(skills).__name__}")
+        try:
+            values = np.array(skills, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError("skills must be an array of numbers (one per worker index) or "
+                             "a dict/Series by worker id") from None
+        if values.ndim != 1 or values.shape[0] != J:
+            raise ValueError(f"skills must have one entry per worker, shape ({J},), got "
+                             f"shape {values.shape}")
+    return _check_skill_values(values, weights, "skills", crowd.expert_ids)

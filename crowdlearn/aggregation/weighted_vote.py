@@ -34,7 +34,8 @@ from crowdlearn._base import BaseEstimator, Predictions, posterior_or_refuse
 from crowdlearn._validation import as_float_array, check_scalar
 from crowdlearn.frames import IdResults
 from crowdlearn.labels import CrowdLabels, as_crowd_labels
-from crowdlearn.aggregation._common import _canonical_order, _new_crowd, _read_gold
+from crowdlearn.aggregation._common import (_canonical_order, _new_crowd, _read_gold,
+                                            _resolve_skills)
 
 __all__ = ["GoldMajorityVote", "WeightedMajorityVote", "Wawa", "ZeroBasedSkill"]
 
@@ -46,70 +47,6 @@ def _check_weights(weights) -> str:
     if not isinstance(weights, str) or weights not in _WEIGHTS:
         raise ValueError(f"weights must be 'log-odds' or 'linear', got {weights!r}")
     return weights
-
-
-def _check_skill_values(values: np.ndarray, weights: str, where: str) -> np.ndarray:
-    if not np.isfinite(values).all():
-        bad = np.flatnonzero(~np.isfinite(values))
-        raise ValueError(f"{where} contains NaN or inf (workers at positions {bad[:5].tolist()})")
-    if weights == "log-odds" and ((values < 0) | (values > 1)).any():
-        raise ValueError(f"{where} must be accuracies in [0, 1] for log-odds weights, got "
-                         f"{values[(values < 0) | (values > 1)][0]!r}")
-    if weights == "linear" and (values < 0).any():
-        raise ValueError(f"{where} must be non-negative for linear weights, got "
-                         f"{values[values < 0][0]!r}")
-    return values
-
-
-def _is_by_id(skills) -> bool:
-    """A mapping from worker id to skill (a dict or a pandas Series)."""
-    return isinstance(skills, Mapping) or (
-        type(skills).__module__.split(".")[0] == "pandas" and hasattr(skills, "index")
-        and hasattr(skills, "to_dict") and getattr(skills, "ndim", 1) == 1)
-
-
-def _resolve_skills(skills, crowd: CrowdLabels, weights: str) -> np.ndarray:
-    """``skills`` as one float per worker index of ``crowd``.
-
-    An array is read by worker index (for labels built from a table, the index
-    of each worker id in the sorted ids). A dict or a pandas Series is read by
-    worker id (the original ids of a table or DataFrame, else the indices);
-    every worker of ``crowd`` needs a skill, extra ids are ignored.
-    """
-    J = crowd.n_experts
-    if _is_by_id(skills):
-        if hasattr(skills, "to_dict"):
-            if not skills.index.is_unique:
-                dup = skills.index[skills.index.duplicated()][:3].tolist()
-                raise ValueError(f"skills has duplicate worker ids, e.g. {dup}")
-            skills = skills.to_dict()
-        ids = np.arange(J) if crowd.expert_ids is None else crowd.expert_ids
-        ids = ids.tolist()
-        missing = [w for w in ids if w not in skills]
-        if missing:
-            raise ValueError(f"no skill for worker(s) {missing[:5]}"
-                             f"{' and more' if len(missing) > 5 else ''}: skills must give "
-                             f"one for every worker in the labels ({J} workers)")
-        values = []
-        for w in ids:
-            v = skills[w]
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
-                raise ValueError(f"the skill of worker {w!r} must be a number, got {v!r}")
-            values.append(float(v))
-        values = np.array(values, dtype=float)
-    else:
-        if isinstance(skills, (str, bytes, set, frozenset)):
-            raise ValueError(f"skills must be an array (one skill per worker index) or a "
-                             f"dict/Series by worker id, got {type(skills).__name__}")
-        try:
-            values = np.array(skills, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError("skills must be an array of numbers (one per worker index) or "
-                             "a dict/Series by worker id") from None
-        if values.ndim != 1 or values.shape[0] != J:
-            raise ValueError(f"skills must have one entry per worker, shape ({J},), got "
-                             f"shape {values.shape}")
-    return _check_skill_values(values, weights, "skills")
 
 
 def log_odds_weights(skills, n_classes: int) -> np.ndarray:
@@ -187,6 +124,52 @@ def _agreement(crowd: CrowdLabels, hard: np.ndarray) -> np.ndarray:
     has = n_j > 0
     out[has] = agree[has] / n_j[has]
     return out
+
+
+_SEVERAL = (list, tuple, set, frozenset)  # several known classes of one item, in a dict
+
+
+def _gold_layers(gold) -> list | None:
+    """Several known classes per item as layers of ``{item: class}`` (layer ``k`` holds the
+    ``k``-th class given for each item), or None when ``gold`` gives one class per item.
+    Several classes come as a pandas Series whose index repeats an item (crowd-kit's
+    form) or as a dict mapping an item to a list, tuple or set of classes."""
+    if type(gold).__module__.split(".")[0] == "pandas" and hasattr(gold, "index") \
+            and not hasattr(gold, "columns"):
+        if gold.index.is_unique:
+            return None
+        pairs = zip(gold.index.tolist(), gold.tolist())
+    elif isinstance(gold, Mapping) and any(isinstance(v, _SEVERAL) for v in gold.values()):
+        pairs = []
+        for item, value in gold.items():
+            classes = list(value) if isinstance(value, _SEVERAL) else [value]
+            if not classes:
+                raise ValueError(f"gold gives item {item!r} an empty collection of classes "
+                                 f"(leave the item out if its class is unknown)")
+            pairs.extend((item, c) for c in classes)
+    else:
+        return None
+    layers: list = []
+    seen: dict = {}
+    for item, cls in pairs:
+        k = seen.get(item, 0)
+        seen[item] = k + 1
+        if k == len(layers):
+            layers.append({})
+        layers[k][item] = cls
+    return layers
+
+
+def _read_gold_classes(gold, crowd: CrowdLabels) -> np.ndarray:
+    """The known classes of the items as a boolean matrix ``(n_items, n_classes)``: True
+    for every class given as a gold label of the item (none for an item without gold)."""
+    layers = _gold_layers(gold)
+    accepted = np.zeros((crowd.n_items, crowd.n_classes), dtype=bool)
+    for layer in ([gold] if layers is None else layers):
+        truth = _read_gold(layer, crowd)
+        known = np.flatnonzero(truth >= 0)
+        accepted[known, truth[known]] = True
+    return accepted
 
 
 def _read(labels, n_classes) -> CrowdLabels:
@@ -537,10 +520,14 @@ class GoldMajorityVote(_VoteBase):
     r"""Majority vote weighted by each worker's accuracy on the gold (known) items.
 
     1. Worker :math:`r` gets the skill :math:`1 - \epsilon_r = \frac{1}{|I_r \cap G|}
-       \sum_{i \in I_r \cap G} 1\{y^{(i)}_r = g_i\}`, the fraction of
+       \sum_{i \in I_r \cap G} 1\{y^{(i)}_r \in g_i\}`, the fraction of
        its :math:`|I_r \cap G|` labels on gold items :math:`G` (items with a
-       known true class :math:`g_i`) that are right (a repeated label counts once
-       per copy).
+       known set :math:`g_i` of true classes, most often one) that are right (a
+       repeated label counts once per copy). An item may have several gold labels
+       (several answers accepted as right, or experts who disagree): a label is
+       right when it equals any of them, and counts once, as crowd-kit's
+       ``get_accuracy`` counts it (it matches each answer against every gold label
+       of its task and keeps the best match).
     2. Every item, gold or not, gets the weighted majority vote with these skills
        (see :class:`WeightedMajorityVote` for ``weights``); a gold item's known
        class is not imposed on its vote.
@@ -574,7 +561,10 @@ class GoldMajorityVote(_VoteBase):
     skills_ : ndarray of shape (n_experts,) or pandas Series by worker id
         The gold accuracies of step 1.
     gold_ : ndarray of shape (n_items,)
-        The known class index of each item, -1 where unknown.
+        The known class index of each item, -1 where unknown (for an item with
+        several gold labels, the lowest of their class indices).
+    gold_classes_ : ndarray of bool, shape (n_items, n_classes)
+        Every known class of each item: True where a gold label gives that class.
     n_gold_labels_ : ndarray of shape (n_experts,)
         :math:`|I_r \cap G|`, each worker's number of labels on gold items.
     weights_ : ndarray of shape (n_experts,)
@@ -590,6 +580,18 @@ class GoldMajorityVote(_VoteBase):
     [1.0, 0.5, 0.5]
     >>> g.labels_.tolist()
     [0, 1, 0]
+
+    Several gold labels for one task, as crowd-kit takes them (a ``Series`` whose
+    index repeats the task) or as a dict of lists: an answer equal to either is right.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"task": ["t1", "t1", "t2", "t2"], "worker": ["a", "b", "a", "b"],
+    ...                    "label": ["cat", "dog", "dog", "cat"]})
+    >>> gold = pd.Series(["cat", "dog", "dog"], index=["t1", "t1", "t2"])
+    >>> GoldMajorityVote().fit(df, gold).skills_.to_dict()
+    {'a': 1.0, 'b': 0.5}
+    >>> GoldMajorityVote().fit(df, {"t1": ["cat", "dog"], "t2": "dog"}).skills_.to_dict()
+    {'a': 1.0, 'b': 0.5}
     """
 
     def __init__(self, *, n_classes: int | None = None, weights: str = "linear",
@@ -618,7 +620,9 @@ class GoldMajorityVote(_VoteBase):
             or Series maps item to class, by original identifiers when the labels
             came with them; an array of length ``n_items`` holds a class index per
             item and ``-1`` where the truth is unknown (as ``gold`` of
-            :meth:`DawidSkene.fit`).
+            :meth:`DawidSkene.fit`). Several gold labels for an item: a Series whose
+            index repeats the item, or a dict mapping it to a list, tuple or set of
+            classes; a label equal to any of them is right.
 
         Returns
         -------
@@ -649,10 +653,11 @@ class GoldMajorityVote(_VoteBase):
 
     def _fit_skills(self, crowd: CrowdLabels):
         """Each worker's accuracy on the gold items (step 1)."""
-        truth = _read_gold(self._gold_input, crowd)
-        on_gold = truth[crowd.item] >= 0
+        accepted = _read_gold_classes(self._gold_input, crowd)
+        is_gold = accepted.any(axis=1)
+        on_gold = is_gold[crowd.item]
         experts = crowd.expert[on_gold]
-        right = crowd.label[on_gold] == truth[crowd.item[on_gold]]
+        right = accepted[crowd.item[on_gold], crowd.label[on_gold]]
         J = crowd.n_experts
         n_gold = np.bincount(experts, minlength=J)
         n_all = np.bincount(crowd.expert, minlength=J)
@@ -666,6 +671,7 @@ class GoldMajorityVote(_VoteBase):
                              f"{ids[lacking[:5]].tolist()}: their skill is unknown (pass "
                              f"default_skill=..., or give gold for an item they labelled)")
         skills[~has] = 0.0 if self.default_skill is None else float(self.default_skill)
-        self.gold_ = truth
+        self.gold_ = np.where(is_gold, np.argmax(accepted, axis=1), -1)
+        self.gold_classes_ = accepted
         self.n_gold_labels_ = n_gold
         return skills, self.weights

@@ -152,11 +152,63 @@ def test_skills_file_by_worker_id(files, capsys):
     assert skills.skill.between(0, 1).all()
 
 
-def test_a_model_without_one_skill_per_worker_refuses_skills(files, capsys):
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_every_model_writes_skills(model, files, capsys):
+    tmp, answers, _ = files
+    gold = ["--gold", tmp / "gold.csv"] if model == "gmv" else []
+    status, _, err = _run(["aggregate", tmp / "answers.csv", "--model", model, *gold,
+                           "--skills", tmp / "s.csv", "--out", tmp / "l.csv"], capsys)
+    assert status == 0, err
+    skills = pd.read_csv(tmp / "s.csv")
+    assert list(skills.columns) == ["worker", "skill"]
+    assert sorted(skills.worker) == sorted(set(answers.worker))
+    assert skills.skill.between(0, 1).all()
+
+
+def test_dawid_skene_skill_is_the_accuracy_under_prior_and_confusions(files, capsys):
+    import crowdlearn as cl
+
+    tmp, answers, _ = files
+    status, _, err = _run(["aggregate", tmp / "answers.csv", "--model", "ds", "--skills",
+                           tmp / "s.csv", "--confusions", tmp / "c.csv"], capsys)
+    assert status == 0, err
+    conf = pd.read_csv(tmp / "c.csv")
+    assert list(conf.columns) == ["worker", "true_label", "given_label", "probability"]
+    workers, classes = sorted(set(answers.worker)), list(NAMES)
+    assert len(conf) == len(workers) * len(classes) ** 2
+    assert set(conf.worker) == set(workers) and set(conf.given_label) == set(classes)
+    # every (worker, true label) row of the matrix sums to one
+    np.testing.assert_allclose(conf.groupby(["worker", "true_label"]).probability.sum(), 1.0)
+    # the same model as the API's, read by original id
+    model = cl.DawidSkene().fit(answers)
+    by_id = conf.set_index(["worker", "true_label", "given_label"]).probability
+    for (w, t, g), prob in by_id.items():
+        r, n, k = workers.index(w), classes.index(t), classes.index(g)
+        assert prob == pytest.approx(model.confusion_[r, n, k], rel=1e-6, abs=1e-12)
+    # skill: the chance of giving the true label, sum_n prior_n * P(given n | true n)
+    right = conf[conf.true_label == conf.given_label].pivot(
+        index="worker", columns="true_label", values="probability")[classes]
+    expected = right.to_numpy() @ model.class_prior_
+    skills = pd.read_csv(tmp / "s.csv").set_index("worker").skill
+    np.testing.assert_allclose(skills[right.index].to_numpy(), expected, rtol=1e-6)
+
+
+def test_one_coin_confusions_and_other_models_refuse_them(files, capsys):
     tmp, _, _ = files
-    _fails(["aggregate", tmp / "answers.csv", "--model", "ds", "--skills", tmp / "s.csv"],
-           capsys, "DawidSkene has no single skill per worker")
-    assert not (tmp / "s.csv").exists()
+    status, _, err = _run(["aggregate", tmp / "answers.csv", "--model", "onecoin",
+                           "--confusions", tmp / "c.csv"], capsys)
+    assert status == 0, err
+    conf = pd.read_csv(tmp / "c.csv")
+    right = conf[conf.true_label == conf.given_label]
+    # one coin: a worker is as likely to be right whatever the true label
+    spread = right.groupby("worker").probability.agg(lambda v: v.max() - v.min())
+    np.testing.assert_allclose(spread, 0.0, atol=1e-9)
+    for model in ("mv", "glad", "mace"):
+        _fails(["aggregate", tmp / "answers.csv", "--model", model, "--confusions",
+                tmp / "c2.csv", "--out", tmp / "l.csv"], capsys, "no confusion matrices")
+        assert not (tmp / "c2.csv").exists() and not (tmp / "l.csv").exists()
+    _fails(["aggregate", tmp / "answers.csv", "--confusions", tmp / "answers.csv"], capsys,
+           "same file")
 
 
 def test_custom_column_names_and_tsv(tmp_path, capsys):
@@ -231,6 +283,50 @@ def test_gold_with_other_column_names_and_unknown_tasks(files, capsys):
     pd.DataFrame({"task": ["nowhere"], "label": ["cat"]}).to_csv(tmp / "g3.csv", index=False)
     _fails(["aggregate", tmp / "answers.csv", "--gold", tmp / "g3.csv"], capsys,
            "none of its 1 tasks")
+
+
+def test_several_gold_labels_per_task_for_gold_majority_vote(tmp_path, capsys):
+    answers = pd.DataFrame({"task": ["t1", "t1", "t2", "t2", "t3", "t3"],
+                            "worker": ["a", "b", "a", "b", "a", "b"],
+                            "label": ["cat", "dog", "dog", "dog", "emu", "cat"]})
+    answers.to_csv(tmp_path / "a.csv", index=False)
+    # t1 accepts cat and dog: both workers are right on both gold tasks
+    pd.DataFrame({"task": ["t1", "t1", "t2"], "label": ["cat", "dog", "dog"]}).to_csv(
+        tmp_path / "g.csv", index=False)
+    status, out, err = _run(["aggregate", tmp_path / "a.csv", "--model", "gmv", "--gold",
+                             tmp_path / "g.csv", "--skills", tmp_path / "s.csv"], capsys)
+    assert status == 0, err
+    assert pd.read_csv(tmp_path / "s.csv").skill.tolist() == [1.0, 1.0]
+    assert err.startswith("accuracy on 2 gold tasks: 1.0000 (2/2)")
+    _fails(["aggregate", tmp_path / "a.csv", "--model", "ds", "--gold", tmp_path / "g.csv"],
+           capsys, "task 't1' is given more than once", "--model gmv only")
+
+
+def test_gold_columns_default_to_the_answers_names(tmp_path, capsys):
+    answers, truth = _crowd(seed=3)
+    names = {"task": "item", "worker": "annotator", "label": "answer"}
+    answers.rename(columns=names).to_csv(tmp_path / "a.csv", index=False)
+    cols = ["--task-col", "item", "--worker-col", "annotator", "--label-col", "answer"]
+    # a gold file named like the answers needs no --gold-*-col
+    truth.iloc[:8].rename(columns=names).to_csv(tmp_path / "g.csv", index=False)
+    status, out, err = _run(["aggregate", tmp_path / "a.csv", *cols, "--model", "mv",
+                             "--gold", tmp_path / "g.csv"], capsys)
+    assert status == 0, err
+    assert err.startswith("accuracy on 8 gold tasks")
+    labels = pd.read_csv(pd.io.common.StringIO(out))
+    assert list(labels.columns) == ["item", "answer"]
+    # a gold file with task and label columns is still read by those names
+    truth.iloc[:8].to_csv(tmp_path / "g_old.csv", index=False)
+    status, _, err2 = _run(["aggregate", tmp_path / "a.csv", *cols, "--model", "mv",
+                            "--gold", tmp_path / "g_old.csv"], capsys)
+    assert status == 0 and err2 == err
+    # a given option still wins, and a column found nowhere is named
+    _fails(["aggregate", tmp_path / "a.csv", *cols, "--gold", tmp_path / "g.csv",
+            "--gold-label-col", "truth"], capsys, "no column 'truth'")
+    truth.iloc[:8].rename(columns={"task": "id", "label": "y"}).to_csv(tmp_path / "g_x.csv",
+                                                                      index=False)
+    _fails(["aggregate", tmp_path / "a.csv", *cols, "--gold", tmp_path / "g_x.csv"], capsys,
+           "no column 'item', 'answer'")
 
 
 # -- errors: one line, status 2 -----------------------------------------------------------

@@ -169,6 +169,22 @@ def test_masi_by_hand_and_crowd_kits_numbers():
     assert krippendorff_alpha(df, distance="jaccard") == pytest.approx(1 - 5 / 19, abs=1e-12)
 
 
+def test_distance_by_position_is_the_distance_by_keyword():
+    # crowd-kit's alpha_krippendorff(answers, distance) takes the distance positionally
+    df = pictures()
+    assert krippendorff_alpha(df, "masi") == pytest.approx(2 / 3, abs=1e-12)
+    assert krippendorff_alpha(df, nltk_masi) == pytest.approx(0.6673336668334168, abs=1e-12)
+    assert krippendorff_alpha(df, "jaccard") == krippendorff_alpha(df, distance="jaccard")
+    dense = np.array([[0, 1, -1], [2, 2, 2], [0, 1, 1]])
+    assert krippendorff_alpha(dense, "interval") == krippendorff_alpha(dense,
+                                                                      distance="interval")
+    # n_classes stays keyword only: an integer in the distance's place says so
+    with pytest.raises(TypeError, match=r"did you mean n_classes=3\?"):
+        krippendorff_alpha(dense, 3)
+    with pytest.raises(TypeError):
+        krippendorff_alpha(dense, "masi", 3)
+
+
 def random_set_units(rng, n_units, n_workers, tags=4):
     units, rows = [], []
     for u in range(n_units):

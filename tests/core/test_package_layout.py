@@ -49,8 +49,6 @@ OLD_PATHS = {
     "crowdlearn.simulate_sparse": "crowdlearn.simulate.sparse",
     "crowdlearn.izbicki_stern": "crowdlearn.simulate.izbicki_stern",
     "crowdlearn.widgets_annotators": "crowdlearn.widgets.annotators",
-    "crowdlearn.classroom_kit": "crowdlearn.classroom.kit",
-    "crowdlearn.classroom_policy": "crowdlearn.classroom.policy",
     "crowdlearn.dask_backend": "crowdlearn.distributed.dask_backend",
 }
 
@@ -103,7 +101,7 @@ def test_no_model_imports_another_models_private_names():
 
 
 def test_folders_hold_what_the_api_page_says():
-    for folder in ("aggregation", "features", "_solvers", "simulate", "widgets", "classroom",
+    for folder in ("aggregation", "features", "_solvers", "simulate", "widgets",
                    "distributed", "datasets"):
         assert (PACKAGE / folder / "__init__.py").is_file(), folder
     assert (PACKAGE / "widgets" / "static" / "crowd_em.js").is_file()
@@ -114,14 +112,14 @@ def test_folders_hold_what_the_api_page_says():
     assert len(flat) <= 18, flat
 
 
-def test_paths_the_classroom_reads_still_point_where_they_should():
-    from crowdlearn.classroom import kit, policy
-
-    # the policy's list of package internals is read from the whole package, every folder
-    private = policy._package_private_names()
-    assert {"_flat_indices", "_m_step", "_orient_by_vote", "_q_and_grad"} <= private
-    assert (kit.ROOT / "pyproject.toml").is_file()  # the kit is built from the checkout
-    assert (kit.ROOT / "book" / "assignments").is_dir()
+def test_the_core_has_no_classroom_code():
+    """The grader and the checks' helpers are distributions of their own (grader/, checks/):
+    nothing in crowdlearn/ imports them or nbgrader, and no folder of it is theirs."""
+    assert not (PACKAGE / "classroom").exists()
+    pattern = re.compile(r"^\s*(from|import)\s+(crowdlearn_grader|crowdlearn_checks|nbgrader|"
+                         r"nbclient)\b", re.M)
+    offenders = [str(p) for p in PACKAGE.rglob("*.py") if pattern.search(p.read_text())]
+    assert not offenders, offenders
 
 
 def _estimators():
@@ -133,7 +131,7 @@ def _estimators():
             yield from walk(sub)
 
     for name in crowdlearn._NAMES:  # names load on first use: load every model
-        if name not in ("widgets", "classroom", "distributed"):
+        if name not in ("widgets", "distributed"):
             getattr(crowdlearn, name)
     importlib.import_module("crowdlearn.features.sparse_experts")  # MajorityVoteLogistic
     return sorted({c for c in walk(BaseEstimator) if not c.__name__.startswith("_")
@@ -185,18 +183,6 @@ def test_lazy_names_are_the_public_api():
         crowdlearn.nothing_here
 
 
-def test_the_book_extensions_read_only_the_assignments_module():
-    """book/_ext/offline_book.py shows the student's view of an assignment: importing what
-    it needs loads neither the grader nor nbgrader."""
-    code = ("import sys\n"
-            "from crowdlearn.classroom.assignments import BEGIN_HIDDEN, student_source\n"
-            "loaded = sorted(m for m in sys.modules if m.startswith('crowdlearn.'))\n"
-            "assert loaded == ['crowdlearn._lazy', 'crowdlearn.classroom',\n"
-            "                  'crowdlearn.classroom.assignments'], loaded\n"
-            "assert 'nbgrader' not in sys.modules and 'nbclient' not in sys.modules\n")
-    subprocess.run([sys.executable, "-c", code], check=True)
-
-
 def test_the_core_needs_numpy_and_scipy_only():
     import tomllib
 
@@ -204,19 +190,17 @@ def test_the_core_needs_numpy_and_scipy_only():
     names = {re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
     assert names == {"numpy", "scipy"}
     extras = project["optional-dependencies"]
-    assert {"widgets", "pandas", "dask", "book", "classroom", "all"} <= set(extras)
-    classroom = {re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0].lower() for d in extras["classroom"]}
-    assert {"nbgrader", "nbclient", "nbformat", "jupytext"} <= classroom
+    assert {"widgets", "pandas", "dask", "book", "all"} <= set(extras)
+    assert "classroom" not in extras  # the grader is crowdlearn-grader (grader/)
     # progress bars are tqdm's (crowdlearn._progress), shown in the chapters' notebooks
     widgets = {re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0].lower() for d in extras["widgets"]}
     assert "tqdm" in widgets
     others = sorted(name for name in extras if name != "all")
-    assert extras["all"] == [f"crowdlearn[{','.join(others)}]"] or \
-        extras["all"] == ["crowdlearn[widgets,pandas,dask,book,classroom]"]
     assert sorted(extras["all"][0].split("[")[1].rstrip("]").split(",")) == others
     # requirements.txt (run.py, Binder) installs the checkout with every extra
     lines = (PACKAGE.parent / "requirements.txt").read_text().splitlines()
-    assert "-e .[all]" in [line.split("#")[0].strip() for line in lines]
+    installed = [line.split("#")[0].strip() for line in lines]
+    assert {"-e .[all]", "-e ./checks", "-e ./grader"} <= set(installed)
 
 
 def test_em_label_models_share_one_fit_and_one_predict():
@@ -248,11 +232,13 @@ LONG_FUNCTIONS_ALLOWED: set = set()
 
 def _long_functions(limit: int) -> dict[str, int]:
     """``{"path::name": lines}`` of every function or method in crowdlearn/ (outside
-    _solvers/) longer than ``limit`` lines, counted from ``def`` to its last line with the
+    _solvers/), the grader and the checks' helpers longer than ``limit`` lines, counted from ``def`` to its last line with the
     docstring."""
     long = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        rel = path.relative_to(PACKAGE).as_posix()
+    root = PACKAGE.parent
+    for path in sorted([*PACKAGE.rglob("*.py"), *(root / "grader" / "crowdlearn_grader").glob(
+            "*.py"), *(root / "checks" / "crowdlearn_checks").glob("*.py")]):
+        rel = path.relative_to(PACKAGE if path.is_relative_to(PACKAGE) else root).as_posix()
         if rel.startswith("_solvers/"):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

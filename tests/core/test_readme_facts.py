@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from crowdlearn.classroom import find_assignments, grade_cells, read_assignment
+from crowdlearn_grader import find_assignments, grade_cells, read_assignment
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -171,3 +171,33 @@ def test_majority_vote_skills_by_worker_id(sim):
     agree = df["label"].to_numpy() == mv.labels_.loc[df["task"]].to_numpy()
     expected = pd.Series(agree, index=df["worker"].to_numpy()).groupby(level=0).mean()
     np.testing.assert_allclose(skills.loc[expected.index].to_numpy(), expected.to_numpy())
+
+
+# -- labels_ is built once per fit -----------------------------------------------------------------
+STABLE_MODELS = ID_MODELS + [cl.GoldMajorityVote, cl.WeightedMajorityVote]
+
+
+def _fit(Model, labels, gold):
+    if Model is cl.GoldMajorityVote:
+        return Model().fit(labels, gold)
+    return Model().fit(labels)
+
+
+@pytest.mark.parametrize("Model", STABLE_MODELS, ids=lambda c: c.__name__)
+def test_labels_is_the_same_object_until_the_next_fit(Model, sim):
+    crowd = crowd_of(sim)
+    gold_array = np.where(np.arange(crowd.n_items) < 20, sim.truth, -1)
+    model = _fit(Model, sim.labels, gold_array)
+    first = model.labels_
+    assert model.labels_ is first and isinstance(first, np.ndarray)
+    with pytest.raises(ValueError):  # read-only: nobody changes what the next access sees
+        first[:] = 0
+    np.testing.assert_array_equal(first, model.predict())
+    # a new fit (here on a DataFrame) builds them again, and that object is kept in turn
+    df = frame_of(crowd)
+    gold = {f"t{i:03d}": CLASSES[sim.truth[i]] for i in range(20)}
+    refit = model.fit(df, gold) if Model is cl.GoldMajorityVote else model.fit(df)
+    second = refit.labels_
+    assert second is not first and isinstance(second, pd.Series)
+    assert refit.labels_ is second
+    np.testing.assert_array_equal(second.to_numpy(), CLASSES[refit.predict()])

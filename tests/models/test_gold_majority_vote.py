@@ -141,13 +141,59 @@ def test_fit_predict_takes_gold_by_keyword():
         GoldMajorityVote().fit_predict(TOY)
 
 
-@pytest.mark.parametrize("Model", [GoldMajorityVote, cl.DawidSkene, cl.OneCoinDawidSkene],
+@pytest.mark.parametrize("Model", [cl.DawidSkene, cl.OneCoinDawidSkene],
                          ids=lambda c: c.__name__)
 def test_gold_series_naming_an_item_twice_is_a_value_error(Model):
-    # crowd-kit's multiple_gt fixture: t1 given two true classes; it used to keep the last
+    # crowd-kit's multiple_gt fixture: t1 given two true classes; it used to keep the last.
+    # The EM models fix an item's class in the E-step: one class per item (GoldMajorityVote
+    # takes several, below)
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame({"task": ["t1", "t1", "t3", "t3"], "worker": ["w1", "w2", "w1", "w2"],
                        "label": ["l1", "l2", "l1", "l2"]})
     gold = pd.Series(["l1", "l2", "l2"], index=["t1", "t1", "t3"])
     with pytest.raises(ValueError, match=r"gold names item\(s\) \['t1'\] more than once"):
         Model().fit(df, gold=gold)
+
+
+# -- several gold labels for one item ------------------------------------------------------------
+def test_several_gold_labels_any_one_is_right():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"task": ["t1", "t1", "t1", "t2", "t2", "t2", "t3", "t3", "t3"],
+                       "worker": ["a", "b", "c"] * 3,
+                       "label": ["x", "y", "z", "y", "y", "z", "x", "z", "z"]})
+    # t1 accepts x and y; t2 is y; t3 has no gold
+    series = pd.Series(["x", "y", "y"], index=["t1", "t1", "t2"])
+    as_dict = {"t1": ["y", "x"], "t2": "y"}
+    as_set = {"t1": {"x", "y"}, "t2": ("y",)}
+    for gold in (series, as_dict, as_set):
+        g = GoldMajorityVote().fit(df, gold)
+        # a: x on t1 (right), y on t2 (right); b: y, y (right, right); c: z, z (wrong twice)
+        assert g.skills_.to_dict() == {"a": 1.0, "b": 1.0, "c": 0.0}
+        np.testing.assert_array_equal(g.n_gold_labels_, [2, 2, 2])
+        np.testing.assert_array_equal(g.gold_classes_, [[True, True, False],
+                                                        [False, True, False],
+                                                        [False, False, False]])
+        np.testing.assert_array_equal(g.gold_, [0, 1, -1])  # the lowest accepted class
+        # c weighs nothing: on t3 a's x ties with b's z (the lowest class wins), where the
+        # plain majority would say z
+        assert g.labels_.to_dict() == {"t1": "x", "t2": "y", "t3": "x"}
+
+
+def test_a_right_answer_counts_once_with_several_golds():
+    # the same class given twice as gold for an item is still one right answer
+    labels = np.array([[0, 1], [1, 1]])
+    g = GoldMajorityVote().fit(labels, {0: [0, 0], 1: [1]})
+    np.testing.assert_allclose(g.skills_, [1.0, 0.5])
+
+
+def test_several_gold_labels_are_checked_like_one():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"task": ["t1", "t1"], "worker": ["a", "b"], "label": ["x", "y"]})
+    with pytest.raises(ValueError, match="not a class of the labels"):
+        GoldMajorityVote().fit(df, pd.Series(["x", "w"], index=["t1", "t1"]))
+    with pytest.raises(ValueError, match="not among the labelled items"):
+        GoldMajorityVote().fit(df, {"t1": ["x"], "t9": ["y", "x"]})
+    with pytest.raises(ValueError, match="empty collection of classes"):
+        GoldMajorityVote().fit(df, {"t1": [], "t2": ["x"]})
+    with pytest.raises(ValueError, match="missing class"):
+        GoldMajorityVote().fit(df, pd.Series(["x", np.nan], index=["t1", "t1"]))

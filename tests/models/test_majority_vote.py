@@ -249,3 +249,82 @@ def test_numpy_input_keeps_numpy_labels():
     assert isinstance(mv.labels_, np.ndarray) and mv.labels_ is mv.labels_
     assert isinstance(mv.probas_, np.ndarray)
     assert not hasattr(MajorityVote(), "labels_")
+
+
+# -- votes weighted by given skills (crowd-kit's MajorityVote().fit(df, skills)) ---------------
+def _frame():
+    pd = pytest.importorskip("pandas")
+    # crowd-kit's docstring example: p1 and p2 agree on t1, p1 and p3 on t2
+    return pd, pd.DataFrame({"task": ["t1", "t1", "t1", "t2", "t2", "t2"],
+                             "worker": ["p1", "p2", "p3", "p1", "p2", "p3"],
+                             "label": [0, 0, 1, 1, 0, 1]})
+
+
+def test_skills_weigh_the_votes_by_worker_id():
+    pd, df = _frame()
+    skills = pd.Series({"p1": 0.5, "p2": 0.7, "p3": 0.4})
+    mv = MajorityVote().fit(df, skills)
+    # t1: 0 weighs 0.5 + 0.7, 1 weighs 0.4; t2: 1 weighs 0.5 + 0.4, 0 weighs 0.7
+    np.testing.assert_allclose(mv.probas_.loc["t1"].to_numpy(), [1.2 / 1.6, 0.4 / 1.6])
+    np.testing.assert_allclose(mv.probas_.loc["t2"].to_numpy(), [0.7 / 1.6, 0.9 / 1.6])
+    assert mv.labels_.to_dict() == {"t1": 0, "t2": 1}
+    # a skilled lone worker outweighs two poor ones; a dict works as the Series
+    heavy = {"p1": 0.1, "p2": 0.1, "p3": 0.9, "p9": 5.0}  # extra ids are ignored
+    assert MajorityVote().fit_predict(df, heavy).to_dict() == {"t1": 1, "t2": 1}
+    proba = MajorityVote().fit_predict_proba(df, heavy)
+    np.testing.assert_allclose(proba.loc["t1"].to_numpy(), [0.2 / 1.1, 0.9 / 1.1])
+    # skills_ is still the agreement with the (weighted) vote, as in crowd-kit
+    fitted = MajorityVote().fit(df, heavy)
+    assert fitted.skills_.to_dict() == pytest.approx({"p1": 0.5, "p2": 0.0, "p3": 1.0})
+    np.testing.assert_allclose(fitted.given_skills_, [0.1, 0.1, 0.9])
+
+
+def test_skills_by_position_and_equal_skills_are_the_plain_vote():
+    weighted = MajorityVote(tie_break="lowest").fit(TOY, np.array([1.0, 5.0, 1.0, 1.0]))
+    # worker 1 weighs 5: item 1's lone 1 (5) beats three 2s (3); item 3: 2 weighs 5 + 1
+    # against 0's 1 + 1
+    assert weighted.labels_.tolist() == [0, 1, 1, 2]
+    assert weighted.n_ties_ == 0
+    for equal in ([1, 1, 1, 1], [0.3] * 4):
+        same = MajorityVote(tie_break="lowest").fit(TOY, equal)
+        np.testing.assert_allclose(same.posterior_, MajorityVote().fit(TOY).posterior_)
+        assert same.n_ties_ == 1
+
+
+def test_items_whose_labels_all_weigh_zero_get_a_uniform_vote():
+    mv = MajorityVote(tie_break="lowest").fit(np.array([[0, 1], [-1, 1]]), [1.0, 0.0])
+    np.testing.assert_allclose(mv.posterior_, [[1, 0], [0.5, 0.5]])
+    assert mv.n_ties_ == 1
+
+
+def test_new_labels_are_weighted_by_the_fitted_skills():
+    pd, df = _frame()
+    mv = MajorityVote().fit(df, {"p1": 0.1, "p2": 0.1, "p3": 0.9})
+    new = pd.DataFrame({"task": ["n1", "n1", "n1"], "worker": ["p1", "p2", "p3"],
+                        "label": [0, 0, 1]})
+    np.testing.assert_array_equal(mv.predict(new), [1])  # p3 outweighs p1 and p2
+    stranger = new.assign(worker=["p1", "p2", "zz"])
+    with pytest.raises(ValueError, match=r"no skill for worker\(s\) \['zz'\]"):
+        mv.predict(stranger)
+
+
+@pytest.mark.parametrize("skills, message", [
+    ({"p1": 0.5, "p2": 0.5}, r"no skill for worker\(s\) \['p3'\]"),
+    ([0.5, 0.5], r"one entry per worker, shape \(3,\), got shape \(2,\)"),
+    ([0.5, 0.5, 0.5, 0.5], r"one entry per worker"),
+    ({"p1": -0.1, "p2": 1.0, "p3": 1.0}, r"non-negative.*-0\.1 for worker 'p1'"),
+    ({"p1": 1.0, "p2": float("nan"), "p3": 1.0}, r"NaN or inf \(workers \['p2'\]\)"),
+    ([1.0, np.inf, 1.0], r"NaN or inf"),
+    ({"p1": "high", "p2": 1.0, "p3": 1.0}, r"skill of worker 'p1' must be a number"),
+    ("p1", r"must be an array .* or a dict/Series by worker id"),
+])
+def test_bad_skills_are_a_value_error(skills, message):
+    _, df = _frame()
+    with pytest.raises(ValueError, match=message):
+        MajorityVote().fit(df, skills)
+
+
+def test_duplicate_worker_ids_in_a_skills_series_are_refused():
+    pd, df = _frame()
+    with pytest.raises(ValueError, match="duplicate worker ids"):
+        MajorityVote().fit(df, pd.Series([0.5, 0.6, 0.7, 0.8], index=["p1", "p2", "p3", "p1"]))

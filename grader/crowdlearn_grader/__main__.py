@@ -1,0 +1,7 @@
+"""``python -m crowdlearn_grader``: the instructor's command line."""
+
+import sys
+
+from crowdlearn_grader import main
+
+sys.exit(main())

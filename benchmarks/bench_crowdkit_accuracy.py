@@ -26,7 +26,9 @@ their difference (crowdlearn - crowd-kit; negative = crowdlearn less accurate, m
 the share of items on which the two predict the same class, the fit time of each
 (``fit_predict``, wall; the median of 3 runs when a fit takes under 0.5 s) and the ratio
 crowd-kit time / crowdlearn time. The crowd without a truth (anaesthetists) gets only the
-agreement and the times.
+agreement and the times. A crowdlearn default fit that issues a ``ConvergenceWarning`` or a
+``DegenerateFitWarning`` is named at the end of its row and in a summary line (issue 43: a
+default fit must converge without a warning on every bundled crowd).
 
 ``GoldMajorityVote`` needs known labels: a seeded 20% of the items with a truth, grown until
 every worker has labelled at least one of them (both packages refuse a worker without a gold
@@ -65,6 +67,7 @@ MODELS = ("MajorityVote", "Wawa", "ZeroBasedSkill", "GoldMajorityVote", "DawidSk
 EXTRA = (("MACE method=vb", lambda: crowdlearn.MACE(method="vb"), "MACE"),)
 GOLD_SHARE = 0.2
 REPEAT_BELOW = 0.5  # seconds: shorter fits are timed 3 times (median)
+WARNINGS: list = []  # (crowd, model, warning names) of crowdlearn's default fits that warned
 
 INSTALL_HINT = """\
 crowd-kit is not installed in this environment, so there is nothing to compare against.
@@ -127,17 +130,26 @@ def timed(call):
 
 
 def run(package_model, df, gold):
-    """``(labels Series, seconds)`` of one default fit, or ``(error text, None)``."""
+    """``(labels Series, seconds)`` of one default fit, or ``(error text, None)``; the names
+    of the warnings crowdlearn's fits issue are added to ``WARNED``."""
     def call():
         model = package_model()
         return model.fit_predict(df) if gold is None else model.fit_predict(df, gold)
 
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            return timed(call)
+        with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+            warnings.simplefilter("always")
+            result = timed(call)
+        if package_model.__module__.startswith("crowdlearn"):
+            WARNED.update(type(w.message).__name__ for w in caught
+                          if issubclass(w.category, (crowdlearn.ConvergenceWarning,
+                                                     crowdlearn.DegenerateFitWarning)))
+        return result
     except Exception as exc:  # noqa: BLE001 -- shown in the table, not hidden
         return f"{type(exc).__name__}: {str(exc).splitlines()[0][:60]}", None
+
+
+WARNED: set[str] = set()  # convergence / degenerate-fit warnings of the current crowdlearn fit
 
 
 def accuracy(labels, truth, scored) -> float:
@@ -187,10 +199,14 @@ def table(ck) -> list[tuple[str, str, float]]:
                 if truth is None:
                     continue
                 gold, scored = gold_split(df, truth)
+            WARNED.clear()
             ours = run(getattr(crowdlearn, name), df, gold)
+            warned = sorted(WARNED)
             theirs = run(getattr(ck, name), df, gold)
             line, diff = row("", name, ours, theirs, truth, scored)
-            print(line)
+            print(line + (f"  crowdlearn warned: {', '.join(warned)}" if warned else ""))
+            if warned:
+                WARNINGS.append((dataset, name, warned))
             if diff is not None and diff < -1e-12:
                 worse.append((dataset, name, diff))
         for name, ours_model, theirs_name in EXTRA:  # not defaults: not in `worse`
@@ -253,6 +269,8 @@ def main(argv=None) -> int:
                     print(f"    {dataset} {name}: {diff:+.4f}")
             else:
                 print("crowdlearn at least as accurate as crowd-kit everywhere at defaults.")
+            print("crowdlearn default fits that warned (ConvergenceWarning, DegenerateFitWarning): "
+                  + ("; ".join(f"{d} {n}: {', '.join(w)}" for d, n, w in WARNINGS) or "none"))
         tie_spread(ck)
     print(f"\ntotal benchmark time: {sw.wall:.0f} s wall, {sw.cpu:.0f} s CPU")
     return 0

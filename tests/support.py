@@ -43,7 +43,7 @@ BOOK_READERS = frozenset({
 # page, each under a minute) come after the slow explorer files, to even out the end.
 SLOW_FIRST = ("test_student_kit.py", "test_assignments.py", "test_classroom_grading.py",
               "test_gradescope.py", "test_classroom_restart_and_jobs.py",
-              "test_jupyterlab.py", "test_classroom_policy_end_to_end.py",
+              "test_jupyterlab.py", "test_variants.py", "test_classroom_trusted.py",
               "test_dask_backend.py", "test_live_explorers.py", "test_em_steps_explorer.py",
               "test_notebooks.py", "test_pdf.py", "test_book_pages.py")
 

@@ -58,6 +58,68 @@ def mace_confusion(trust, strategy) -> np.ndarray:
     return conf
 
 
+def _best_trust(C, n_pair, strategy, trust, a: float, b: float) -> np.ndarray:
+    r"""Every expert's trust maximising, with its strategy :math:`\xi_r` held, the expected
+    complete-data log-posterior over the class alone,
+
+    .. math::
+
+        f(\rho_r) = \sum_p C_{rp} \log(\rho_r + (1 - \rho_r)\xi_{rp})
+        + (|I_r| - \textstyle\sum_p C_{rp} + b_\rho - 1)\log(1 - \rho_r)
+        + (a_\rho - 1)\log\rho_r
+
+    (``C[r, p]``: the posterior mass that expert ``r``'s labels ``p`` are right). It is
+    concave, so the maximiser is 0 where :math:`f'(0) \le 0` (:math:`a_\rho = 1`), 1 where no
+    label can be wrong, 1/2 for an expert with no label under the flat prior, else the zero
+    of :math:`f'`, by Newton's method from ``trust`` (:func:`_trust_root`), to a relative
+    1e-13."""
+    n = n_pair.sum(axis=1)
+    wrong = n - C.sum(axis=1) + (b - 1.0)
+    gain = C * (1.0 - strategy)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        at0 = np.where(gain > 0, gain / strategy, 0.0).sum(axis=1) - wrong
+    empty = n + a + b - 2.0 <= 0  # no label under the flat prior: f is constant
+    zero = (at0 <= 0) & (a <= 1) & ~empty
+    one = (wrong <= 0) & ~zero & ~empty
+    solve = ~(zero | one | empty)
+    out = np.full(n.shape, 0.5)
+    out[zero], out[one] = 0.0, 1.0
+    if solve.any():
+        out[solve] = _trust_root(gain[solve], strategy[solve], wrong[solve], a,
+                                 np.asarray(trust, dtype=float)[solve])
+    return out
+
+
+def _trust_root(gain, strategy, wrong, a: float, start) -> np.ndarray:
+    """The zero of ``f'`` in ``(0, 1)`` for every row (see :func:`_best_trust`). It is the
+    zero of ``h(rho) = (1 - rho) f'(rho)``, a sum of terms ``c / (xi + (1 - xi) rho)``,
+    ``(a - 1) / rho`` and a constant: decreasing and convex, so Newton's method converges
+    monotonically (quadratically) from the left of the zero, and a step from its right lands
+    on its left; it stops at a relative change of 1e-13, or where ``h`` is down to its
+    rounding error."""
+    def h_and_slope(rho):  # and the size of the terms, for h's rounding error
+        den = rho[:, None] + (1.0 - rho[:, None]) * strategy
+        h = (gain * (1.0 - rho[:, None]) / den).sum(axis=1)
+        slope = -(gain / den ** 2).sum(axis=1)
+        if a > 1:
+            h, slope = h + (a - 1.0) * (1.0 - rho) / rho, slope - (a - 1.0) / rho ** 2
+        return h - wrong, slope, h + wrong
+
+    rho = np.where((start > 0) & (start < 1), start, 0.5)
+    for _ in range(100):
+        h, slope, size = h_and_slope(rho)
+        step = rho - h / slope  # slope < 0: every row has some gain or a > 1
+        # from the right of the zero a step lands left of it, or at or below 0 (then halve);
+        # from the left, convexity keeps every step left of the zero and converging
+        step = np.where(step > 0, step, 0.5 * rho)
+        # converged, or h is rounding noise (a zero at 0 up to rounding)
+        done = (np.abs(step - rho) <= 1e-13 * rho) | (np.abs(h) <= 1e-14 * size)
+        rho = np.where(np.abs(h) <= 1e-14 * size, rho, step)
+        if done.all():
+            break
+    return rho
+
+
 def _vb_log_weights(params: MACEVBParams):
     """``(log rho~, log (1 - rho)~, log xi~)``: the expectations of ``log rho_r``,
     ``log(1 - rho_r)`` (both ``(n_experts,)``) and ``log xi_r`` (``(n_experts, K)``)
@@ -213,8 +275,10 @@ class MACE(ClassPrior, IdResults, EMEstimator):
         random parameters: :math:`\rho_r` uniform on :math:`[0, 1]`,
         :math:`\xi_r \sim` Dirichlet(1, ..., 1), :math:`\phi` uniform.
     max_iter : int, default 1000
-        At most this many M-steps per run (MACE's EM is slow: on the bundled RTE
-        crowd the best run needs about 300).
+        At most this many M-steps per run: a cap, not a stopping rule. With the M-step
+        in the Notes every run on the bundled crowds meets the default ``tol`` within
+        about 120 and ``tol=1e-12`` within about 310 (EM's textbook update of the trust
+        needed up to 3,024 for ``tol=1e-12``).
     tol : float, default 1e-8
         A run stops when the objective rises by at most ``tol * max(1, |objective|)``.
     accelerate : bool, default False
@@ -247,6 +311,14 @@ class MACE(ClassPrior, IdResults, EMEstimator):
     strategy_ : ndarray of shape (n_experts, n_classes)
         :math:`\xi_{r,p}`, the spamming distributions (rows sum to one; uniform
         when an expert has no expected spam at all under the flat prior).
+    thetas_ : ndarray of shape (n_experts, n_classes)
+        A copy of ``strategy_`` under crowd-kit's name: ``thetas_[r, p]`` is the
+        probability that expert ``r`` says ``p`` when it spams, rows by ``expert_ids_``,
+        columns by ``class_ids_`` (the sorted class ids; crowd-kit's columns follow the
+        order in which labels first appear). So ``confusion_[r, n, p] = trust_[r] * (n == p)
+        + spamming_[r] * thetas_[r, p]``. With ``"vb"`` it is the posterior mean of
+        :math:`\xi_r`, whose rows sum to one; crowd-kit's variational ``thetas_`` is
+        :math:`\exp \mathbb{E}[\log \xi_{r,p}]`, whose rows sum to less than one.
     confusion_ : ndarray of shape (n_experts, n_classes, n_classes)
         The implied :math:`M^{(r)}_{n,p}`, ``[r, n, p]``.
     class_prior_ : ndarray of shape (n_classes,)
@@ -324,7 +396,8 @@ class MACE(ClassPrior, IdResults, EMEstimator):
     :math:`\nu_{rp} = \mathbb{E}[\text{spam}_{r,p}] = \sum_{i \in I_r:\, y^{(i)}_r = p}
     (1 - Q_i(p)\chi_{rp})`.
 
-    **M-step.** The expected complete-data log-posterior is, per expert,
+    **M-step.** EM over the class *and* the spam indicators (MACE's own tool, crowd-kit)
+    maximises the expected complete-data log-posterior over both,
 
     .. math::
 
@@ -332,35 +405,49 @@ class MACE(ClassPrior, IdResults, EMEstimator):
         &\sum_p \Big[\mathbb{E}[\text{known}_{r,p}]\log\rho_r
         + \mathbb{E}[\text{spam}_{r,p}]\big(\log(1 - \rho_r) + \log\xi_{r,p}\big)\Big] \\
         &\quad + (a_\rho - 1)\log\rho_r + (b_\rho - 1)\log(1 - \rho_r)
-        + (c_\xi - 1)\sum_p\log\xi_{r,p},
+        + (c_\xi - 1)\sum_p\log\xi_{r,p}
         \end{aligned}
 
-    plus :math:`\sum_{i,n} Q_i(n)\log\phi_n`. Writing
+    per expert (plus :math:`\sum_{i,n} Q_i(n)\log\phi_n`). With
     :math:`\kappa_r = \sum_p \mathbb{E}[\text{known}_{r,p}]` and
-    :math:`\sum_p \nu_{rp} = |I_r| - \kappa_r`, the :math:`\rho_r` part
-    :math:`(\kappa_r + a_\rho - 1)\log\rho_r + (|I_r| - \kappa_r + b_\rho - 1)\log(1 - \rho_r)`
-    is concave with derivative
-    :math:`\frac{\kappa_r + a_\rho - 1}{\rho_r}
-    - \frac{|I_r| - \kappa_r + b_\rho - 1}{1 - \rho_r}`,
-    zero at the first formula below; the :math:`\xi_r` part
-    :math:`\sum_p (\mathbb{E}[\text{spam}_{r,p}] + c_\xi - 1)\log\xi_{r,p}` is maximised
-    on the simplex (Lagrange multiplier for :math:`\sum_p \xi_{r,p} = 1`) by the
-    normalised counts:
+    :math:`\sum_p \nu_{rp} = |I_r| - \kappa_r` its maximisers are (the :math:`\rho_r` part
+    is concave, the :math:`\xi_r` part a Lagrangian on the simplex)
 
     .. math::
 
-        \begin{aligned}
-        \rho_r &= \frac{\kappa_r + a_\rho - 1}{|I_r| + a_\rho + b_\rho - 2}, \\
-        \xi_{r,p} &= \frac{\nu_{rp} + c_\xi - 1}
-        {|I_r| - \kappa_r + N(c_\xi - 1)}, \\
-        \phi_n &= \frac{1}{m}\sum_i Q_i(n) \;\; (\text{only if fitted}).
-        \end{aligned}
+        \rho_r = \frac{\kappa_r + a_\rho - 1}{|I_r| + a_\rho + b_\rho - 2}, \qquad
+        \xi_{r,p} = \frac{\nu_{rp} + c_\xi - 1}{|I_r| - \kappa_r + N(c_\xi - 1)}.
 
-    A zero denominator (an expert with no label, or no expected spam, under
-    flat priors) leaves that parameter out of :math:`J`: it is set to 1/2 or
-    uniform. As in every EM, :math:`J` never decreases. The counts
-    :math:`\kappa_r` and :math:`\nu_{rp}` are one pass over the labels, so an
-    iteration costs what a Dawid--Skene iteration costs.
+    That update of :math:`\rho_r` is slow for an annotator who nearly always spams: its
+    labels hardly tell which of them were known, so the trust shrinks by a fraction of a
+    percent per iteration (on the bundled ``rte`` crowd, EM with that update needed 3,024
+    iterations to meet ``tol=1e-12``, on ``temp`` 2,024). So here the trust
+    is updated on the class alone: a label :math:`p` of expert :math:`r` is right with
+    probability :math:`Q_i(p)`, and then has probability :math:`M^{(r)}_{p,p} = \rho_r +
+    (1 - \rho_r)\xi_{r,p}`, else :math:`(1 - \rho_r)\xi_{r,p}`; with
+    :math:`C_{rp} = \sum_{i \in I_r:\, y^{(i)}_r = p} Q_i(p)` and :math:`n_{rp}` the number
+    of labels :math:`p` of expert :math:`r`, the expected complete-data log-posterior over
+    the class is, per expert,
+
+    .. math::
+
+        \sum_p \Big[C_{rp}\log\big(\rho_r + (1 - \rho_r)\xi_{r,p}\big)
+        + (n_{rp} - C_{rp})\log\big((1 - \rho_r)\xi_{r,p}\big)\Big] + \text{prior terms},
+
+    concave in :math:`\rho_r`. The M-step is two conditional maximisations (ECM, Meng and
+    Rubin 1993): :math:`\rho_r` maximises this with :math:`\xi_r` held (0 when its
+    derivative at 0 is :math:`\le 0` and :math:`a_\rho = 1`, otherwise the zero of the
+    derivative, by Newton's method in a bracket); then :math:`\xi_r` takes the closed form
+    above with :math:`\nu_{rp}` computed from the new :math:`\rho_r` and the old
+    :math:`\xi_r`, which raises the same expected log-posterior again (the bound it
+    maximises touches it at the old :math:`\xi_r`); :math:`\phi_n = \frac{1}{m}\sum_i
+    Q_i(n)` if fitted. Each part raises :math:`J`'s minorant, so :math:`J` never decreases
+    and the fixed points are EM's; on the bundled crowds the fits reach the same objective
+    as EM over both (to 1e-9 relative, measured at ``tol=1e-12``) and ``tol=1e-12`` is
+    met within 310 iterations (92 on ``rte``, 80 on ``temp``). A zero denominator (an expert
+    with no label under flat priors, or no expected spam) gives 1/2 or a uniform strategy.
+    An iteration is one pass over the labels plus a few passes over the
+    ``(n_experts, N)`` counts, so it costs about what a Dawid--Skene iteration costs.
 
     **Variational Bayes** (``method="vb"``). The trusts and strategies are random,
     :math:`\rho_r \sim \text{Beta}(a_\rho, b_\rho)` and :math:`\xi_r \sim
@@ -426,6 +513,10 @@ class MACE(ClassPrior, IdResults, EMEstimator):
     array([0.9, 0.8, 0.7, 0.1, 0. ])
     >>> bool((m.labels_ == truth).mean() > 0.9)
     True
+    >>> m.thetas_.shape, bool(np.allclose(m.thetas_.sum(axis=1), 1.0))
+    ((5, 3), True)
+    >>> np.round(m.thetas_[4], 2)  # annotator 4 spams "0" every time
+    array([1., 0., 0.])
     """
 
     def __init__(self, *, n_classes: int | None = None, method: str = "em",
@@ -521,12 +612,18 @@ class MACE(ClassPrior, IdResults, EMEstimator):
             return q, float(log_evidence.sum()) - _vb_kl(params, data.hyper)
         return q, float(log_evidence.sum()) + self._log_prior(params, data.hyper)
 
-    def _expected_counts(self, data: _Data, q: np.ndarray, params: MACEParams):
-        """``(known, spam)``, both ``(n_experts, N)``: expected known / spammed labels ``p``."""
+    @staticmethod
+    def _agreement(data: _Data, q: np.ndarray) -> np.ndarray:
+        """``C[r, p]``: the posterior mass, over the labels ``p`` expert ``r`` gave, that the
+        item's class is ``p``, ``(n_experts, N)``."""
         crowd = data.crowd
         J, K = crowd.n_experts, crowd.n_classes
-        C = np.bincount(data.pair, weights=q[crowd.item, crowd.label],
-                        minlength=J * K).reshape(J, K)
+        return np.bincount(data.pair, weights=q[crowd.item, crowd.label],
+                           minlength=J * K).reshape(J, K)
+
+    def _expected_counts(self, data: _Data, q: np.ndarray, params: MACEParams):
+        """``(known, spam)``, both ``(n_experts, N)``: expected known / spammed labels ``p``."""
+        C = self._agreement(data, q)
         if data.vb:  # the responsibility of knowing, with the expected log-parameters
             log_know, log_spam, log_xi = _vb_log_weights(params)
             rho = expit(log_know[:, None] - log_spam[:, None] - log_xi)
@@ -546,22 +643,23 @@ class MACE(ClassPrior, IdResults, EMEstimator):
 
     def _m_step(self, data: _Data, q: np.ndarray, params):
         a, b, c = data.hyper
-        K = q.shape[1]
-        known, spam = self._expected_counts(data, q, params)
         if data.vb:  # the Beta and Dirichlet factors: prior plus expected counts
+            known, spam = self._expected_counts(data, q, params)
             return MACEVBParams(self._class_prior(q), a + known.sum(axis=1),
                                 b + spam.sum(axis=1), c + spam)
-        n_j = data.n_pair.sum(axis=1)
-        t_num = known.sum(axis=1) + (a - 1)
-        t_den = n_j + (a + b - 2)
-        trust = np.full(n_j.shape, 0.5)
-        ok = t_den > 0
-        trust[ok] = np.clip(t_num[ok] / t_den[ok], 0.0, 1.0)
-        s_num = spam + (c - 1)
-        s_den = s_num.sum(axis=1, keepdims=True)
+        K = q.shape[1]
+        C = self._agreement(data, q)
+        trust = _best_trust(C, data.n_pair, params.strategy, params.trust, a, b)
+        # the strategies' closed form, given the new trusts (expected spams from them)
+        theta = trust[:, None]
+        denom = theta + (1.0 - theta) * params.strategy
+        resp = np.divide(np.broadcast_to(theta, denom.shape), denom,
+                         out=np.zeros_like(denom), where=denom > 0)
+        spam = np.maximum(data.n_pair - C * resp, 0.0) + (c - 1)
+        s_den = spam.sum(axis=1, keepdims=True)
         strategy = np.full(spam.shape, 1.0 / K)
         ok = s_den[:, 0] > 0
-        strategy[ok] = s_num[ok] / s_den[ok]
+        strategy[ok] = spam[ok] / s_den[ok]
         return MACEParams(self._class_prior(q), trust, strategy)
 
     # -- the engine's hooks (crowdlearn._base.EMEstimator) ----------------------------------
@@ -614,6 +712,7 @@ class MACE(ClassPrior, IdResults, EMEstimator):
         self.trust_ = means.trust
         self.spamming_ = 1.0 - means.trust
         self.strategy_ = means.strategy
+        self.thetas_ = means.strategy.copy()  # crowd-kit's name
         self.confusion_ = mace_confusion(means.trust, means.strategy)
         self.n_items_, self.n_experts_, self.n_classes_ = (crowd.n_items, crowd.n_experts,
                                                            crowd.n_classes)

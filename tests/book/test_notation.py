@@ -62,6 +62,10 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("u", "06_smoothing.md"): "the Beta integral's exponents u, v",
     ("z", "06_smoothing.md"): "the Beta integral's variable",
     ("C_{..}", "07_multilabel.md"): "the counts of one smoothed confusion row in an exercise",
+    ("C_{..}", "crowdlearn/aggregation/mace.py"): "C_rp, the posterior mass of expert r's "
+                                                  "labels p that are right (the trust update)",
+    ("n_{..}", "crowdlearn/aggregation/mace.py"): "n_rp, the number of expert r's labels p",
+    ("f", "crowdlearn/aggregation/mace.py"): "the objective of the trust update",
     ("\\Psi_{.}", "07_multilabel.md"): "the source's parameters, quoted in the list of slips",
     ("\\Psi^{old}_{.}", "07_multilabel.md"): "the same",
     ("\\pi", "07_multilabel.md"): "the source's confusion matrix, named to say it is not used",

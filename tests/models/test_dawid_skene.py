@@ -509,3 +509,56 @@ def test_all_probabilities_rows_sum_to_one():
     np.testing.assert_allclose(ds.confusion_.sum(axis=2), 1.0)
     np.testing.assert_allclose(ds.class_prior_.sum(), 1.0)
     assert ((ds.feature_prob_ > 0) & (ds.feature_prob_ < 1)).all()
+
+
+# -- defaults (issue 43) ------------------------------------------------------------------------
+# crowd-kit 1.4.2's DawidSkene() at its defaults (benchmarks/bench_crowdkit_accuracy.py), as
+# numbers of items right: crowdlearn's default must be at least as accurate
+CROWDKIT_DS = {"bluebirds": 96 / 108, "rte": 742 / 800, "temp": 435 / 462, "wsd": 176 / 177,
+               "anaesthetists": None}
+
+
+@pytest.mark.parametrize("name", list(CROWDKIT_DS))
+def test_default_fit_converges_without_warning_on_bundled_crowds(name):
+    data = load_dataset(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = DawidSkene().fit(data.labels)
+    assert ds.converged_ and ds.n_iter_ < 100
+    if CROWDKIT_DS[name] is not None:
+        assert data.accuracy(ds.predict()) >= CROWDKIT_DS[name] - 1e-9
+
+
+def product_like_crowd(seed):
+    """A crowd like crowd-kit's product-matching one: 8,000 items, 12% in class 1, 176
+    workers with heavy-tailed label counts, 3 labels per item, a tenth of them spammers."""
+    rng = np.random.default_rng(seed)
+    n, J = 8000, 176
+    truth = (rng.random(n) < 0.12).astype(int)
+    share = rng.pareto(1.0, J) + 0.05
+    share /= share.sum()
+    item = np.repeat(np.arange(n), 3)
+    expert = np.concatenate([rng.choice(J, 3, replace=False, p=share) for _ in range(n)])
+    sens, spec, spam = rng.beta(6, 2, J), rng.beta(12, 1.5, J), rng.random(J) < 0.1
+    p1 = np.where(truth[item] == 1, sens[expert], 1 - spec[expert])
+    p1 = np.where(spam[expert], 0.3, p1)
+    label = (rng.random(item.size) < p1).astype(int)
+    return from_triples(item, expert, label, n_items=n, n_experts=J, n_classes=2), truth
+
+
+def test_default_fit_converges_on_a_slow_product_like_crowd():
+    """Such a crowd needs 281 iterations to meet the default tol: the former max_iter=200
+    warned; the default cap of 1000 lets it converge. A looser tol would not help: it stops
+    where the posterior is still far from the optimum."""
+    crowd, truth = product_like_crowd(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = DawidSkene().fit(crowd)
+    assert ds.converged_ and 200 < ds.n_iter_ < ds.max_iter
+    assert np.mean(ds.predict() == truth) > 0.9
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        tight = DawidSkene(tol=1e-11, max_iter=5000).fit(crowd)
+    loose = DawidSkene(tol=1e-6).fit(crowd)
+    assert np.abs(loose.posterior_ - tight.posterior_).max() > \
+        3 * np.abs(ds.posterior_ - tight.posterior_).max()

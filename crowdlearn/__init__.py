@@ -18,6 +18,8 @@ The package behind the crowdlearn book. Public API, flat:
 * simulators: :mod:`crowdlearn.simulate`, :mod:`crowdlearn.simulate.annotators`,
   :mod:`crowdlearn.simulate.sparse`
 * model selection without true labels: :mod:`crowdlearn.selection`
+  (:func:`heldout_label_likelihood`; calibration: :func:`calibration_curve`,
+  :func:`expected_calibration_error`)
 * where to spend the next label: :func:`expected_label_gains`, :func:`recommend_labels`,
   :func:`replay_policies` (:mod:`crowdlearn.active`)
 * derivations: :mod:`crowdlearn.symbolic`
@@ -71,8 +73,10 @@ _NAMES = {
     **dict.fromkeys(["accuracy_on_aggregates", "consistency", "krippendorff_alpha",
                      "posterior_entropy", "spammer_score", "worker_quality_intervals"],
                     "crowdlearn.metrics"),
-    **dict.fromkeys(["expected_surrogate_risk", "select_by_surrogate", "select_penalty",
-                     "surrogate_risk", "true_risk"], "crowdlearn.selection"),
+    **dict.fromkeys(["calibration_curve", "expected_calibration_error",
+                     "expected_surrogate_risk", "heldout_label_likelihood",
+                     "select_by_surrogate", "select_penalty", "surrogate_risk", "true_risk"],
+                    "crowdlearn.selection"),
     # where to spend the next label
     **dict.fromkeys(["LabelGains", "ReplayResult", "expected_label_gains", "labelled_pairs",
                      "recommend_labels", "replay_policies"], "crowdlearn.active"),
@@ -115,8 +119,10 @@ if TYPE_CHECKING:  # what static tools (and readers) see; nothing of it runs
                                    from_table, from_triples)
     from crowdlearn.metrics import (accuracy_on_aggregates, consistency, krippendorff_alpha,
                                     posterior_entropy, spammer_score, worker_quality_intervals)
-    from crowdlearn.selection import (expected_surrogate_risk, select_by_surrogate,
-                                      select_penalty, surrogate_risk, true_risk)
+    from crowdlearn.selection import (calibration_curve, expected_calibration_error,
+                                      expected_surrogate_risk, heldout_label_likelihood,
+                                      select_by_surrogate, select_penalty, surrogate_risk,
+                                      true_risk)
 
 __all__ = [
     "GLAD",
@@ -166,6 +172,9 @@ __all__ = [
     "run_em",
     "select_by_surrogate",
     "select_penalty",
+    "heldout_label_likelihood",
+    "calibration_curve",
+    "expected_calibration_error",
     "set_size_limits",
     "simulate",
     "size_limits",

@@ -86,13 +86,15 @@ import numpy as np
 from crowdlearn._base import reissue_warnings
 from crowdlearn._validation import (as_float_array, check_bool, check_random_state,
                                      check_scalar)
-from crowdlearn.labels import CrowdLabels
+from crowdlearn.labels import CrowdLabels, as_crowd_labels
 from crowdlearn.features.sparse_experts import SparseExpertsEM, sparse_experts_path
 from crowdlearn.features._binary import _as_binary_labels, _read_input
 
 __all__ = ["surrogate_risk", "true_risk", "surrogate_decomposition", "SurrogateDecomposition",
            "expected_surrogate_risk", "surrogate_bias_bound", "select_by_surrogate",
-           "SelectionResult", "select_penalty", "PenaltySelection"]
+           "SelectionResult", "select_penalty", "PenaltySelection", "heldout_label_likelihood",
+           "HeldoutLikelihood", "calibration_curve", "CalibrationCurve",
+           "expected_calibration_error"]
 
 
 # -- the scores ----------------------------------------------------------------------------------
@@ -365,7 +367,8 @@ def _splits(crowd: CrowdLabels, X: np.ndarray, *, holdout, cv, split, rng) -> li
 
 def _make(candidate):
     """A fresh, unfitted copy of a candidate (an estimator or a factory)."""
-    if hasattr(candidate, "fit") and hasattr(candidate, "get_params"):
+    if not isinstance(candidate, type) and hasattr(candidate, "fit") \
+            and hasattr(candidate, "get_params"):
         return type(candidate)(**candidate.get_params())
     if callable(candidate):
         model = candidate()
@@ -515,3 +518,278 @@ def select_penalty(labels, X, lambdas=None, *, holdout: float = 0.3, cv=None,
         model = SparseExpertsEM(lam=refit_lambda, **model_params).fit(crowd, X)
     return PenaltySelection(np.asarray(lambdas), scores, fold_scores, best, best_lambda,
                             refit_lambda, model)
+
+
+# -- choosing an aggregation model by the labels it predicts (Paun et al. 2018) ------------------
+class HeldoutLikelihood(NamedTuple):
+    """What :func:`heldout_label_likelihood` returns; every dict is keyed by model name."""
+
+    scores: dict       # name -> mean held-out log-likelihood per label (all folds pooled)
+    fold_scores: dict  # name -> ndarray (n_folds,): the mean per held-out label in each fold
+    se: dict           # name -> standard error of the mean over folds
+    best_: str         # the name with the highest score
+    n_heldout: np.ndarray  # (n_folds,): how many labels each fold held out
+
+
+def _canonical(crowd: CrowdLabels) -> CrowdLabels:
+    """The same labels sorted by (item, expert, label): the input's row order is lost."""
+    order = np.lexsort((crowd.label, crowd.expert, crowd.item))
+    return CrowdLabels(crowd.item[order], crowd.expert[order], crowd.label[order],
+                       crowd.n_items, crowd.n_experts, crowd.n_classes, crowd.item_ids,
+                       crowd.expert_ids, crowd.class_ids)
+
+
+def _label_folds(crowd: CrowdLabels, n_folds: int, rng) -> np.ndarray:
+    """Fold of every label (-1: never held out). An item's labels, in random order, go to
+    consecutive folds from a random one, so no fold takes all of an item's labels; an
+    item's only label is never held out (nothing would be left to predict it from)."""
+    per_item = crowd.labels_per_item()
+    order = np.lexsort((rng.random(crowd.n_labels), crowd.item))  # crowd sorted by item
+    rank = np.empty(crowd.n_labels, dtype=np.intp)
+    start = np.cumsum(per_item) - per_item
+    rank[order] = np.arange(crowd.n_labels) - start[crowd.item[order]]
+    fold = (rng.integers(n_folds, size=crowd.n_items)[crowd.item] + rank) % n_folds
+    fold[per_item[crowd.item] < 2] = -1
+    sizes = np.bincount(fold[fold >= 0], minlength=n_folds)
+    if (sizes == 0).any():
+        raise ValueError(f"n_folds={n_folds} leaves a fold without labels: only "
+                         f"{int(sizes.sum())} labels are on items with two labels or more")
+    return fold
+
+
+def _pooled(per_worker: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """The average over workers (axis 0) weighted by their training labels."""
+    return np.tensordot(weight, per_worker, axes=1) / weight.sum()
+
+
+def _label_given_truth(model, train: CrowdLabels, test: CrowdLabels) -> np.ndarray:
+    r"""``(n_test, K)``: :math:`P(\text{held-out label} \mid y = n)` under the fitted model.
+    A worker without training labels gets the crowd's pooled matrix (the average of the
+    others', weighted by their training labels)."""
+    K = train.n_classes
+    counts = train.labels_per_expert().astype(float)
+    unseen = counts == 0
+    if hasattr(model, "confusion_"):  # Dawid-Skene, one-coin, MACE: [worker, truth, label]
+        conf = np.array(model.confusion_, dtype=float)
+        if unseen.any():
+            conf[unseen] = _pooled(conf[~unseen], counts[~unseen])
+        return conf[test.expert, :, test.label]
+    if hasattr(model, "ability_") and hasattr(model, "beta_"):  # GLAD
+        ability, beta = np.asarray(model.ability_, float), np.asarray(model.beta_, float)
+        right = 1.0 / (1.0 + np.exp(-ability[test.expert] * beta[test.item]))
+        new = unseen[test.expert]
+        if new.any():
+            odds = ability[~unseen][None, :] * beta[test.item[new]][:, None]
+            right[new] = (1.0 / (1.0 + np.exp(-odds))) @ counts[~unseen] / counts.sum()
+    else:  # a vote: one accuracy shared by all, the training labels' mean agreement
+        q = np.asarray(model.posterior_, dtype=float)[train.item, train.label]
+        right = np.full(test.n_labels, (q.sum() + 1.0) / (train.n_labels + 2.0))
+    hit = np.arange(K)[None, :] == test.label[:, None]
+    return np.where(hit, right[:, None], ((1.0 - right) / (K - 1))[:, None])
+
+
+def _heldout_logs(model, train: CrowdLabels, test: CrowdLabels, name: str,
+                  smoothing: float) -> np.ndarray:
+    r"""Log-probability of each held-out label under ``model`` fitted on ``train``, each
+    worker's :math:`P(p \mid n)` shrunk towards 1/N by ``smoothing`` pseudo-labels."""
+    post = getattr(model, "posterior_", None)
+    shape = (train.n_items, train.n_classes)
+    if post is None or np.shape(post) != shape:
+        raise ValueError(f"model {name!r} has no posterior_ of shape {shape} after fit: "
+                         f"it cannot predict held-out labels")
+    q = np.asarray(post, dtype=float)[test.item]
+    counts = train.labels_per_expert().astype(float)
+    counts[counts == 0] = counts[counts > 0].mean()  # the pooled matrix: an average worker
+    n = counts[test.expert][:, None]
+    m = (n * _label_given_truth(model, train, test) + smoothing / train.n_classes) \
+        / (n + smoothing)
+    with np.errstate(divide="ignore"):
+        return np.log(np.sum(q * m, axis=1))
+
+
+def _fold_logs(models: dict, crowd: CrowdLabels, fold, n_folds: int, smoothing) -> dict:
+    """name -> the log-probability of every label when its fold was held out."""
+    logs = {name: np.full(crowd.n_labels, np.nan) for name in models}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for k in range(n_folds):
+            train, test = crowd.subset(fold != k), crowd.subset(fold == k)
+            for name, cand in models.items():
+                model = _make(cand).fit(train)
+                logs[name][fold == k] = _heldout_logs(model, train, test, name, smoothing)
+    reissue_warnings(caught, f"{len(models)} models on {n_folds} folds")
+    return logs
+
+
+def _summary(logs: dict, fold: np.ndarray, n_folds: int) -> HeldoutLikelihood:
+    held = fold >= 0
+    sizes = np.bincount(fold[held], minlength=n_folds)
+    fold_scores = {name: np.bincount(fold[held], weights=v[held], minlength=n_folds) / sizes
+                   for name, v in logs.items()}
+    scores = {name: float(v[held].mean()) for name, v in logs.items()}
+    with np.errstate(invalid="ignore"):
+        se = {name: float(np.std(v, ddof=1) / np.sqrt(n_folds))
+              for name, v in fold_scores.items()}
+    best = max(scores, key=lambda name: -np.inf if np.isnan(scores[name]) else scores[name])
+    return HeldoutLikelihood(scores, fold_scores, se, best, sizes)
+
+
+def heldout_label_likelihood(models: dict, labels, *, n_folds: int = 5,
+                             smoothing: float = 1.0, random_state=None) -> HeldoutLikelihood:
+    r"""Compare aggregation models on a crowd without truth: how well each predicts the
+    labels it did not see (the held-out likelihood of Paun et al. 2018, TACL 6, 571-585).
+
+    The labels (not the items) are split into ``n_folds`` folds. Every model is fitted on
+    all folds but one, and each held-out label :math:`y^{(i)}_r = p` is scored by
+
+    .. math::
+
+        \log \sum_{n=1}^{N} Q_i(n)\, P(y_r = p \mid y = n),
+
+    with :math:`Q_i` the fitted model's posterior of item :math:`i` from its training
+    labels (``posterior_``) and :math:`P(y_r = p \mid y = n)` read from its fitted
+    attributes: the confusion matrices ``confusion_`` (Dawid--Skene, one-coin, MACE,
+    whose ``confusion_`` is :math:`\rho_r 1\{p = n\} + (1 - \rho_r)\xi_{r,p}`); for GLAD
+    :math:`\sigma(\alpha_r\tau_i)` on the true class and
+    :math:`(1 - \sigma(\alpha_r\tau_i))/(N - 1)` on each other (``ability_``, ``beta_``);
+    for a model without either (majority vote and the weighted votes), one accuracy
+    ``acc`` shared by all workers: right with ``acc`` and each wrong class with
+    ``(1 - acc) / (N - 1)``, where ``acc = (1 + sum of Q_i(p)) / (2 + L)`` over the
+    :math:`L` training labels :math:`y^{(i)}_r = p` (their mean agreement with the vote's
+    posterior, smoothed so that it is never 0 or 1). A point estimate can give a held-out
+    label probability zero (a worker always right in training), and one such label makes
+    the score :math:`-\infty`; so each worker's :math:`P(y_r = p \mid y = n)` becomes
+    ``(|I_r| * P + smoothing / N) / (|I_r| + smoothing)``, with :math:`\lvert I_r\rvert`
+    its training labels: a symmetric Dirichlet prior of weight ``smoothing`` on each row.
+
+    Each item's labels go to different folds (in random order, from a random fold on),
+    so an item with two labels or more keeps at least one for training in every fold;
+    an item with a single label is never held out. A worker all of whose labels fall in
+    the held-out fold gets the crowd's pooled :math:`P(y_r = p \mid y = n)`: the other
+    workers' average, weighted by their training labels. The labels are sorted first,
+    so the result does not depend on the order of the input rows.
+
+    Parameters
+    ----------
+    models : dict of name -> estimator or factory
+        Unfitted estimators with ``fit(labels)`` and ``get_params()`` (a fresh copy is
+        fitted on every fold) or functions or classes returning one, e.g. ``{"DS":
+        DawidSkene(), "MV": MajorityVote}``; a fitted model must have ``posterior_``.
+    labels : CrowdLabels or any form :func:`~crowdlearn.as_crowd_labels` reads
+    n_folds : int, default 5
+        Number of folds (>= 2).
+    smoothing : float, default 1.0
+        Pseudo-labels per worker (>= 0); ``0`` scores the model's own probabilities.
+    random_state : None, int or Generator
+        For the folds (the same seed gives the same folds and scores).
+
+    Returns
+    -------
+    HeldoutLikelihood
+        ``scores[name]``: the mean log-probability per held-out label over all folds;
+        ``fold_scores[name]``: the mean in each fold; ``se[name]``: their standard
+        deviation divided by ``sqrt(n_folds)``; ``best_``: the name with the highest
+        score; ``n_heldout``: the labels held out in each fold.
+
+    Examples
+    --------
+    >>> from crowdlearn import DawidSkene, MajorityVote, datasets
+    >>> crowd = datasets.load_dataset("wsd").labels
+    >>> res = heldout_label_likelihood({"DS": DawidSkene(), "MV": MajorityVote}, crowd)
+    >>> int(res.n_heldout.sum()) == crowd.n_labels, res.fold_scores["DS"].shape
+    (True, (5,))
+    """
+    if not isinstance(models, dict) or not models:
+        raise ValueError("models must be a non-empty dict of name -> estimator or factory")
+    check_scalar(n_folds, "n_folds", kind=numbers.Integral, low=2)
+    check_scalar(smoothing, "smoothing", low=0.0)
+    crowd = _canonical(as_crowd_labels(labels))
+    fold = _label_folds(crowd, int(n_folds), check_random_state(random_state))
+    return _summary(_fold_logs(models, crowd, fold, int(n_folds), smoothing), fold,
+                    int(n_folds))
+
+
+# -- calibration of posteriors against truth -----------------------------------------------------
+class CalibrationCurve(NamedTuple):
+    """What :func:`calibration_curve` returns, one entry per confidence bin."""
+
+    confidence: np.ndarray  # (n_bins,) mean top posterior in the bin (NaN if empty)
+    accuracy: np.ndarray    # (n_bins,) fraction of its items whose top class is the truth
+    count: np.ndarray       # (n_bins,) items in the bin
+    edges: np.ndarray       # (n_bins + 1,) the bins' edges, 0 to 1
+
+
+def _confidence_and_hits(posterior, truth) -> tuple[np.ndarray, np.ndarray]:
+    post = as_float_array(posterior, "posterior")
+    if post.ndim != 2 or post.shape[1] < 2 or post.shape[0] == 0:
+        raise ValueError(f"posterior must be a non-empty (n_items, n_classes) array with "
+                         f"n_classes >= 2, got shape {post.shape}")
+    if not np.isfinite(post).all() or (post < 0).any() \
+            or not np.allclose(post.sum(axis=1), 1.0, atol=1e-6):
+        raise ValueError("posterior rows must be probabilities: finite, >= 0, summing to 1")
+    truth = np.asarray(truth)
+    if truth.shape != (post.shape[0],) or not np.issubdtype(truth.dtype, np.integer):
+        raise ValueError(f"truth must be an integer array of shape ({post.shape[0]},), one "
+                         f"class index per posterior row (-1 where unknown), got "
+                         f"{truth.dtype} of shape {truth.shape}")
+    if (truth >= post.shape[1]).any():
+        raise ValueError(f"truth has class indices >= n_classes={post.shape[1]}")
+    known = truth >= 0
+    if not known.any():
+        raise ValueError("truth is unknown (-1) for every item: nothing to calibrate against")
+    post, truth = post[known], truth[known]
+    return post.max(axis=1), np.argmax(post, axis=1) == truth
+
+
+def calibration_curve(posterior, truth, *, n_bins: int = 10) -> CalibrationCurve:
+    r"""The reliability curve of a model's posteriors: in each bin of confidence (the top
+    posterior probability :math:`\max_n Q_i(n)` of an item), the mean confidence, the
+    accuracy of the top class against the truth, and the number of items.
+
+    Parameters
+    ----------
+    posterior : array-like of shape (n_items, n_classes)
+        Rows of probabilities, e.g. a fitted model's ``predict_proba()``.
+    truth : array-like of int, shape (n_items,)
+        True class indices, ``-1`` where unknown (those items are left out).
+    n_bins : int, default 10
+        Equal-width bins on [0, 1]; the last one includes 1.
+
+    Returns
+    -------
+    CalibrationCurve
+        A calibrated model has ``accuracy`` close to ``confidence`` in every bin.
+
+    Examples
+    --------
+    >>> post = [[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.6, 0.4]]
+    >>> curve = calibration_curve(post, [0, 1, 1, -1], n_bins=2)
+    >>> curve.count.tolist(), curve.accuracy.round(3).tolist()
+    ([0, 3], [nan, 0.667])
+    >>> curve.confidence.round(3).tolist()
+    [nan, 0.8]
+    >>> round(expected_calibration_error(post, [0, 1, 1, -1], n_bins=2), 3)
+    0.133
+    """
+    check_scalar(n_bins, "n_bins", kind=numbers.Integral, low=1)
+    conf, hit = _confidence_and_hits(posterior, truth)
+    edges = np.linspace(0.0, 1.0, int(n_bins) + 1)
+    b = np.clip(np.searchsorted(edges, conf, side="right") - 1, 0, n_bins - 1)
+    count = np.bincount(b, minlength=n_bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_conf = np.bincount(b, weights=conf, minlength=n_bins) / count
+        accuracy = np.bincount(b, weights=hit.astype(float), minlength=n_bins) / count
+    return CalibrationCurve(mean_conf, accuracy, count, edges)
+
+
+def expected_calibration_error(posterior, truth, *, n_bins: int = 10) -> float:
+    r"""The expected calibration error (Guo et al. 2017): the gap between accuracy and
+    confidence in each bin of the :func:`calibration_curve`, averaged over the bins
+    weighted by their items, ``sum(count * |accuracy - confidence|) / sum(count)`` (empty
+    bins left out) over the items with known truth. 0 for a calibrated model (up to the
+    binning and the sample); at most 1. Arguments as in :func:`calibration_curve`.
+    """
+    curve = calibration_curve(posterior, truth, n_bins=n_bins)
+    full = curve.count > 0
+    gap = np.abs(curve.accuracy[full] - curve.confidence[full])
+    return float(np.sum(curve.count[full] * gap) / curve.count.sum())

@@ -1,8 +1,6 @@
-"""The assignments as the instructor writes them: finding and reading the MyST notebooks
-in ``book/assignments/``, their checks and solution regions, and the student's view of a cell.
-
-Light on purpose (the standard library; jupytext only when a notebook is read): the book's
-Sphinx extensions import :func:`student_source` and the markers from here."""
+"""The instructor's assignments (the MyST notebooks in ``book/assignments/``): reading them,
+their checks and solution regions, the student's view of a cell. Light on purpose (jupytext
+only when a notebook is read): the book's Sphinx extensions import from here."""
 
 from __future__ import annotations
 
@@ -28,11 +26,7 @@ def _default_source() -> Path:
 
 
 def find_assignments(source=None) -> dict:
-    """The assignments in ``source`` (default ``book/assignments``): name -> path of the ``.md``.
-
-    An assignment is a MyST notebook (jupytext header with a ``kernelspec``) with at least one
-    nbgrader cell; other files (an index page, say) are skipped.
-    """
+    """``name -> path`` of the MyST notebooks with nbgrader cells in ``source``."""
     source = Path(source) if source is not None else _default_source()
     if not source.is_dir():
         raise ValueError(f"no assignments folder at {source}: pass --source")
@@ -55,14 +49,9 @@ def _nbgrader_meta(cell) -> dict:
 
 
 def read_assignment(path):
-    """The instructor notebook of a MyST assignment, checked for what nbgrader needs.
-
-    Raises ``ValueError`` if a grade cell has no points, a ``grade_id`` repeats, a solution
-    region sits in a cell not marked ``solution``, or solution / hidden-test markers are
-    unbalanced.
-    """
+    """The instructor notebook of a MyST assignment; ValueError if it breaks what nbgrader
+    needs (points, unique ``grade_id``, markers balanced and in the right cells)."""
     import jupytext
-
     path = Path(path)
     nb = jupytext.read(path)
     seen = set()
@@ -98,8 +87,7 @@ def read_assignment(path):
 
 
 def withheld_names(nb, where="the assignment") -> list:
-    """What the assignment's front matter says its sandbox withholds (``grading: withheld:``),
-    public names of ``crowdlearn``; a ValueError for anything else."""
+    """The front matter's ``grading: withheld:`` (public names of crowdlearn, else ValueError)."""
     names = nb.metadata.get("grading", {}).get("withheld", [])
     if not isinstance(names, list) or not all(
             isinstance(n, str) and n.split(".")[0] == "crowdlearn" for n in names):
@@ -131,12 +119,9 @@ STUDENT_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 
 
 def student_source(source: str) -> str:
-    r"""The student's view of a cell's code, as nbgrader releases it: every solution region
-    replaced by ``# YOUR CODE HERE`` / ``raise NotImplementedError()`` (indented like its
-    markers) and every hidden-test region removed.
+    r"""The student's view of a cell, as nbgrader releases it: solution regions become
+    :data:`STUDENT_STUB` (indented like the markers), hidden-test regions go.
 
-    Examples
-    --------
     >>> print(student_source("def f(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n"
     ...                      "    ### END SOLUTION\n"))
     def f(x):
@@ -151,19 +136,13 @@ def student_source(source: str) -> str:
 
     def stub(m):
         return textwrap.indent(STUDENT_STUB, m.group(1))
-
     return _HIDDEN_REGION.sub("", _REGION.sub(stub, source))
 
 
 def replace_solution(nb, grade_id: str, code: str, *, region: int = 0):
-    """A copy of ``nb`` with one solution region of cell ``grade_id`` replaced by ``code``.
+    """A copy of ``nb`` with solution region ``region`` of cell ``grade_id`` replaced by
+    ``code`` (indented like the markers, which go): mistaken submissions that test the checks.
 
-    ``code`` is dedented and indented like the markers; the markers themselves are removed,
-    as in a student's notebook. Used to make mistaken submissions that test the checks
-    (does the check catch this mistake, and does its message name it?).
-
-    Examples
-    --------
     >>> import nbformat
     >>> cell = nbformat.v4.new_code_cell(
     ...     "def f(x):\\n    ### BEGIN SOLUTION\\n    return 2 * x\\n    ### END SOLUTION\\n",
@@ -178,7 +157,6 @@ def replace_solution(nb, grade_id: str, code: str, *, region: int = 0):
     """
     import copy
     import textwrap
-
     nb = copy.deepcopy(nb)
     for cell in nb.cells:
         if _nbgrader_meta(cell).get("grade_id") != grade_id:

@@ -1,21 +1,7 @@
-r"""The data-only channel between the grader and a submission's kernel.
-
-The checks of an assignment run in the grader's own process (:mod:`crowdlearn_grader.trusted`),
-never in the student's kernel. When a check calls a student's function, reads a student's
-variable or uses an object the student built, the request and the answer cross this channel
-as JSON that carries *data only*: ``None``, booleans, numbers, strings, lists, tuples, dicts,
-sets, named tuples (as records), NumPy arrays and scalars of numeric or boolean dtype (their
-bytes in base64), SymPy expressions as the text :func:`sympy.srepr` writes, and opaque
-*handles* (an id naming an object that stays in the kernel: a function, a fitted model). No
-pickle, no code: the grader rebuilds SymPy expressions by walking the text's syntax tree and
-calling only the SymPy classes on an allowlist (:func:`parse_sympy`), with bounded sizes.
-
-Both sides import this module: the kernel side through :func:`serve`, which the grader
-starts for each request (the conversation runs over the kernel's stdin channel, as
-``input()`` prompts and replies, so nothing the student prints can be read as an answer); the
-grader side through :func:`decode` (strict) and :func:`encode`. Whatever the student's code
-does to its own copy of this module changes only what *its* answers say -- which is what the
-student's functions return anyway: the verdict is computed by the grader.
+r"""The data-only channel between the grader and a submission's kernel: JSON with plain data,
+numeric arrays, SymPy ``srepr`` text (rebuilt by an allowlist walker, :func:`parse_sympy`) and
+*handles* for objects that stay in the kernel; no pickle, no code, bounded sizes. The kernel
+side is :func:`serve` (over its stdin channel), the grader's :func:`decode` (strict).
 """
 
 from __future__ import annotations
@@ -25,14 +11,13 @@ import base64
 import json
 import math
 import re
+import sys
 
 __all__ = ["ChannelError", "RemoteError", "StudentText", "decode", "encode", "parse_sympy",
            "serve"]
 
-MAX_TEXT = 200_000
-"""Characters of one string or SymPy expression the grader accepts."""
-MAX_NODES = 200_000
-"""Values (list items, dict entries, array cells count once per array) in one answer."""
+MAX_TEXT = 200_000  # characters of one string or SymPy expression the grader accepts
+MAX_NODES = 200_000  # values (list items, dict entries; an array counts once) in one answer
 MAX_INT_DIGITS = 400
 _DTYPES = frozenset({"b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8",
                      "c8", "c16"})
@@ -44,9 +29,7 @@ class ChannelError(ValueError):
 
 
 class StudentText(str):
-    """A string the student's code returned: the grader never reads it as code (SymPy's
-    ``sympify``/``lambdify`` refuse it while checks run); ``replace`` and ``strip`` keep
-    the mark, as ``sympify`` calls them before it parses."""
+    """A string from the student's code, never read as code; ``replace``/``strip`` keep it."""
 
     def replace(self, *args):
         return StudentText(str.replace(self, *args))
@@ -70,10 +53,8 @@ def _dtype_code(dtype) -> str | None:
 
 
 def encode(value, *, unknown, _depth=0):
-    """``value`` as JSON-ready data; ``unknown(obj)`` encodes what is not plain data (the kernel
-    gives a handle, the grader a callback or an object's fields, or raises)."""
+    """``value`` as JSON-ready data; ``unknown(obj)`` encodes what is not plain data."""
     import numpy as np
-
     if _depth > 60:
         raise ChannelError("nested more than 60 levels deep")
     again = lambda v: encode(v, unknown=unknown, _depth=_depth + 1)  # noqa: E731
@@ -111,16 +92,10 @@ def encode(value, *, unknown, _depth=0):
         return {"$": "dict", "v": [[again(k), again(v)] for k, v in value.items()]}
     if type(value) in (set, frozenset):
         return {"$": "set", "v": [again(v) for v in value]}
-    sympy = _sympy_if_loaded()
+    sympy = sys.modules.get("sympy")  # loaded if the value can be SymPy
     if sympy is not None and isinstance(value, sympy.Basic):
         return {"$": "sympy", "srepr": sympy.srepr(value)}
     return unknown(value)
-
-
-def _sympy_if_loaded():
-    import sys
-
-    return sys.modules.get("sympy")
 
 
 # -- decoding on the grader's side (strict) -------------------------------------------------------
@@ -139,7 +114,6 @@ _RECORDS: dict = {}
 
 def _record_class(name: str, fields: list):
     from collections import namedtuple
-
     if not (isinstance(name, str) and name.isidentifier() and len(name) <= 80):
         name = "Record"
     if not (isinstance(fields, list) and all(isinstance(f, str) and len(f) <= 80
@@ -152,11 +126,8 @@ def _record_class(name: str, fields: list):
 
 
 def decode(data, *, handle, budget=None):
-    """The value ``data`` (from :func:`encode` on the kernel's side) rebuilds, using only
-    allowed types; ``handle(id, info)`` turns a handle into the grader's proxy for it.
-    :class:`ChannelError` for anything else."""
+    """The value ``data`` encodes, allowed types only (handles via ``handle(id, info)``)."""
     import numpy as np
-
     budget = budget or _Budget()
     budget.take()
     again = lambda v: decode(v, handle=handle, budget=budget)  # noqa: E731
@@ -266,7 +237,7 @@ def _decode_array(data, budget, np):
     return out[()] if data["$"] == "scalar" else out
 
 
-# -- SymPy expressions as text, rebuilt by an allowlist walker -------------------------------------
+# -- SymPy expressions as text, rebuilt by an allowlist walker ---------------------------------
 _SYMPY_CALLS = frozenset("""
 Symbol Dummy Integer Rational Float Add Mul Pow log exp sin cos tan cot sec csc asin acos atan
 atan2 sinh cosh tanh asinh acosh atanh Abs sign Max Min Piecewise ExprCondPair Eq Ne Lt Le Gt
@@ -285,11 +256,8 @@ _MAX_EXPONENT = 1000
 
 
 def parse_sympy(text: str):
-    """The SymPy expression :func:`sympy.srepr` wrote as ``text``, rebuilt by calling only
-    allowed SymPy classes with constant arguments (no ``eval``, no ``sympify`` of text);
-    :class:`ChannelError` for anything else or anything too big."""
+    """The ``srepr`` text rebuilt by calling only allowed SymPy classes on constants."""
     import sympy
-
     if len(text) > MAX_TEXT:
         raise ChannelError(f"a SymPy expression longer than {MAX_TEXT} characters")
     try:
@@ -352,14 +320,13 @@ def parse_sympy(text: str):
         except Exception as exc:
             raise ChannelError(f"a SymPy expression the grader cannot rebuild "
                                f"({type(exc).__name__})") from None
-
     try:
         return build(tree.body)
     except RecursionError:
         raise ChannelError("a SymPy expression nested too deeply") from None
 
 
-# -- the kernel's side ------------------------------------------------------------------------------
+# -- the kernel's side --------------------------------------------------------------------------
 _HANDLES: dict = {}
 _MAX_HANDLES = 100_000
 
@@ -381,12 +348,9 @@ def _kernel_encode(value):
 
 
 def _kernel_decode(data, ask):
-    """The grader's data in the kernel: records become named tuples, ``ref`` the object a
-    handle names, ``callback`` a function that asks the grader, ``object`` the package's class
-    rebuilt from its fields (or a namespace)."""
+    """The grader's data in the kernel (refs, callbacks to the grader, package objects)."""
     import numpy as np
     from types import SimpleNamespace
-
     again = lambda v: _kernel_decode(v, ask)  # noqa: E731
     if isinstance(data, list):
         return [again(v) for v in data]
@@ -409,7 +373,6 @@ def _kernel_decode(data, ask):
         state = {k: again(v) for k, v in data["state"]}
         try:
             import importlib
-
             cls = getattr(importlib.import_module(data["module"]), data["qualname"])
             obj = object.__new__(cls)
             for k, v in state.items():
@@ -419,7 +382,6 @@ def _kernel_decode(data, ask):
             return SimpleNamespace(**state)
     if tag == "record":
         from collections import namedtuple
-
         return namedtuple(data["name"], data["fields"], rename=True)(
             *[again(v) for v in data["v"]])
     if tag == "objarray":
@@ -428,7 +390,6 @@ def _kernel_decode(data, ask):
         return out.reshape(data["shape"])
     if tag == "sympy":
         import sympy
-
         return sympy.sympify(data["srepr"])
     if tag == "tuple":
         return tuple(again(v) for v in data["v"])
@@ -458,14 +419,12 @@ def _dispatch(request: dict, namespace: dict, ask):
         return len(target)
     if op == "iter":
         import itertools
-
         items = list(itertools.islice(iter(target), 100_001))
         if len(items) > 100_000:
             raise ChannelError("more than 100000 items to iterate over")
         return items
     if op == "array":
         import numpy as np
-
         return np.asarray(target)
     if op in ("str", "repr"):
         return (str if op == "str" else repr)(target)[:10_000]
@@ -477,9 +436,7 @@ def _dispatch(request: dict, namespace: dict, ask):
 def serve() -> None:
     """Answer one request of the grader (the grader runs this in the kernel, with stdin)."""
     import builtins
-
     from IPython import get_ipython
-
     ask = builtins.input
     request = json.loads(ask(PROMPT))
     try:
@@ -490,6 +447,5 @@ def serve() -> None:
             raise ChannelError(f"the answer is {len(reply) / (1 << 20):.0f} MiB as data, more "
                                f"than the grader reads ({most / (1 << 20):.0f} MiB)")
     except BaseException as exc:  # the student's code failed: say how, not why it matters
-        reply = json.dumps({"error": {"type": type(exc).__name__,
-                                      "message": str(exc)[:2000]}})
+        reply = json.dumps({"error": {"type": type(exc).__name__, "message": str(exc)[:2000]}})
     ask(reply)

@@ -26,7 +26,6 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     if args.variant is not None:  # the variant's instructor notebooks instead of the book's
         from crowdlearn_grader.variants import variant_source
-
         if args.source is not None:
             print("error: give --source or --variant, not both", file=sys.stderr)
             return 2
@@ -54,21 +53,19 @@ def _parser() -> argparse.ArgumentParser:
                     "grade submissions: each one runs in a bubblewrap sandbox with the "
                     "instructor's cells restored. Exit status: 0, 1 if some submission "
                     "could not be graded (listed on stderr), 2 on a usage error.")
-    parser.add_argument("--source", help="folder of instructor versions "
-                                         "(default: book/assignments)")
+    parser.add_argument("--source", help="folder of instructor versions (default: "
+                                         "book/assignments)")
     parser.add_argument("--variant", help="the assignments' variant NAME (grader/variants/NAME: "
-                                          "the same tasks with other formulas, answers the "
-                                          "book does not print) for every command")
+                        "the same tasks with other formulas, answers the book does not print) "
+                        "for every command")
     parser.add_argument("-v", "--verbose", action="store_true", help="show nbgrader's log")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list the assignments, their checks and points")
     rel = sub.add_parser("release", help="write the student versions to OUTDIR")
     rel.add_argument("outdir")
-    rel.add_argument("--assignment", action="append",
-                     help="release only this one (repeatable)")
-    rel.add_argument("--no-kit", action="store_true",
-                     help="do not add the student kit (the crowdlearn wheel, "
-                          "requirements-student.txt, INSTALL.md) to OUTDIR")
+    rel.add_argument("--assignment", action="append", help="release only this one (repeatable)")
+    rel.add_argument("--no-kit", action="store_true", help="do not add the student kit (the "
+                     "crowdlearn wheel, requirements-student.txt, INSTALL.md) to OUTDIR")
     _grade_arguments(sub)
     _mark_arguments(sub)
     _export_arguments(sub)
@@ -86,48 +83,41 @@ def _grade_arguments(sub) -> None:
                     "children at the time limit). A check scores its points iff it raises no "
                     "error; stderr output is not a failure.")
     gra.add_argument("submissions")
-    gra.add_argument("--report", default="grades.csv",
-                     help="per-check CSV report (a .json one is written next to it); "
-                          "default grades.csv")
-    gra.add_argument("--totals", help="per-student totals CSV for a spreadsheet (for an "
-                                      "LMS, see export): one row per "
-                                      "student, one column per assignment, and total "
-                                      "(default: <report stem>-totals.csv next to the report)")
+    gra.add_argument("--report", default="grades.csv", help="per-check CSV report (a .json one "
+                     "is written next to it); default grades.csv")
+    gra.add_argument("--totals", help="per-student totals CSV for a spreadsheet (for an LMS, see "
+                     "export): one row per student, one column per assignment, and total "
+                     "(default: <report stem>-totals.csv next to the report)")
     gra.add_argument("--feedback", help="folder for <student>/<assignment>.txt and .html "
-                                        "feedback (default: feedback/ next to the report, "
-                                        "or in --course-dir)")
+                     "feedback (default: feedback/ next to the report, or in --course-dir)")
     gra.add_argument("--marks", help="CSV of marks for the hand-graded derivations: "
-                                     "student,assignment,check,points[,comment] (checked "
-                                     "before grading; to apply marks later without "
-                                     "grading again, use the mark command)")
+                     "student,assignment,check,points[,comment] (checked before grading; to "
+                     "apply marks later without grading again, use the mark command)")
     gra.add_argument("--course-dir", help="a course directory kept across runs: earlier "
-                                          "results are kept and merged into the reports, "
-                                          "executed notebooks are kept in autograded/")
-    gra.add_argument("--timeout", type=int, default=120,
-                     help="seconds per cell; then the kernel and its children are killed, and "
-                          "a fresh kernel runs the earlier cells again and goes on "
-                          "(default 120; the slowest cell of an instructor version takes a few seconds)")
+                     "results are kept and merged into the reports, executed notebooks are "
+                     "kept in autograded/")
+    gra.add_argument("--timeout", type=int, default=120, help="seconds per cell; then the "
+                     "kernel and its children are killed, and a fresh kernel runs the earlier "
+                     "cells again and goes on (default 120; the slowest cell of an instructor "
+                     "version takes a few seconds)")
     gra.add_argument("--assignment", action="append", help="grade only this one (repeatable)")
-    gra.add_argument("-j", "--jobs", type=int, default=1,
-                     help="grade this many submissions at once, whatever their assignment, "
-                          "each in a worker process of its own (also with --course-dir)")
-    gra.add_argument("--no-sandbox", action="store_true",
-                     help="run the students' code WITHOUT bubblewrap, with your rights "
-                          "(prints a warning)")
+    gra.add_argument("-j", "--jobs", type=int, default=1, help="grade this many submissions at "
+                     "once, whatever their assignment, each in a worker process of its own "
+                     "(also with --course-dir)")
+    gra.add_argument("--no-sandbox", action="store_true", help="run the students' code WITHOUT "
+                     "bubblewrap, with your rights (prints a warning)")
     _limit_arguments(gra)
 
 
 _LIMIT_HELP = {
     "memory": "address space of each process in the sandbox (default 4G)",
-    "process": "processes and threads of a sandbox; enforced when grading as root "
-               "(default 128)",
+    "process": "processes and threads of a sandbox; enforced when grading as root (default 128)",
     "cpu": "CPU seconds of each process; the kernel is then stopped (default 600)",
     "file-size": "size of any one file the submission writes (default 256M)",
-    "tmpfs": "size of each in-memory folder it may write: /tmp, /dev/shm, its working "
-             "folder (default 256M)",
-    "output": "output kept per cell, 8 times that per notebook; the rest is dropped "
-              "with a note (default 4M)",
-}
+    "tmpfs": "size of each in-memory folder it may write: /tmp, /dev/shm, its working folder "
+             "(default 256M)",
+    "output": "output kept per cell, 8 times that per notebook; the rest is dropped with a note "
+              "(default 4M)"}
 
 
 def _limit_arguments(gra) -> None:
@@ -161,37 +151,36 @@ def _mark_arguments(sub) -> None:
                     "totals and feedback anew. No submission runs again. The marks file is "
                     "the complete set: it replaces marks applied before.")
     mar.add_argument("marks", help="CSV: student,assignment,check,points[,comment]")
-    mar.add_argument("--report", default="grades.csv",
-                     help="the report grade wrote (its .json is read), written anew; "
-                          "default grades.csv")
+    mar.add_argument("--report", default="grades.csv", help="the report grade wrote (its .json "
+                     "is read), written anew; default grades.csv")
     mar.add_argument("--course-dir", help="read the whole class's results from this course "
-                                          "directory instead of the report")
+                     "directory instead of the report")
     mar.add_argument("--totals", help="totals CSV (default: <report stem>-totals.csv)")
     mar.add_argument("--feedback", help="feedback folder (default: feedback/ next to the "
-                                        "report, or in --course-dir)")
+                     "report, or in --course-dir)")
 
 
 def _export_arguments(sub) -> None:
     exp = sub.add_parser(
-        "export", help="gradebook files for Canvas, Moodle and Gradescope",
+        "export", help="gradebook files for Canvas and Moodle",
         description="Write LMS imports from graded results (the report's .json): a Canvas "
-                    "gradebook CSV, a Moodle grade-import CSV, and per-submission Gradescope "
-                    "results.json files. The roster CSV (columns folder, name, id, "
+                    "gradebook CSV and a Moodle grade-import CSV (Gradescope takes grades "
+                    "from its autograder: the gradescope command). The roster CSV (columns folder, name, id, "
                     "sis_user_id, sis_login_id, section, email, idnumber) ties each "
                     "submission folder to the student's LMS identity.")
     exp.add_argument("report", nargs="?", default="grades.csv",
                      help="the report grade wrote (default grades.csv; its .json is read)")
     exp.add_argument("--roster", help="roster CSV (needed for --canvas and --moodle)")
     exp.add_argument("--canvas", help="write the Canvas gradebook import CSV here")
-    exp.add_argument("--moodle", help="write the Moodle grade import CSV here (and the "
-                                      "students without an identifier to <stem>-unmatched.csv)")
+    exp.add_argument("--moodle", help="write the Moodle grade import CSV here (and the students "
+                     "without an identifier to <stem>-unmatched.csv)")
     exp.add_argument("--moodle-id", choices=["email", "idnumber"], default="email",
                      help="the roster column Moodle matches users by (default email)")
     exp.add_argument("--assignment-map", help="CSV assignment,name,canvas_id: the LMS's name "
-                                              "(and Canvas id) of each assignment")
-    exp.add_argument("--missing", choices=["blank", "zero"], default="blank",
-                     help="what a roster student without a submission gets (default blank: "
-                          "the LMS keeps its grade)")
+                     "(and Canvas id) of each assignment")
+    exp.add_argument("--missing", choices=["blank", "zero"], default="blank", help="what a "
+                     "roster student without a submission gets (default blank: the LMS keeps "
+                     "its grade)")
 
 
 def _list(args) -> int:
@@ -217,7 +206,6 @@ def _release(args) -> int:
         print(path)
     if not args.no_kit:
         from crowdlearn_grader.kit import build_student_kit
-
         kit = build_student_kit(args.outdir)
         for path in kit.values():
             if path is not None:
@@ -229,10 +217,9 @@ def _release(args) -> int:
 
 def _grade(args) -> int:
     results = grade(args.submissions, args.source, assignments=args.assignment,
-                    report=args.report, course_dir=args.course_dir,
-                    timeout=args.timeout, jobs=args.jobs, verbose=args.verbose,
-                    sandbox=not args.no_sandbox, totals=args.totals,
-                    feedback=args.feedback, marks=args.marks, progress=True,
+                    report=args.report, course_dir=args.course_dir, timeout=args.timeout,
+                    jobs=args.jobs, verbose=args.verbose, sandbox=not args.no_sandbox,
+                    totals=args.totals, feedback=args.feedback, marks=args.marks, progress=True,
                     limits=Limits(*(getattr(args, f"{f}_limit") for f in Limits._fields)))
     _print_scores(results)
     report = Path(args.report)
@@ -270,7 +257,6 @@ def _mark(args) -> int:
 def _export(args) -> int:
     from crowdlearn_grader import exports
     from crowdlearn_grader.reports import read_results
-
     if not (args.canvas or args.moodle):
         raise ValueError("nothing to export: give --canvas and/or --moodle (Gradescope takes "
                          "grades from its autograder: the gradescope command)")

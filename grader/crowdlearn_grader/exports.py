@@ -1,66 +1,7 @@
-r"""Exports an LMS takes: a Canvas gradebook CSV and a Moodle grade-import CSV, made from graded
-results and a roster (and Gradescope's ``results.json``, for its autograder).
-
-The **roster** (:func:`read_roster`) is a CSV file, one row per student, that ties a
-submission folder to the student's identity in the LMS. Its header names the columns (case,
-spaces and underscores do not matter; other columns are ignored, so a gradebook exported from
-the LMS with a ``folder`` column added works; its ``Points Possible`` row is skipped):
-
-``folder`` (required)
-    the student's folder in the submissions (``SUBMISSIONS/<folder>/<assignment>.ipynb``),
-    taken verbatim (spaces included);
-``name`` (or ``Student``)
-    the display name, e.g. ``Doe, Jane``;
-``id`` (Canvas's ``ID``), ``sis_user_id``, ``sis_login_id``, ``section``
-    the Canvas identifiers (one of the three ids is enough for Canvas to match the row);
-``email`` (or ``Email address``), ``idnumber`` (or ``ID number``)
-    the Moodle identifiers.
-
-It is checked when read: a missing file, a missing ``folder`` column, an empty or repeated
-folder, or an id, SIS id, e-mail or ID number given to two students is a ``ValueError``
-naming the rows. When exporting, a student who was graded but is not in the roster is a
-``ValueError`` (the export would lose the grade). A roster entry without a submission of an
-assignment gets an empty cell (the LMS keeps what it has; ``missing="zero"`` writes 0
-instead); each such entry is named in a warning, as are submissions that could not be graded
-(not a notebook, a symbolic link, the grader failed: :func:`not_graded`; also left empty) and hand-graded cells not marked yet (counted as 0). Where a folder name
-is written (a student without a name; the unmatched list), one that starts like a formula
-(``=``, ``+``, ``-``, ``@``) gets a leading apostrophe, so a spreadsheet never runs it.
-
-Formats, as published:
-
-* **Canvas** (:func:`write_canvas`): the gradebook import CSV has the columns ``Student``,
-  ``ID``, ``SIS User ID``, ``SIS Login ID``, ``Section``, then one column per assignment,
-  headed by the assignment's name, or ``Name (id)`` when its Canvas id is known, which Canvas
-  matches exactly; a second row ``Points Possible`` gives each column's maximum. There is no
-  total column: an unknown column header becomes a new assignment in Canvas. (Canvas guides:
-  "How do I import grades in the Gradebook?", community.canvaslms.com; the OSU summary
-  https://teaching.resources.osu.edu/toolsets/carmencanvas/guides/calculating-final-grades/import-csv-file-carmen-grades
-  lists Student / ID / SIS User ID, SIS Login ID, Section and the assignment columns, and
-  warns that new assignment columns create new assignments. Canvas's own importer,
-  ``GradebookImporter`` in canvas-lms, takes a header whose first columns match ``Student``,
-  ``ID``, ``SIS User ID``, ``SIS Login ID`` and ends them with ``Section``; skips a row whose
-  first cell matches ``Points Possible`` and reads the maxima from it; splits ``Name (id)``
-  with ``Assignment.title_and_id``; and finds the student by ``ID``, then by SIS User ID,
-  then SIS Login ID, then by name.)
-* **Moodle** (:func:`write_moodle`): *Grades > Import > CSV file* maps one column to users
-  ("Map from" ``Email address`` to ``useremail``, or ``ID number`` to ``useridnumber``; e-mail
-  addresses match case-sensitively) and each other column to a grade item
-  (https://docs.moodle.org/311/en/Grade_import). A row whose user Moodle cannot find stops the
-  import, so students without the chosen identifier are left out of the CSV and listed in
-  ``<stem>-unmatched.csv`` next to it, to enter by hand.
-* **Gradescope** takes grades only from its own autograder (``crowdlearn-grader gradescope``,
-  :mod:`~crowdlearn_grader.gradescope`), whose ``run_autograder`` writes, with
-  :func:`gradescope_results`, the ``results.json`` of the autograder format (https://gradescope-autograders.readthedocs.io/en/latest/specs/):
-  ``{"score", "output", "stdout_visibility", "tests": [{"name", "score", "max_score",
-  "status", "output", "visibility"}]}``. A check that holds hidden tests gets
-  ``visibility`` ``"after_published"`` (or ``"hidden"``); its output is the check's own
-  message, never a hidden test's source (lines of it are cut out, as in the feedback files).
-
-Command line (after ``grade``; the report's ``.json`` holds the results)::
-
-    python3 -m crowdlearn_grader export grades.csv --roster roster.csv \
-        --canvas canvas.csv [--assignment-map lms-assignments.csv] \
-        --moodle moodle.csv [--moodle-id email|idnumber]
+r"""Gradebook exports: Canvas and Moodle CSVs from graded results and a roster
+(:func:`read_roster`), and Gradescope's ``results.json`` (:func:`gradescope_results`). A grade
+is never lost silently: a graded student missing from the roster is a ValueError, and what is
+left empty or pending is named in warnings. Formats: README, "Teaching with the book".
 """
 
 from __future__ import annotations
@@ -72,8 +13,7 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from crowdlearn_grader.reports import (_score_line, _slug, _totals, not_graded,
-                                         read_results)
+from crowdlearn_grader.reports import (_score_line, _slug, _totals, not_graded, read_results)
 from crowdlearn_grader.scoring import awaiting_mark
 
 __all__ = ["RosterEntry", "read_roster", "read_assignment_map", "write_canvas",
@@ -88,7 +28,6 @@ _VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
 class RosterEntry(NamedTuple):
     """One student of the roster: the submission folder and the LMS identities."""
-
     folder: str
     name: str = ""
     id: str = ""
@@ -124,13 +63,8 @@ def _read_csv(path, what: str) -> tuple:
 
 
 def read_roster(roster) -> dict:
-    """The roster: ``folder -> RosterEntry``, in the file's order.
-
-    ``roster`` is a CSV file (see the module docstring) or an iterable of
-    :class:`RosterEntry` or dicts with its fields. Raises ``ValueError`` for a missing file,
-    a missing ``folder`` column, an empty or repeated folder, and an id (Canvas ID, SIS User
-    ID, SIS Login ID, e-mail -- compared without case -- or ID number) given to two students.
-    """
+    """``folder -> RosterEntry`` from a CSV file or RosterEntry/dicts, in order. ValueError for
+    a missing file or ``folder`` column, an empty or repeated folder, or a shared id."""
     if isinstance(roster, dict) and all(isinstance(v, RosterEntry) for v in roster.values()):
         roster = list(roster.values())
     if isinstance(roster, (str, os.PathLike)):
@@ -173,11 +107,8 @@ def read_roster(roster) -> dict:
 
 
 def read_assignment_map(mapping) -> dict:
-    """``assignment -> {"name": ..., "canvas_id": ...}`` from a CSV file with columns
-    ``assignment``, ``name`` (the LMS's name for it) and ``canvas_id`` (digits), or from a
-    dict (``assignment -> canvas id`` or ``-> {"name", "canvas_id"}``). Names default to the
-    assignment's own; ``ValueError`` for a repeated assignment or an id that is not a number.
-    """
+    """``assignment -> {"name", "canvas_id"}`` from a CSV (assignment,name,canvas_id) or a
+    dict; ValueError for a repeated assignment or a non-numeric id."""
     if isinstance(mapping, (str, os.PathLike)):
         header, rows = _read_csv(mapping, "assignment map")
         if "assignment" not in header:
@@ -204,8 +135,7 @@ def read_assignment_map(mapping) -> dict:
 
 
 def _text(value: str) -> str:
-    """A folder name as a spreadsheet cell: one that starts like a formula (``=``, ``+``,
-    ``-``, ``@``) gets a leading apostrophe, so opening the CSV never runs it."""
+    """A folder name as a spreadsheet cell: an apostrophe before a formula's first char."""
     return f"'{value}" if value[:1] in ("=", "+", "-", "@") else value
 
 
@@ -219,9 +149,21 @@ class _Gradebook(NamedTuple):
     cells: dict       # folder -> assignment -> "12.5" or "" (no grade)
     warnings: list
 
+    def row(self, entry) -> list:
+        return [self.cells[entry.folder][a] for a in self.columns]
 
-def _gradebook(results, roster: dict, missing: str) -> _Gradebook:
-    """The class's points per roster entry and assignment, checked against the roster."""
+
+def _write_csv(path: Path, rows) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+
+
+def _gradebook(results, roster, missing: str, assignment_map) -> tuple:
+    """``(roster, _Gradebook, assignment map)``: the class's points per roster entry and
+    assignment, checked against the roster."""
+    roster = read_roster(roster)
+    results = read_results(results) if isinstance(results, (str, os.PathLike)) else results
     if missing not in ("blank", "zero"):
         raise ValueError(f"missing must be 'blank' or 'zero', got {missing!r}")
     totals = _totals(results, pending=True)
@@ -256,96 +198,45 @@ def _gradebook(results, roster: dict, missing: str) -> _Gradebook:
         if pending:
             warnings.append(f"{a}: hand-graded cells not marked yet for {len(pending)} "
                             "student(s) (counted as 0; apply marks with `mark`)")
-    return _Gradebook(columns, maxima, cells, warnings)
+    return roster, _Gradebook(columns, maxima, cells, warnings), read_assignment_map(
+        assignment_map)
 
 
-def _results(results):
-    return read_results(results) if isinstance(results, (str, os.PathLike)) else results
-
-
-def write_canvas(results, roster, path, *, assignment_map=None,
-                 missing: str = "blank") -> list:
-    """Write a Canvas gradebook import CSV (see the module docstring for the format).
-
-    Parameters
-    ----------
-    results : GradeResults or path
-        The graded results, or the report (its ``.json``) :func:`grade` wrote.
-    roster : path or iterable
-        See :func:`read_roster`; every graded student must be in it.
-    path : path
-        The CSV to write.
-    assignment_map : path or dict, optional
-        See :func:`read_assignment_map`: the Canvas name and id of each assignment; the
-        column is then headed ``Name (id)``.
-    missing : {"blank", "zero"}
-        What a roster entry without a submission gets.
-
-    Returns
-    -------
-    list of str
-        Warnings: entries without a submission, submissions not graded, marks pending.
-    """
-    roster = read_roster(roster)
-    book = _gradebook(_results(results), roster, missing)
-    names = read_assignment_map(assignment_map)
-    headers = []
-    for a in book.columns:
-        m = names.get(a, {"name": a, "canvas_id": ""})
-        headers.append(f"{m['name']} ({m['canvas_id']})" if m["canvas_id"] else m["name"])
+def write_canvas(results, roster, path, *, assignment_map=None, missing: str = "blank") -> list:
+    """Write a Canvas gradebook import CSV from ``results`` (or the report's ``.json``);
+    ``missing`` ("blank" or "zero") is what a roster entry without a submission gets.
+    Returns the warnings (no submission, not graded, marks pending)."""
+    roster, book, names = _gradebook(results, roster, missing, assignment_map)
+    maps = [names.get(a, {"name": a, "canvas_id": ""}) for a in book.columns]
+    headers = [f"{m['name']} ({m['canvas_id']})" if m["canvas_id"] else m["name"] for m in maps]
     warnings = list(book.warnings)
-    no_id = [e.folder for e in roster.values()
-             if not (e.id or e.sis_user_id or e.sis_login_id)]
+    no_id = [e.folder for e in roster.values() if not (e.id or e.sis_user_id or e.sis_login_id)]
     if no_id:
         warnings.append(f"no ID, SIS User ID or SIS Login ID for {', '.join(map(repr, no_id))}: "
                         "Canvas may not match their rows")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow([*CANVAS_COLUMNS, *headers])
-        writer.writerow(["Points Possible", "", "", "", "",
-                         *(_num(book.maxima[a]) for a in book.columns)])
-        for e in roster.values():
-            writer.writerow([e.name or _text(e.folder), e.id, e.sis_user_id, e.sis_login_id,
-                             e.section, *(book.cells[e.folder][a] for a in book.columns)])
+    maxima = ["Points Possible", "", "", "", "", *(_num(book.maxima[a]) for a in book.columns)]
+    _write_csv(Path(path), [[*CANVAS_COLUMNS, *headers], maxima, *(
+        [e.name or _text(e.folder), e.id, e.sis_user_id, e.sis_login_id, e.section, *book.row(e)]
+        for e in roster.values())])
     return warnings
 
 
 def write_moodle(results, roster, path, *, identifier: str = "email", assignment_map=None,
                  missing: str = "blank") -> list:
-    """Write a Moodle grade-import CSV: the ``identifier`` column (``"email"``: header
-    ``Email address``; ``"idnumber"``: ``ID number``), then one column per assignment (its
-    name from ``assignment_map``). Roster entries without that identifier are not in it (an
-    unknown user stops Moodle's import): they are listed, with their points, in
-    ``<stem>-unmatched.csv`` next to ``path`` (always written, maybe with a header only).
-
-    Returns the warnings, as :func:`write_canvas` does, plus one naming the unmatched.
-    """
+    """Write a Moodle grade-import CSV keyed by ``identifier`` ("email" or "idnumber");
+    entries without it go to ``<stem>-unmatched.csv``. Returns the warnings."""
     if identifier not in _MOODLE_IDENTIFIERS:
         raise ValueError(f"identifier must be one of {sorted(_MOODLE_IDENTIFIERS)}, "
                          f"got {identifier!r}")
-    roster = read_roster(roster)
-    book = _gradebook(_results(results), roster, missing)
-    names = read_assignment_map(assignment_map)
+    roster, book, names = _gradebook(results, roster, missing, assignment_map)
     headers = [names.get(a, {"name": a})["name"] for a in book.columns]
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    unmatched = [e for e in roster.values() if not getattr(e, identifier)]
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow([_MOODLE_IDENTIFIERS[identifier], *headers])
-        for e in roster.values():
-            if getattr(e, identifier):
-                writer.writerow([getattr(e, identifier),
-                                 *(book.cells[e.folder][a] for a in book.columns)])
+    path, unmatched = Path(path), [e for e in roster.values() if not getattr(e, identifier)]
+    _write_csv(path, [[_MOODLE_IDENTIFIERS[identifier], *headers], *(
+        [getattr(e, identifier), *book.row(e)] for e in roster.values()
+        if getattr(e, identifier))])
     side = path.with_name(f"{path.stem}-unmatched.csv")
-    with side.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["folder", "name", "section", *headers])
-        for e in unmatched:
-            writer.writerow([_text(e.folder), e.name, e.section,
-                             *(book.cells[e.folder][a] for a in book.columns)])
+    _write_csv(side, [["folder", "name", "section", *headers],
+                      *([_text(e.folder), e.name, e.section, *book.row(e)] for e in unmatched)])
     warnings = list(book.warnings)
     if unmatched:
         warnings.append(f"no {identifier} for {', '.join(repr(e.folder) for e in unmatched)}: "
@@ -354,11 +245,9 @@ def write_moodle(results, roster, path, *, identifier: str = "email", assignment
 
 
 def _hidden_checks(source, names) -> tuple:
-    """``({(assignment, check) with hidden tests}, {assignment: hidden source lines})`` of
-    the assignments ``names`` in ``source``."""
+    """``({(assignment, check) with hidden tests}, {assignment: hidden lines})``."""
     from crowdlearn_grader.assignments import find_assignments, grade_cells, read_assignment
     from crowdlearn_grader.scoring import _hidden_lines
-
     checks, lines = set(), {}
     for name, p in find_assignments(source).items():
         if name not in names:
@@ -371,12 +260,8 @@ def _hidden_checks(source, names) -> tuple:
 
 def gradescope_results(rows, *, hidden_checks=(), hidden_lines=(),
                        hidden_visibility: str = "after_published") -> dict:
-    """The Gradescope ``results.json`` content of one submission (its CheckResult ``rows``):
-    one test per check, in order; ``hidden_checks`` are the check ids that hold hidden
-    tests (given ``hidden_visibility``), ``hidden_lines`` the hidden tests' source lines,
-    cut out of every message."""
+    """Gradescope's ``results.json`` for one submission's ``rows``, a test per check."""
     from crowdlearn_grader.scoring import _redact
-
     if hidden_visibility not in _VISIBILITIES:
         raise ValueError(f"hidden_visibility must be one of {_VISIBILITIES}, "
                          f"got {hidden_visibility!r}")

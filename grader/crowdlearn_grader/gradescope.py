@@ -1,65 +1,8 @@
-r"""Gradescope autograders: one ``.zip`` per assignment that grades a submission inside
-Gradescope's own container with this grader, and writes the ``results.json`` Gradescope reads.
-
-:func:`build_autograder` (``python3 -m crowdlearn_grader gradescope a1_naive_bayes_mle
---out gradescope/``) writes ``<out>/<assignment>-gradescope.zip`` in the layout of Gradescope's
-autograder specification: at the zip's root
-
-``setup.sh``
-    run once, as root, when Gradescope builds the image (the zip unpacked in
-    ``/autograder/source``): installs bubblewrap with apt if the image has none, makes the
-    virtual environment ``/autograder/venv`` with the zip's wheels (``crowdlearn[book]``,
-    ``crowdlearn-checks``, ``crowdlearn-grader``), pinned by ``constraints.txt`` (``requirements.lock``
-    without the book and test tools) when its Python is the lock's (apt installs that
-    Python, e.g. ``python3.11-venv`` on Ubuntu 22.04, when the image has another and the
-    distribution has it), and checks that the grader imports and whether bubblewrap runs
-    (both shown in the build log);
-``run_autograder``
-    run once per submission (Gradescope copies it to ``/autograder/run_autograder``):
-    ``python -m crowdlearn_grader.gradescope`` grades the notebook found in
-    ``/autograder/submission`` and writes ``/autograder/results/results.json``; if Python
-    itself fails, the script writes a score of 0 with the reason, so Gradescope always gets a
-    result;
-``config.json``, ``assignments/``, ``wheels/``, ``constraints.txt``
-    the assignment's name, cell time limit, sandbox mode and visibility of hidden checks; the
-    instructor notebook (MyST, with its checks and hidden tests) and the support files of its
-    folder; the package; the pins.
-
-**Grading a submission** (:func:`run_submission`): the notebook is
-``/autograder/submission/<assignment>.ipynb``, or the only ``.ipynb`` there (in any
-sub-folder). It is graded as ``python3 -m crowdlearn_grader grade`` grades a class: the
-instructor's notebook runs with the student's answer cells, in the bubblewrap sandbox, each
-check worth its points or none. The student is named from
-``/autograder/submission_metadata.json`` (``users[].name`` and ``email``): in the result's
-``output``, its ``extra_data`` and the log. ``results.json`` has one test per automatically
-graded check (``name``, ``score``, ``max_score``, ``status``, ``output``, ``visibility``:
-``visible``, or the build's ``--hidden-visibility`` for checks that hold hidden tests, whose
-source never appears in a message), ``score`` (their sum), ``execution_time`` (seconds),
-``output`` and ``stdout_visibility: hidden`` (the log is for the instructor). The written
-derivations are not in it: grade them by hand in Gradescope (a manually graded question);
-the ``output`` says how many points they hold. A submission without a notebook, with several,
-or one that cannot be read or graded gets a score of 0 and an ``output`` that says why;
-nothing is raised.
-
-**The sandbox on Gradescope.** ``config.json``'s ``sandbox`` (``--sandbox`` when building;
-the environment variable ``CROWDLEARN_GRADESCOPE_SANDBOX`` overrides it): ``auto`` (default)
-runs the kernel in bubblewrap when bubblewrap can run a kernel in the container (its probe
-before the student passes), and otherwise without it, with a line in the log and
-``extra_data.sandbox: "none"`` in the result. Gradescope's container is already one per
-submission, but without bubblewrap the student's code runs as the grader's user (root) in
-it, and can, for instance, leave a process behind that edits the result after the grader
-wrote it. ``required`` gives 0 with "the grading sandbox is unavailable" instead (choose it
-once ``setup.sh``'s log, or a test submission, shows ``sandbox: /usr/bin/bwrap`` and a
-graded result on your course's image); ``off`` never uses it. Whether Gradescope's
-containers allow the user namespaces bubblewrap needs was not tried here.
-
-**Without the network** (tests, or an image made by hand): with
-``CROWDLEARN_GRADESCOPE_OFFLINE=1``, ``setup.sh`` installs nothing with apt or from an index:
-it uses the interpreter ``CROWDLEARN_GRADESCOPE_PYTHON`` (default ``python3``), which must
-already import the grader's dependencies, and unpacks only the zip's wheel (``pip install
---no-deps --no-index --target /autograder/source/lib``), so the package graded with is still
-the one in the zip. ``grader/tests/test_gradescope.py`` runs it so, in a bubblewrap root
-with its own ``/autograder``.
+r"""Gradescope autograders: :func:`build_autograder` writes one ``.zip`` per assignment
+(``setup.sh``, ``run_autograder``, the notebook, the wheels); in Gradescope's container
+:func:`run_submission` grades the submission with this grader and always writes a
+``results.json`` (0 with the reason when it cannot grade). The ``sandbox`` mode (``auto``,
+``required``, ``off``) and the layout are in the README's "Teaching with the book".
 """
 
 from __future__ import annotations
@@ -84,95 +27,20 @@ SANDBOX_MODES = ("auto", "required", "off")
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 DEV_ONLY = ("jupyter-book", "jupyter_book", "pytest", "pytest-xdist", "playwright",
             "hypothesis", "black", "pypdf", "pypdfium2", "crowdlearn", "crowdlearn-checks",
-            "crowdlearn-grader")
-"""Left out of the zip's constraints: the book's and the tests' tools (and the package,
-which comes as the wheel)."""
-OUTPUT_CAP = 20_000
-"""Characters kept of one check's message (Gradescope limits the size of results.json)."""
-
-SETUP_SH = r"""#!/usr/bin/env bash
-# Gradescope runs this once, as root, when it builds the autograder image; the zip is
-# unpacked in /autograder/source. Written by crowdlearn_grader.gradescope.
-set -euo pipefail
-SRC="$(cd "$(dirname "$0")" && pwd)"
-cd "$SRC"
-WHEEL="$(ls wheels/crowdlearn-*.whl)"
-CHECKS="$(ls wheels/crowdlearn_checks-*.whl)"
-GRADER="$(ls wheels/crowdlearn_grader-*.whl)"
-if [ "${CROWDLEARN_GRADESCOPE_OFFLINE:-0}" = 1 ]; then
-    # no apt, no package index: the interpreter already has the dependencies
-    PY="${CROWDLEARN_GRADESCOPE_PYTHON:-python3}"
-    "$PY" -m pip install --quiet --no-deps --no-index --target "$SRC/lib" "$WHEEL" "$CHECKS" "$GRADER"
-    printf 'PY=%q\nexport PYTHONPATH=%q\n' "$PY" "$SRC/lib" > "$SRC/env.sh"
-else
-    export DEBIAN_FRONTEND=noninteractive
-    LOCK="__LOCK_PYTHON__"   # the Python of requirements.lock
-    version() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null; }
-    BASE=python3
-    command -v "python$LOCK" >/dev/null 2>&1 && BASE="python$LOCK"
-    NEED=""
-    command -v bwrap >/dev/null 2>&1 || NEED="bubblewrap"
-    if [ -n "$NEED" ] || [ "$(version "$BASE")" != "$LOCK" ] \
-            || ! "$BASE" -c 'import ensurepip' >/dev/null 2>&1; then
-        apt-get update -q
-        if [ "$(version "$BASE")" != "$LOCK" ] \
-                && apt-cache show "python$LOCK-venv" >/dev/null 2>&1; then
-            NEED="$NEED python$LOCK python$LOCK-venv"; BASE="python$LOCK"
-        elif ! "$BASE" -c 'import ensurepip' >/dev/null 2>&1; then
-            NEED="$NEED python3-venv"
-        fi
-        [ -z "$NEED" ] || apt-get install -y -q --no-install-recommends $NEED
-    fi
-    "$BASE" -m venv /autograder/venv
-    PY=/autograder/venv/bin/python
-    "$PY" -m pip install --quiet --upgrade pip
-    PIN=""
-    if [ "$(version "$PY")" = "$LOCK" ]; then PIN="-c constraints.txt"; else
-        echo "Python $(version "$PY"), not $LOCK: installing without the pinned versions"; fi
-    "$PY" -m pip install --quiet $PIN "crowdlearn[book] @ file://$SRC/$WHEEL" \
-        "crowdlearn-checks @ file://$SRC/$CHECKS" "crowdlearn-grader @ file://$SRC/$GRADER"
-    printf 'PY=%q\n' "$PY" > "$SRC/env.sh"
-fi
-. "$SRC/env.sh"
-"$PY" -c 'import crowdlearn_grader.gradescope, nbclient, nbgrader; print("grader imports")'
-"$PY" -c 'from crowdlearn_grader.sandbox import check_sandbox as c; print("sandbox:", c())' \
-    || echo "sandbox: bubblewrap cannot run here (see config.json's sandbox mode)"
-"""
-
-RUN_AUTOGRADER = r"""#!/usr/bin/env bash
-# Gradescope runs this for every submission, from /autograder. It always leaves
-# /autograder/results/results.json. Written by crowdlearn_grader.gradescope.
-ROOT=/autograder
-mkdir -p "$ROOT/results"
-PY=python3
-[ -f "$ROOT/source/env.sh" ] && . "$ROOT/source/env.sh"
-"$PY" -m crowdlearn_grader.gradescope --root "$ROOT"
-if [ ! -s "$ROOT/results/results.json" ]; then
-    cat > "$ROOT/results/results.json" <<'EOF'
-{"score": 0, "execution_time": 0, "stdout_visibility": "hidden", "tests": [],
- "output": "This submission could not be graded: the autograder itself failed to start (see the autograder's log). Please tell your instructor; resubmitting will not help until it is fixed."}
-EOF
-fi
-exit 0
-"""
+            "crowdlearn-grader")  # not pinned in the zip: book/test tools, our own wheels
+OUTPUT_CAP = 20_000  # characters kept of one check's message (results.json has a size limit)
 
 
 def _constraints(lock: Path) -> tuple:
-    """``(constraints text, the lock's Python 'X.Y' or '')``: ``requirements.lock`` without
-    the book's and the tests' tools."""
+    """``(requirements.lock without DEV_ONLY, the lock's Python 'X.Y' or '')``."""
+    from crowdlearn_grader.kit import _lock_python, _pins
     text = lock.read_text(encoding="utf-8") if lock.is_file() else ""
-    found = re.search(r"^# python: (\d+\.\d+)", text, re.M)
-    drop = {n.replace("_", "-") for n in DEV_ONLY}
-    keep = [line for line in text.splitlines() if line.strip()
-            and (line.lstrip().startswith("#") or re.split(r"[=<>!~ \[;]", line.strip(), 1)[
-                0].lower().replace("_", "-") not in drop)]
-    return "\n".join(keep) + "\n", found.group(1) if found else ""
+    return _pins(text, DEV_ONLY), _lock_python(text) or ""
 
 
 def _wheel(tmp: Path) -> list:
     """The wheels of this source tree: crowdlearn, crowdlearn-checks, crowdlearn-grader."""
     from crowdlearn_grader.kit import ROOT, build_wheels
-
     (tmp / "wheels").mkdir(exist_ok=True)
     return build_wheels(ROOT, [".", "checks", "grader"], tmp / "wheels")
 
@@ -180,18 +48,10 @@ def _wheel(tmp: Path) -> list:
 def build_autograder(assignment: str, out_dir, *, source=None, sandbox: str = "auto",
                      timeout: int = 120, hidden_visibility: str = "after_published",
                      wheel=None, lock=None, variant=None) -> Path:
-    """Write ``out_dir/<assignment>[-<variant>]-gradescope.zip`` (see the module docstring);
-    returns its path.
-
-    ``source`` is the folder of instructor versions (default ``book/assignments``);
-    ``sandbox`` one of :data:`SANDBOX_MODES`; ``timeout`` the seconds a cell may run;
-    ``hidden_visibility`` Gradescope's visibility of checks with hidden tests; ``wheel`` the
-    wheels to ship (crowdlearn, crowdlearn-checks, crowdlearn-grader; default: built from
-    this source tree); ``lock`` the pins (default the tree's ``requirements.lock``);
-    ``variant`` the variant's name, for the file name."""
+    """Write ``out_dir/<assignment>[-<variant>]-gradescope.zip`` and return its path;
+    ``wheel`` and ``lock`` default to wheels built from this tree and its requirements.lock."""
     from crowdlearn_grader.assignments import find_assignments, read_assignment
     from crowdlearn_grader.kit import ROOT
-
     known = find_assignments(source)
     if assignment not in known:
         raise ValueError(f"no assignment {assignment!r}; there are {', '.join(known)}")
@@ -207,8 +67,11 @@ def build_autograder(assignment: str, out_dir, *, source=None, sandbox: str = "a
     target = out / f"{assignment}{'-' + variant if variant else ''}-gradescope.zip"
     with tempfile.TemporaryDirectory(prefix="crowdlearn-gradescope-") as tmp:
         wheels = [Path(w) for w in wheel] if wheel else _wheel(Path(tmp))
-        files = {"setup.sh": SETUP_SH.replace("__LOCK_PYTHON__", python or "none"),
-                 "run_autograder": RUN_AUTOGRADER, "constraints.txt": constraints,
+        here = Path(__file__).parent  # the two scripts, beside this module
+        setup = (here / "gradescope_setup.sh").read_text(encoding="utf-8")
+        files = {"setup.sh": setup.replace("__LOCK_PYTHON__", python or "none"),
+                 "run_autograder": (here / "gradescope_run_autograder.sh").read_text(
+                     encoding="utf-8"), "constraints.txt": constraints,
                  "config.json": json.dumps(config, indent=1) + "\n"}
         with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
             for name, text in files.items():
@@ -227,8 +90,7 @@ def build_autograder(assignment: str, out_dir, *, source=None, sandbox: str = "a
 
 # -- inside Gradescope's container ----------------------------------------------------------------
 def _submitter(root: Path) -> tuple:
-    """``(folder name, 'Name <email>' of every user)`` from ``submission_metadata.json``;
-    ``("submission", [])`` when it is missing or unreadable."""
+    """``(folder name, ['Name <email>', ...])`` from ``submission_metadata.json``."""
     try:
         meta = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
         users = [u for u in meta.get("users", []) if isinstance(u, dict)]
@@ -262,12 +124,9 @@ def _find_notebook(folder: Path, assignment: str) -> tuple:
 
 
 def _graded_rows(folder: Path, source: Path, cfg: dict, mode: str, log) -> tuple:
-    """``(CheckResult rows, how the kernel was isolated)`` of the one notebook in
-    ``folder``; ``([], why)`` when ``mode`` is ``required`` and bubblewrap cannot run a
-    kernel here. ``auto`` then grades without it (said in the log)."""
+    """``(CheckResult rows, "bubblewrap" or "none")``, or ``([], why)`` if ``required``."""
     from crowdlearn_grader.grading import grade
     from crowdlearn_grader.sandbox import SandboxUnavailable
-
     name, timeout = cfg["assignment"], int(cfg.get("timeout", 120))
     if mode != "off":
         try:
@@ -294,7 +153,6 @@ def _results_json(rows, cfg: dict, source: Path, who, started: float) -> dict:
     from crowdlearn_grader.exports import _hidden_checks, gradescope_results
     from crowdlearn_grader.reports import _score_line
     from crowdlearn_grader.scoring import awaiting_mark
-
     name = cfg["assignment"]
     hidden, lines = _hidden_checks(source, {name})
     auto = [r for r in rows if not awaiting_mark(r)]
@@ -340,24 +198,20 @@ def _grade_submission(root: Path, cfg: dict, log, started: float) -> dict:
         return _zero(f"{name}: not graded: {why}. Please tell your instructor.", started,
                      who, name)
     for r in rows:
-        log(f"  {r.check}: {r.points:g}/{r.max_points:g} {(r.feedback.splitlines() or [''])[0][:200]}")
+        first = (r.feedback.splitlines() or [""])[0][:200]
+        log(f"  {r.check}: {r.points:g}/{r.max_points:g} {first}")
     data = _results_json(rows, cfg, source, who, started)
     data["extra_data"]["sandbox"] = how
     return data
 
 
 def run_submission(root="/autograder") -> dict:
-    """Grade the submission in ``root/submission`` with the autograder in ``root/source``
-    and write ``root/results/results.json``; returns what was written. Never raises for a
-    bad submission or a failure of the grader: the result is then 0 points with the reason
-    (the traceback goes to the log, stdout)."""
+    """Grade ``root/submission``; write and return ``root/results/results.json``, never raise."""
     import traceback
-
     started, root = time.monotonic(), Path(root)
 
     def log(text):
         print(text, flush=True)
-
     try:
         cfg = json.loads((root / "source" / "config.json").read_text(encoding="utf-8"))
         data = _grade_submission(root, cfg, log, started)
@@ -375,19 +229,12 @@ def run_submission(root="/autograder") -> dict:
 
 
 def validate_results(data) -> list:
-    """What in ``data`` (a parsed ``results.json``) breaks Gradescope's specification, as a
-    list of messages (empty: valid). Checks the keys and types Gradescope reads, the
-    visibility values, and that ``score`` is the sum of the tests' scores, each within its
-    ``max_score``."""
-    errors = []
+    """What in a parsed ``results.json`` breaks Gradescope's specification (empty: valid)."""
     if not isinstance(data, dict):
         return ["results.json is not a JSON object"]
-    kinds = {"score": (int, float), "execution_time": (int,), "output": (str,),
-             "stdout_visibility": (str,), "visibility": (str,), "tests": (list,),
-             "extra_data": (dict,)}
-    for key, types in kinds.items():
-        if key in data and (not isinstance(data[key], types) or isinstance(data[key], bool)):
-            errors.append(f"{key} has type {type(data[key]).__name__}")
+    errors = _type_errors(data, {"score": (int, float), "execution_time": (int,), "output": str,
+                                 "stdout_visibility": str, "visibility": str, "tests": list,
+                                 "extra_data": dict})
     tests = data.get("tests", [])
     if "score" not in data and not all("score" in t for t in tests if isinstance(t, dict)):
         errors.append("no score: neither the result nor every test has one")
@@ -397,8 +244,8 @@ def validate_results(data) -> list:
     for i, t in enumerate(tests if isinstance(tests, list) else []):
         errors += [f"tests[{i}]: {e}" for e in _test_errors(t)]
     scores = [t.get("score") for t in tests if isinstance(t, dict)]
-    if tests and all(isinstance(s, (int, float)) for s in scores) and \
-            isinstance(data.get("score"), (int, float)) and abs(sum(scores) - data["score"]) > 1e-9:
+    if tests and all(isinstance(s, (int, float)) for s in [*scores, data.get("score")]) and \
+            abs(sum(scores) - data["score"]) > 1e-9:
         errors.append(f"score {data['score']} is not the sum of the tests' {sum(scores)}")
     return errors
 
@@ -407,14 +254,10 @@ def _test_errors(test) -> list:
     """What is wrong with one entry of ``tests``."""
     if not isinstance(test, dict):
         return ["not an object"]
-    errors = []
-    for key, types in {"name": (str,), "score": (int, float), "max_score": (int, float),
-                       "output": (str,), "visibility": (str,), "status": (str,)}.items():
-        if key in test and (not isinstance(test[key], types) or isinstance(test[key], bool)):
-            errors.append(f"{key} has type {type(test[key]).__name__}")
-    for key in ("name", "score", "max_score", "output", "visibility"):
-        if key not in test:
-            errors.append(f"no {key}")
+    errors = _type_errors(test, {"name": str, "score": (int, float), "max_score": (int, float),
+                                 "output": str, "visibility": str, "status": str})
+    errors += [f"no {key}" for key in ("name", "score", "max_score", "output", "visibility")
+               if key not in test]
     if test.get("visibility", "visible") not in VISIBILITIES:
         errors.append(f"visibility {test['visibility']!r} is not one of {VISIBILITIES}")
     if test.get("status", "passed") not in ("passed", "failed"):
@@ -423,6 +266,11 @@ def _test_errors(test) -> list:
     if isinstance(s, (int, float)) and isinstance(m, (int, float)) and not 0 <= s <= m:
         errors.append(f"score {s} is not within 0..{m}")
     return errors
+
+
+def _type_errors(data: dict, kinds: dict) -> list:
+    return [f"{key} has type {type(data[key]).__name__}" for key, types in kinds.items()
+            if key in data and (not isinstance(data[key], types) or isinstance(data[key], bool))]
 
 
 # -- the command line -----------------------------------------------------------------------------
@@ -448,7 +296,6 @@ def add_arguments(sub) -> None:
 def command(args) -> int:
     """Run the ``gradescope`` subcommand: one wheel, then one zip per assignment."""
     from crowdlearn_grader.assignments import find_assignments
-
     names = args.assignment or list(find_assignments(args.source))
     with tempfile.TemporaryDirectory(prefix="crowdlearn-gradescope-") as tmp:
         wheel = _wheel(Path(tmp))
@@ -461,10 +308,8 @@ def command(args) -> int:
 
 
 def main(argv=None) -> int:
-    """``python -m crowdlearn_grader.gradescope [--root /autograder]``: what
-    ``run_autograder`` runs; always exits 0 once ``results.json`` is written."""
+    """``python -m crowdlearn_grader.gradescope [--root /autograder]``; always exits 0."""
     import argparse
-
     parser = argparse.ArgumentParser(prog="python -m crowdlearn_grader.gradescope")
     parser.add_argument("--root", default="/autograder")
     run_submission(parser.parse_args(argv).root)

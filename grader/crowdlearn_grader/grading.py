@@ -1,7 +1,5 @@
-"""Grading a class: every submission merged, executed in the sandbox and scored
-(:func:`grade`), ``jobs`` submissions at once (each in a worker process of its own, whatever
-its assignment), with progress and the time left shown as it goes, or kept in a course
-directory across runs. A submission that cannot be graded is listed in ``.ungraded``."""
+"""Grading a class (:func:`grade`): every submission merged, executed in the sandbox and
+scored, ``jobs`` at once in worker processes; :func:`remark` applies hand marks later."""
 
 from __future__ import annotations
 
@@ -14,8 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from crowdlearn_grader.assignments import (_select, find_assignments, grade_cells,
-                                             read_assignment)
+from crowdlearn_grader.assignments import (_select, find_assignments, grade_cells, read_assignment)
 from crowdlearn_grader.releasing import _write_ipynb
 from crowdlearn_grader.reports import (_slug, read_results, write_feedback, write_report,
                                          write_totals)
@@ -23,80 +20,26 @@ from crowdlearn_grader.sandbox import Limits, _execute, check_sandbox, probe_san
 from crowdlearn_grader.scoring import (CheckResult, GradeResults, _review,
                                           _hidden_lines, _score, _unmark, apply_marks,
                                           read_marks)
-from crowdlearn_grader.submissions import (_Refused, _find_submissions, _merge,
-                                             _read_submission)
+from crowdlearn_grader.submissions import (_Refused, _find_submissions, _merge, _read_submission)
 
 __all__ = ["grade", "remark", "submission_status"]
 
 _LOG = logging.getLogger("crowdlearn_grader")
-_PROGRESS = logging.getLogger("crowdlearn_grader.progress")
-"""One line per submission as it is graded (the command line shows them on stderr)."""
+_PROGRESS = logging.getLogger("crowdlearn_grader.progress")  # a line per submission
+_INSTRUCTORS: dict = {}  # a worker's instructor notebooks, read once
 
 
 def grade(submissions, source=None, *, assignments=None, report=None, course_dir=None,
           timeout: int = 120, jobs: int = 1, verbose: bool = False, sandbox: bool = True,
           totals=None, feedback=None, marks=None, limits=None, only=None,
           progress: bool = False) -> GradeResults:
-    """Execute and grade every submitted notebook in ``submissions``; one
-    :class:`CheckResult` per check.
-
-    Parameters
-    ----------
-    submissions : path
-        ``<student>/<assignment>.ipynb`` files (see the module docstring).
-    source : path, optional
-        The instructor versions (default ``book/assignments``). What runs is the instructor's
-        notebook -- setup, checks and hidden tests -- with the student's answer cells in it,
-        whatever the student did to the other cells.
-    assignments : list of str, optional
-        Grade only the submissions of these assignments (default: all).
-    report : path, optional
-        Write the results there as CSV (one row per check) and as JSON next to it; and the
-        per-student totals (``totals``) and feedback files (``feedback``).
-    course_dir : path, optional
-        A course directory kept across runs: the results of earlier runs are kept (a
-        submission graded again replaces its earlier result), the executed notebooks are in
-        ``autograded/``, and the report, totals and feedback cover the whole class.
-    timeout : int, default 120
-        Seconds a single cell may run; the kernel and everything it started are then killed.
-    jobs : int, default 1
-        Grade up to this many submissions at once, each in a worker process of its own (so
-        each sandbox has its own uid and limits): the next submission goes to whichever
-        worker is free, whatever its assignment.
-    sandbox : bool, default True
-        Run each submission in a bubblewrap sandbox. Before the first student the sandbox is
-        started once and must import the kernel, the package and every ``crowdlearn``
-        module the assignments import, and read the package's data files:
-        :class:`SandboxUnavailable` (exit status 2 on the command line) if bwrap is missing
-        or any of that fails. ``False`` runs the students' code with your rights, and warns.
-    totals : path, optional
-        Per-student totals CSV (default ``<report stem>-totals.csv`` next to the report).
-    feedback : path, optional
-        Folder for ``<student>/<assignment>.txt`` and ``.html`` (default ``feedback/`` next to
-        the report, or in ``course_dir``).
-    marks : path or list of dict, optional
-        The instructor's marks for the hand-graded derivations (see :func:`apply_marks`),
-        counted in the reports and totals. A missing or malformed file is a ``ValueError``
-        before any submission is graded. To apply marks to results already graded, without
-        running the submissions again, use :func:`remark`.
-    limits : Limits, optional
-        What each submission's sandbox may use (memory, processes, CPU time, file size,
-        in-memory folders, output kept per cell); default ``Limits()``. A submission that
-        hits one gets "exceeded the ... limit" in its feedback; the others are graded.
-    only : list of (student, assignment), optional
-        Grade only these submissions.
-    progress : bool, default False
-        A bar with the time left (tqdm) on stderr if it is a terminal; else (and without
-        it) one line per submission, with the time left, to the progress logger.
-
-    Returns
-    -------
-    GradeResults
-        A list of CheckResult, by student, then assignment, then notebook order. A submission
-        that cannot be graded (not a notebook, a symbolic link, the grader failed) gets 0 on
-        every check with "not graded: <why>" as feedback, and is in ``.ungraded``: the
-        command line then exits with status 1 and the exports leave its cell empty.
-    """
+    """Execute and grade every ``<student>/<assignment>.ipynb`` in ``submissions``: the
+    instructor's notebook from ``source`` (default ``book/assignments``) with the student's
+    answer cells, each in the sandbox within ``limits`` (``sandbox=False`` runs it with your
+    rights, and warns); ``timeout`` seconds per cell; ``jobs`` worker processes. Writes
+    ``report`` (CSV and JSON), ``totals`` and ``feedback``; ``course_dir`` keeps results
+    across runs; ``marks`` are checked before grading. Returns one CheckResult per check; a
+    submission that cannot be graded scores 0 and is in ``.ungraded``."""
     if not (isinstance(jobs, int) and jobs >= 1):
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
     if marks is not None:  # a missing or malformed marks file stops us before grading
@@ -122,19 +65,19 @@ def _run(subs, names, timeout, jobs, bwrap, limits, keep, progress) -> GradeResu
         if jobs > 1 and len(subs) > 1:
             return _grade_in_parallel(subs, names, timeout, jobs, bwrap, limits, keep=keep,
                                       shown=shown)
-        return _grade_here(subs, names, timeout, bwrap, limits, keep=keep, shown=shown)
+        with _probed_packages(names, bwrap, limits) as packages:
+            return _grade(subs, names, timeout, bwrap, keep=keep, limits=limits,
+                          packages=packages, shown=shown)
     finally:
         shown.close()
 
 
 def _mark_and_write(results, marks, known, *, report, totals, feedback, root) -> GradeResults:
-    """``results`` with the hand ``marks`` applied, written to the reports; if a mark does
-    not apply, the reports are written without the marks and the error says what to do."""
+    """``results`` with ``marks`` applied, written (without the marks if one does not apply)."""
     try:
         marked = apply_marks(results, marks) if marks is not None else results
     except ValueError as err:  # keep the grading: write the reports without the marks
-        _write_outputs(results, known, report=report, totals=totals, feedback=feedback,
-                       root=root)
+        _write_outputs(results, known, report=report, totals=totals, feedback=feedback, root=root)
         raise ValueError(f"{err}. The reports were written WITHOUT the marks; fix the marks "
                          "file and apply it with `python3 -m crowdlearn_grader mark` "
                          "(no grading again)") from None
@@ -143,79 +86,33 @@ def _mark_and_write(results, marks, known, *, report, totals, feedback, root) ->
 
 
 def remark(marks, *, report, course_dir=None, totals=None, feedback=None) -> GradeResults:
-    """Apply the instructor's ``marks`` to results graded earlier, without running any
-    submission again, and write the report, totals and feedback anew.
-
-    Parameters
-    ----------
-    marks : path or list of dict
-        The marks (see :func:`apply_marks`): the complete set, replacing earlier marks.
-    report : path
-        The per-check report :func:`grade` wrote (its ``.json`` holds the results), written
-        anew with the marks.
-    course_dir : path, optional
-        A course directory :func:`grade` kept: its results (the whole class, unmarked) are
-        used instead of the report's.
-    totals, feedback : path, optional
-        As in :func:`grade` (defaults next to the report, or in ``course_dir``).
-
-    Returns
-    -------
-    GradeResults
-        The results with the marks in them.
-    """
-    rows = read_marks(marks)
-    report = Path(report)
-    root = None
-    if course_dir is not None:
-        root = Path(course_dir).resolve()
-        stored = root / "crowdlearn-course.json"
-        if not stored.is_file():
-            raise ValueError(f"{root} is not a crowdlearn course directory (no {stored.name})")
-    else:
-        stored = report.with_suffix(".json")
-        if not stored.is_file():
-            raise ValueError(f"no graded results at {stored}: run `grade` with "
-                             f"--report {report} first")
-    results = _unmark(read_results(stored))
-    marked = apply_marks(results, rows)
+    """Apply ``marks`` (the complete set) to results graded earlier (``report``'s ``.json``,
+    or ``course_dir``), without running any submission again; write the outputs anew."""
+    rows, report = read_marks(marks), Path(report)
+    root = Path(course_dir).resolve() if course_dir is not None else None
+    stored = root / "crowdlearn-course.json" if root else report.with_suffix(".json")
+    if not stored.is_file():
+        raise ValueError(f"{root} is not a crowdlearn course directory (no {stored.name})"
+                         if root else f"no graded results at {stored}: run `grade` with "
+                         f"--report {report} first")
+    marked = apply_marks(_unmark(read_results(stored)), rows)
     _write_outputs(marked, None, report=report, totals=totals, feedback=feedback, root=root)
     return marked
 
 
-def _grade_here(subs: dict, names: dict, timeout: int, bwrap, limits, keep,
-                shown=None) -> GradeResults:
-    """Grade ``subs`` in this process, each assignment's sandbox with its own copy of the
-    package (probed before the first student)."""
-    with _probed_packages(names, bwrap, limits) as packages:
-        return _grade(subs, names, timeout, bwrap, keep=keep, limits=limits,
-                      packages=packages, shown=shown)
-
-
 @contextlib.contextmanager
 def _probed_packages(names: dict, bwrap, limits):
-    """:func:`_packages`, each probed in the sandbox before the first student."""
-    with _packages(names, bwrap) as packages:
-        for name, package in packages.items():
-            probe_sandbox(bwrap, limits, _package_modules({name: names[name]}), package)
-        yield packages
-
-
-@contextlib.contextmanager
-def _packages(names: dict, bwrap):
-    """``assignment -> the package its sandbox sees`` (what the assignment asks the student to
-    write withheld: :mod:`~crowdlearn_grader.withheld`), removed at the end; empty without
-    a sandbox."""
+    """``assignment -> its probed sandbox package copy``, removed at the end (or empty)."""
     import shutil
-
     from crowdlearn_grader.assignments import withheld_names
     from crowdlearn_grader.withheld import package_copy
-
     made = {}
     try:
         if bwrap is not None:
             for name in names:
                 made[name] = package_copy(name, withheld_names(read_assignment(names[name])))
+            for name, package in made.items():
+                probe_sandbox(bwrap, limits, _package_modules({name: names[name]}), package)
         yield made
     finally:
         for top in made.values():
@@ -223,8 +120,7 @@ def _packages(names: dict, bwrap):
 
 
 def _sandbox_or_warning(sandbox: bool) -> str | None:
-    """The ``bwrap`` to run kernels in (:class:`SandboxUnavailable` if it does not work), or
-    None with a warning on stderr when grading without a sandbox."""
+    """The ``bwrap`` to use, or None with a warning when grading without a sandbox."""
     if sandbox:
         return check_sandbox()
     print("warning: grading WITHOUT a sandbox (--no-sandbox): the students' code runs "
@@ -234,8 +130,7 @@ def _sandbox_or_warning(sandbox: bool) -> str | None:
 
 
 def _package_modules(names: dict) -> list:
-    """The modules of ``crowdlearn`` (and ``crowdlearn_checks``, without its references, which
-    only the grader has) the instructor notebooks of ``names`` import."""
+    """The ``crowdlearn*`` modules the notebooks import (not ``crowdlearn_checks.*``)."""
     found = set()
     for path in names.values():
         for cell in read_assignment(path).cells:
@@ -246,9 +141,8 @@ def _package_modules(names: dict) -> list:
 
 
 def submission_status(results) -> dict:
-    """``(student, assignment) -> status`` of a run: ``"graded"``, ``"limit exceeded: ..."``,
-    ``"kernel died: ..."``, ``"time limit: ..."`` or ``"not graded: ..."`` (with the first
-    message that says so)."""
+    """``(student, assignment) -> "graded"``, or "limit exceeded: ...", "kernel died: ...",
+    "time limit: ..." or "not graded: ..." with the first message that says so."""
     why = {(s, a): w for s, a, w in getattr(results, "ungraded", [])}
     status = {}
     for r in results:
@@ -272,8 +166,7 @@ def submission_status(results) -> dict:
 
 
 def _submissions_to_grade(submissions: Path, known: dict, assignments, only=None) -> dict:
-    """``(student, assignment) -> path`` (or :class:`_Refused`) of the chosen assignments
-    (and only the ``only`` pairs, if given)."""
+    """``(student, assignment) -> path`` (or :class:`_Refused`) to grade."""
     chosen = _select(known, assignments)
     subs = {}
     for (student, name), path in _find_submissions(submissions, known).items():
@@ -316,8 +209,7 @@ def _open_course(root: Path) -> Path:
 
 
 def _merge_course(root: Path, results) -> GradeResults:
-    """Earlier results of the course, with this run's replacing those of the same
-    submissions; saved back. By student, then assignment."""
+    """The course's earlier results with this run's replacing theirs, saved back, sorted."""
     marker = root / "crowdlearn-course.json"
     old = [CheckResult(**r) for r in json.loads(marker.read_text(encoding="utf-8"))["results"]]
     fresh = {(r.submission, r.assignment) for r in results}
@@ -325,23 +217,18 @@ def _merge_course(root: Path, results) -> GradeResults:
     merged.sort(key=lambda r: (r.submission, r.assignment))
     marker.write_text(json.dumps({"results": [r._asdict() for r in merged]}, indent=1) + "\n",
                       encoding="utf-8")
-    return GradeResults(merged, getattr(results, "ungraded", []),
-                        getattr(results, "review", []))
+    return GradeResults(merged, getattr(results, "ungraded", []), getattr(results, "review", []))
 
 
 def _grade_in_parallel(subs: dict, names: dict, timeout: int, jobs: int, bwrap, limits,
                        keep=None, shown=None) -> GradeResults:
-    """Grade ``subs`` in ``jobs`` worker processes (spawned, each with its own sandbox uid),
-    one submission at a time each, the next going to the first worker free; the package
-    copies are made and probed here, once. Results in the order of ``subs``."""
+    """Grade ``subs`` in ``jobs`` spawned workers (each its own sandbox uid), in order."""
     import concurrent.futures as cf
     import multiprocessing
-
     shown = shown or _Progress(len(subs))
     done, ungraded, review = {}, [], []
     with _probed_packages(names, bwrap, limits) as packages, cf.ProcessPoolExecutor(
-            max_workers=min(jobs, len(subs)),
-            mp_context=multiprocessing.get_context("spawn")) as pool:
+            min(jobs, len(subs)), mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {pool.submit(_grade_task, student, name, path, names[name], timeout, bwrap,
                                keep, limits, packages.get(name)): (student, name)
                    for (student, name), path in subs.items()}
@@ -356,17 +243,14 @@ def _grade_in_parallel(subs: dict, names: dict, timeout: int, jobs: int, bwrap, 
                     [CheckResult(student, name, cid, 0.0, pts,
                                  f"not graded (grader error, ask your instructor): {why}")
                      for cid, pts, _ in checks], [(student, name, why)], [], 0.0)
-            done[(student, name)] = rows
-            ungraded += failed
-            review += notes
+            done[(student, name)], ungraded, review = rows, ungraded + failed, review + notes
             shown.step(student, name, rows, seconds)
     return GradeResults([r for key in subs for r in done[key]], ungraded, review)
 
 
-def _grade_task(student, name, path, instructor_path, timeout, bwrap, keep, limits,
-                package):
+def _grade_task(student, name, path, instructor_path, timeout, bwrap, keep, limits, package):
     """One submission, in a worker process: ``(results, ungraded, review, seconds)``."""
-    if instructor_path not in _INSTRUCTORS:  # read once per worker
+    if instructor_path not in _INSTRUCTORS:
         nb = read_assignment(instructor_path)
         _INSTRUCTORS[instructor_path] = nb, _hidden_lines(nb)
     instructor, hidden = _INSTRUCTORS[instructor_path]
@@ -377,13 +261,8 @@ def _grade_task(student, name, path, instructor_path, timeout, bwrap, keep, limi
     return results, ungraded, review, time.perf_counter() - start
 
 
-_INSTRUCTORS: dict = {}
-
-
 class _Progress:
-    """How far grading is: a tqdm bar with the time left on a terminal's stderr (``bar``),
-    otherwise one line per submission with the time left, to the progress logger (which the
-    command line shows on stderr)."""
+    """A tqdm bar on a terminal (``bar``), else a line per submission to the progress log."""
 
     def __init__(self, total: int, bar: bool = False):
         self.total, self.count, self.start = total, 0, time.perf_counter()
@@ -391,14 +270,12 @@ class _Progress:
         if bar and sys.stderr.isatty():
             with contextlib.suppress(ImportError):
                 from tqdm import tqdm
-
                 self.bar = tqdm(total=total, unit="submission", file=sys.stderr,
                                 dynamic_ncols=True)
 
     def step(self, student, name, rows, seconds: float) -> None:
         self.count += 1
-        points = sum(r.points for r in rows)
-        most = sum(r.max_points for r in rows)
+        points, most = sum(r.points for r in rows), sum(r.max_points for r in rows)
         if self.bar is not None:
             self.bar.set_postfix_str(f"{student} {name}: {points:g}/{most:g}", refresh=False)
             self.bar.update(1)
@@ -441,14 +318,12 @@ def _grade(subs: dict, names: dict, timeout: int, bwrap, keep=None,
 
 def _grade_one(student, name, path, instructor, hidden, timeout, bwrap, keep, limits,
                results: list, ungraded: list, package=None, review=None) -> None:
-    """One submission: its CheckResults appended to ``results`` (and to ``ungraded`` if the
-    grader failed on it)."""
+    """One submission's CheckResults appended to ``results`` (``ungraded`` if it failed)."""
     checks = grade_cells(instructor)
     review = [] if review is None else review
 
     def zero(why):
         return [CheckResult(student, name, cid, 0.0, pts, why) for cid, pts, _ in checks]
-
     if isinstance(path, _Refused):
         ungraded.append((student, name, path.reason))
         results += zero(f"not graded: {path.reason}")
@@ -464,8 +339,7 @@ def _grade_one(student, name, path, instructor, hidden, timeout, bwrap, keep, li
     try:
         merged, notes, missing = _merge(instructor, nb)
         executed = copy.deepcopy(merged)
-        _execute(executed, path, timeout=timeout, bwrap=bwrap, limits=limits,
-                 package=package)
+        _execute(executed, path, timeout=timeout, bwrap=bwrap, limits=limits, package=package)
         scored = _score(executed, instructor, name, student, notes, missing, hidden)
         notes, audit_error = _review(scored, merged, name, instructor)
         if audit_error:

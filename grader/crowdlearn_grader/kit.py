@@ -1,23 +1,5 @@
-"""What a student needs beside the released notebooks: the package and one install command.
-
-:func:`build_student_kit` writes into a folder (the release folder of
-``python -m crowdlearn_grader release``):
-
-* ``crowdlearn-<version>-py3-none-any.whl`` -- the package, built from this source tree, so
-  students install exactly the code the assignments were written against (no repository,
-  no network access to this project), and ``crowdlearn_checks-<version>-...whl``, the helpers
-  the assignments' checks import (no grading code);
-* ``requirements-student.txt`` -- the wheel (with the ``[book]`` extra), JupyterLab with jupyterlab-myst (which
-  renders the notebooks' MyST markdown: maths, cross-references, admonitions, exercises) and
-  the kernel, nothing of the instructor's tools (nbgrader, jupyter-book, the test suite): a
-  student's JupyterLab shows no grading menus;
-* ``constraints-student.txt`` -- the exact versions the book was built and tested with
-  (from ``requirements.lock``, for the Python version named there);
-* ``INSTALL.md`` -- the one command, run in that folder::
-
-      python3 -m pip install -r requirements-student.txt
-
-  then ``jupyter lab`` opens the notebooks.
+"""What a student needs beside the released notebooks (:func:`build_student_kit`): the package
+wheels built from this tree, ``requirements-student.txt``, pinned constraints and INSTALL.md.
 """
 
 from __future__ import annotations
@@ -33,79 +15,31 @@ __all__ = ["STUDENT_EXTRA", "STUDENT_REQUIREMENTS", "build_student_kit"]
 
 ROOT = Path(__file__).resolve().parents[2]  # grader/crowdlearn_grader/kit.py -> the checkout
 
-STUDENT_EXTRA = "book"
-"""The wheel is installed with this extra (``crowdlearn[book]``): what the book's notebooks,
-and so the assignments, import beside numpy and scipy -- sympy, matplotlib, the widgets,
-pandas and the kernel."""
-
-STUDENT_REQUIREMENTS = ("jupyterlab", "jupyterlab-myst", "ipykernel")
-"""Installed next to the wheel (with its ``[book]`` extra); jupyterlab-myst renders the
-notebooks' MyST markdown as the book does (installing it enables it). Instructor tools
-(nbgrader, jupyter-book, pytest) are left out."""
-
+STUDENT_EXTRA = "book"  # crowdlearn[book]: what the notebooks import beside numpy and scipy
+STUDENT_REQUIREMENTS = ("jupyterlab", "jupyterlab-myst", "ipykernel")  # beside the wheel
 INSTRUCTOR_ONLY = ("nbgrader", "jupyter-book", "jupyter_book", "pytest", "playwright",
-                   "hypothesis", "black")
-"""Never pinned into the students' constraints, so nothing pulls them in."""
-
-INSTALL = """# Installing what the assignments need
-
-Run this once, in this folder (a fresh virtual environment is a good idea:
-`python3 -m venv .venv && . .venv/bin/activate`):
-
-```
-python3 -m pip install -r requirements-student.txt
-```
-
-It installs `crowdlearn` {version} from the wheel in this folder (the package every
-assignment imports), JupyterLab with jupyterlab-myst (which renders the notebooks' maths,
-cross-references and boxes as the book does) and the Python kernel, at the versions the
-assignments were tested with{python_note}. Then open the notebooks with
-
-```
-jupyter lab
-```
-
-Each assignment's visible checks run as you execute its cells; the grader runs the same
-checks and some hidden ones.
-"""
+                   "hypothesis", "black")  # never pinned into the students' constraints
 
 
-def _lock_python(lock: Path) -> str | None:
-    match = re.search(r"^# python: (\d+\.\d+)", lock.read_text(encoding="utf-8"), re.M)
+def _lock_python(text: str) -> str | None:
+    match = re.search(r"^# python: (\d+\.\d+)", text, re.M)
     return match.group(1) if match else None
 
 
-def _student_constraints(lock: Path) -> str:
-    keep = []
-    for line in lock.read_text(encoding="utf-8").splitlines():
-        name = re.split(r"[=<>!~ \[;]", line.strip(), maxsplit=1)[0].lower()
-        if not line.strip() or line.lstrip().startswith("#"):
-            keep.append(line)
-        elif name.replace("_", "-") not in {n.replace("_", "-") for n in INSTRUCTOR_ONLY} \
-                and name != "crowdlearn":
+def _pins(text: str, drop) -> str:
+    """``requirements.lock``'s ``text`` without the distributions named in ``drop``."""
+    drop, keep = {n.replace("_", "-") for n in drop}, []
+    for line in text.splitlines():
+        name = re.split(r"[=<>!~ \[;]", line.strip(), maxsplit=1)[0].lower().replace("_", "-")
+        if not line.strip() or line.lstrip().startswith("#") or name not in drop:
             keep.append(line)
     return "\n".join(keep) + "\n"
 
 
 def build_student_kit(out_dir, *, source_root=None, lock=None) -> dict:
-    """Write the wheel, the requirements, the constraints and ``INSTALL.md`` into ``out_dir``.
-
-    Parameters
-    ----------
-    out_dir : path
-        Created if needed; existing files of the same names are replaced.
-    source_root : path, optional
-        The source tree to build the wheel from (default: the one this module lives in).
-    lock : path, optional
-        The pinned versions (default ``requirements.lock`` in the source tree); without a
-        lock file the requirements are unpinned.
-
-    Returns
-    -------
-    dict
-        ``{"wheel": Path, "requirements": Path, "constraints": Path or None,
-        "install": Path}``.
-    """
+    """Write the wheels, the requirements, the constraints and ``INSTALL.md`` into ``out_dir``
+    (from ``source_root``, default this checkout; unpinned without a ``lock``). Returns
+    ``{"wheel", "requirements", "constraints" (or None), "install"}`` paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     root = Path(source_root) if source_root is not None else ROOT
@@ -121,8 +55,9 @@ def build_student_kit(out_dir, *, source_root=None, lock=None) -> dict:
              "#     python3 -m pip install -r requirements-student.txt"]
     if lock.is_file():
         constraints = out / "constraints-student.txt"
-        constraints.write_text(_student_constraints(lock), encoding="utf-8")
-        locked = _lock_python(lock)
+        text = lock.read_text(encoding="utf-8")
+        constraints.write_text(_pins(text, (*INSTRUCTOR_ONLY, "crowdlearn")), encoding="utf-8")
+        locked = _lock_python(text)
         if locked:
             python_note = (f" (pinned for Python {locked}; on another Python delete the `-c` "
                            "line of requirements-student.txt first)")
@@ -131,16 +66,14 @@ def build_student_kit(out_dir, *, source_root=None, lock=None) -> dict:
     requirements = out / "requirements-student.txt"
     requirements.write_text("\n".join(lines) + "\n", encoding="utf-8")
     install = out / "INSTALL.md"
-    install.write_text(INSTALL.format(version=version, python_note=python_note),
-                       encoding="utf-8")
+    text = (Path(__file__).parent / "student_install.md").read_text(encoding="utf-8")
+    install.write_text(text.format(version=version, python_note=python_note), encoding="utf-8")
     return {"wheel": wheel, "wheels": [wheel, checks], "requirements": requirements,
             "constraints": constraints, "install": install}
 
 
 def build_wheels(root: Path, folders, out: Path) -> list:
-    """The wheels of the distributions in ``root / folder`` for each of ``folders`` (built
-    from a copy, so no build/ or egg-info lands in the source tree), copied into ``out``
-    (replacing older wheels of the same distributions)."""
+    """The wheels of each ``root / folder``, built from a copy, into ``out``."""
     made = []
     with tempfile.TemporaryDirectory(prefix="crowdlearn-wheel-") as tmp:
         src = Path(tmp) / "src"

@@ -17,23 +17,14 @@ from crowdlearn_grader.assignments import _select, find_assignments, read_assign
 __all__ = ["release"]
 
 
-class _Records(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.records = []
-
-    def emit(self, record):
-        self.records.append(record)
-
-
 @contextlib.contextmanager
 def _nbgrader_session(verbose: bool = False):
-    """nbgrader's apps, quietly: its ``alembic`` on PATH, its log captured, its warnings muted."""
+    """nbgrader's apps, quietly: its ``alembic`` on PATH, its log and warnings muted."""
     old_path = os.environ.get("PATH", "")
     bindir = str(Path(sys.executable).parent)  # nbgrader runs the `alembic` script it installed
     os.environ["PATH"] = bindir + os.pathsep + old_path
     logger = logging.getLogger("traitlets")
-    handler = _Records()
+    handler = logging.NullHandler()  # swallows the log (with no handler, Python prints it)
     old_level, old_propagate = logger.level, logger.propagate
     logger.addHandler(handler)
     logger.setLevel(logging.INFO if verbose else logging.WARNING)
@@ -50,31 +41,24 @@ def _nbgrader_session(verbose: bool = False):
         logger.propagate = old_propagate
 
 
-def _config(root: Path, timeout: int):
-    from traitlets.config import Config
-
-    cfg = Config()
-    cfg.CourseDirectory.root = str(root)
-    cfg.CourseDirectory.db_url = f"sqlite:///{root / 'gradebook.db'}"
-    cfg.Execute.timeout = int(timeout)
-    cfg.Execute.kernel_name = "python3"
-    return cfg
-
-
 def _write_ipynb(nb, path: Path) -> None:
     import nbformat
-
     path.parent.mkdir(parents=True, exist_ok=True)
     nb = nbformat.from_dict(nb)
     nb.metadata.pop("jupytext", None)
     nbformat.write(nb, str(path))
 
 
-def _generate(root: Path, names: dict, cfg) -> None:
+def _generate(root: Path, names: dict, timeout: int = 60) -> None:
     """``nbgrader generate_assignment`` for every assignment (instructor md -> release/)."""
     from nbgrader.converters import GenerateAssignment
     from nbgrader.coursedir import CourseDirectory
-
+    from traitlets.config import Config
+    cfg = Config()
+    cfg.CourseDirectory.root = str(root)
+    cfg.CourseDirectory.db_url = f"sqlite:///{root / 'gradebook.db'}"
+    cfg.Execute.timeout = int(timeout)
+    cfg.Execute.kernel_name = "python3"
     for name, path in names.items():
         _write_ipynb(read_assignment(path), root / "source" / name / f"{name}.ipynb")
         coursedir = CourseDirectory(config=cfg)
@@ -86,22 +70,7 @@ def _generate(root: Path, names: dict, cfg) -> None:
 
 
 def release(out_dir, source=None, assignments=None, *, verbose: bool = False) -> list:
-    """Write the student version of each assignment to ``out_dir/<name>.ipynb``.
-
-    Parameters
-    ----------
-    out_dir : path
-        Created if needed; existing notebooks of the same name are overwritten.
-    source : path, optional
-        The folder of instructor versions (default ``book/assignments``).
-    assignments : list of str, optional
-        Names to release (default: all).
-
-    Returns
-    -------
-    list of Path
-        The released notebooks.
-    """
+    """Write each assignment's student version to ``out_dir/<name>.ipynb``; the paths."""
     found = find_assignments(source)
     names = _select(found, assignments)
     out_dir = Path(out_dir)
@@ -110,7 +79,7 @@ def release(out_dir, source=None, assignments=None, *, verbose: bool = False) ->
     with tempfile.TemporaryDirectory(prefix="crowdlearn-course-") as tmp, \
             _nbgrader_session(verbose):
         root = Path(tmp)
-        _generate(root, names, _config(root, 60))
+        _generate(root, names)
         for name in names:
             target = out_dir / f"{name}.ipynb"
             shutil.copyfile(root / "release" / name / f"{name}.ipynb", target)

@@ -16,7 +16,6 @@ __all__ = ["write_report", "write_totals", "write_feedback", "read_results"]
 def _slug(name: str) -> str:
     """A file-system-safe folder name for a student (the CSV keeps the real one)."""
     import hashlib
-
     safe = re.sub(r"[^A-Za-z0-9._@+-]+", "_", name).strip("._-") or "student"
     if safe != name:
         digest = hashlib.sha1(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
@@ -25,8 +24,7 @@ def _slug(name: str) -> str:
 
 
 def _totals(results, pending: bool = False) -> list:
-    """Per submission: ``points`` and ``max_points``; with ``pending``, also the points of
-    hand-graded cells not marked yet (``to_be_marked``, part of ``max_points``)."""
+    """Per submission: ``points``, ``max_points`` (and with ``pending``, ``to_be_marked``)."""
     totals = {}
     for r in results:
         t = totals.setdefault((r.submission, r.assignment), [0.0, 0.0, 0.0])
@@ -39,8 +37,7 @@ def _totals(results, pending: bool = False) -> list:
 
 
 def _score_line(points: float, max_points: float, to_be_marked: float) -> str:
-    """``"8 / 14"``, or ``"8 / 10 so far, 4 points to be marked by hand"``: points
-    awaiting the instructor's mark are not shown as lost."""
+    """``"8 / 14"``, or ``"8 / 10 so far, 4 points to be marked by hand"``."""
     if not to_be_marked:
         return f"{points:g} / {max_points:g}"
     return (f"{points:g} / {max_points - to_be_marked:g} so far, "
@@ -48,9 +45,7 @@ def _score_line(points: float, max_points: float, to_be_marked: float) -> str:
 
 
 def read_results(path) -> GradeResults:
-    """The results a report's JSON (``grades.json``) or a course directory's
-    ``crowdlearn-course.json`` holds, as :class:`GradeResults` (``ValueError`` if the file
-    is missing or is not such a file)."""
+    """GradeResults from a report's JSON or a ``crowdlearn-course.json`` (else ValueError)."""
     path = Path(path)
     if path.suffix.lower() == ".csv":
         path = path.with_suffix(".json")
@@ -59,8 +54,7 @@ def read_results(path) -> GradeResults:
         rows = data["checks"] if "checks" in data else data["results"]
         results = [CheckResult(**r) for r in rows]
     except FileNotFoundError:
-        raise ValueError(f"no graded results at {path} (run grade with --report first)") \
-            from None
+        raise ValueError(f"no graded results at {path} (run grade with --report first)") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{path} holds no grading results "
                          f"({type(exc).__name__}: {exc})") from None
@@ -69,45 +63,35 @@ def read_results(path) -> GradeResults:
 
 
 def write_report(results, path) -> tuple:
-    """Write ``results`` as CSV to ``path`` and as JSON (checks, totals, the submissions the
-    grader failed on, and the audit's notes for review) next to it; and the audit's notes as
-    ``<stem>-review.csv`` (``student, assignment, check, reason``: for the instructor to
-    look at, they change no score). Returns the report's two paths."""
+    """Write ``results`` as CSV to ``path``, as JSON next to it, and the audit's notes as
+    ``<stem>-review.csv``; returns the CSV and JSON paths."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(CheckResult._fields)
         writer.writerows(results)
-    json_path = path.with_suffix(".json")
-    json_path.write_text(json.dumps({"checks": [r._asdict() for r in results],
-                                     "totals": _totals(results),
-                                     "ungraded": [list(u) for u in
-                                                  getattr(results, "ungraded", [])],
-                                     "review": [list(r) for r in
-                                                getattr(results, "review", [])]},
-                                    indent=1) + "\n", encoding="utf-8")
-    with path.with_name(f"{path.stem}-review.csv").open("w", newline="",
-                                                        encoding="utf-8") as fh:
+    json_path, review = path.with_suffix(".json"), getattr(results, "review", [])
+    json_path.write_text(json.dumps(
+        {"checks": [r._asdict() for r in results], "totals": _totals(results),
+         "ungraded": [list(u) for u in getattr(results, "ungraded", [])],
+         "review": [list(r) for r in review]}, indent=1) + "\n", encoding="utf-8")
+    with path.with_name(f"{path.stem}-review.csv").open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(["student", "assignment", "check", "reason"])
-        writer.writerows(getattr(results, "review", []))
+        writer.writerows(review)
     return path, json_path
 
 
 def not_graded(results) -> set:
-    """``(student, assignment)`` of the submissions that could not be graded: listed in
-    ``results.ungraded``, or (results kept in a course directory across runs) whose
-    feedback starts with "not graded". Their cells are left empty, never 0."""
+    """``(student, assignment)`` not graded: their cells are left empty, never 0."""
     found = {(s, a) for s, a, *_ in getattr(results, "ungraded", [])}
     return found | {(r.submission, r.assignment) for r in results
                     if str(r.feedback or "").startswith("not graded")}
 
 
 def write_totals(results, path, known=None) -> Path:
-    """One row per student, one column per assignment (points; empty if not submitted or
-    not graded: :func:`not_graded`) and ``total`` -- the CSV an LMS gradebook imports (the
-    maxima are in the JSON report)."""
+    """A CSV row per student, a column per assignment (empty if none) and ``total``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     per, empty = {}, not_graded(results)
@@ -127,10 +111,8 @@ def write_totals(results, path, known=None) -> Path:
 
 
 def write_feedback(results, folder) -> list:
-    """``folder/<student>/<assignment>.txt`` and ``.html``: each check's points and message
-    (never a test's source). ``<student>`` is the folder name made file-system safe."""
+    """``folder/<student>/<assignment>.txt`` and ``.html``: each check's points and message."""
     import html
-
     folder = Path(folder)
     by = {}
     for r in results:

@@ -1,30 +1,6 @@
-r"""A short list of submissions for the instructor to look at: code that imitates work.
-
-No score depends on it. The checks run in the grader's process on data the student returned
-(:mod:`~crowdlearn_grader.trusted`) and the sandbox lacks what the assignment withholds
-(:mod:`~crowdlearn_grader.withheld`), so a cheat already scores only the work it did; this
-list tells the instructor *why* a notebook lost points or where to read closely. It reads the
-student's cells (the answers and the cells the student added; never the instructor's) with
-Python's :mod:`ast` and names, per cell, the first of:
-
-``differences``
-    a derivative taken numerically where a task asks for one by derivation: a call of
-    ``approx_fprime``/``check_grad``/``central_differences``/a name with ``_fd``, or a
-    difference quotient ``(f(x + h) - f(x - h)) / (2 * h)``;
-``subclass``
-    a class derived from one of the package's classes (an object that looks fitted while its
-    methods answer something else);
-``withheld``
-    a use of what the assignment withholds (its front matter's ``withheld`` list) or of the
-    package's private modules (``crowdlearn.aggregation._ds_kernel``);
-``tamper``
-    code that reaches into the grader or the interpreter: ``exec``/``eval``/``compile``/
-    ``__import__``, ``importlib``, ``sys.modules``, ``ctypes``, frame or code attributes,
-    IPython's input transformers or traceback hooks, ``results.json``, the checks' helpers,
-    or an attribute of NumPy, SymPy, SciPy, ``math``, ``builtins`` or the package assigned.
-
-Honest styles stay off the list: ``SimpleNamespace``, classes with dunders, ``globals()`` read,
-pandas options, a SymPy ``sympify`` of a number.
+r"""A short list for the instructor to read (no score depends on it): student cells that
+take derivatives numerically, subclass the package's classes, use what is withheld or private,
+or reach into the grader or the interpreter (read with :mod:`ast`).
 
 >>> import nbformat
 >>> cell = nbformat.v4.new_code_cell
@@ -101,8 +77,7 @@ def _private(dotted: str, withheld) -> bool:
 
 
 def _reason(tree, withheld, imported) -> str | None:
-    """Why this cell is listed (the first finding), or None; ``imported``: the names the
-    notebook's cells import."""
+    """Why this cell is listed (its first finding), or None."""
     names = {**imported, **_imports(tree)}
     for node in ast.walk(tree):
         dotted = _dotted(node.func, names) if isinstance(node, ast.Call) else ""
@@ -147,14 +122,12 @@ def _parse(source: str):
 
 
 def _student(cell) -> bool:
-    """A code cell the student wrote: an answer, or one the student added (the grader's merge
-    marks the instructor's cells; a check or locked cell is the instructor's anyway)."""
+    """A code cell the student wrote (an answer, or one added), by the merge's metadata."""
     meta = cell.get("metadata", {})
     nbgrader = meta.get("nbgrader", {})
     if cell.get("cell_type") != "code" or meta.get("crowdlearn") == "instructor":
         return False
-    return bool(nbgrader.get("solution")) or not (nbgrader.get("grade")
-                                                  or nbgrader.get("locked"))
+    return bool(nbgrader.get("solution")) or not (nbgrader.get("grade") or nbgrader.get("locked"))
 
 
 def findings(nb, withheld=()) -> list:
@@ -173,12 +146,9 @@ def findings(nb, withheld=()) -> list:
 
 
 def flagged_checks(nb, assignment: str, withheld=None, instructor=None) -> dict:
-    """``{check grade_id: "cell ... reason"}``: each listed cell names the first automatic
-    check after it (the check that would have caught the work), for ``grades-review.csv``.
-    ``nb`` is the grader's merge (the instructor's notebook and metadata, the student's
-    answers); ``withheld`` defaults to its front matter's list; ``assignment`` is for
-    messages. What the ``instructor``'s own solution of a cell does is not listed (a task
-    that asks for a finite-difference checker)."""
+    """``{check grade_id: "cell ... reason"}`` for the grader's merged ``nb``: each listed
+    cell names the first check after it. What the ``instructor``'s own solution does is not
+    listed; ``withheld`` defaults to the front matter's list."""
     if withheld is None:
         withheld = nb.get("metadata", {}).get("grading", {}).get("withheld", [])
     cells = nb.get("cells", [])

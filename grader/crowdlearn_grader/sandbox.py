@@ -1,15 +1,9 @@
-"""The bubblewrap sandbox, its limits, and executing one notebook in a fresh kernel inside it
-(see the :mod:`crowdlearn_grader` docstring for what the sandbox isolates).
+"""The bubblewrap sandbox, its limits, and executing one notebook in a fresh kernel in it.
 
-Nobody inside has rights: the kernel runs as uid 65534 in a user namespace with no
-capabilities and ``no_new_privs``, and when the grader is root that uid is an unused one on
-the host too (``2**30 + the grader's pid``, one per grading process), so the kernel owns no
-file outside and :data:`resource.RLIMIT_NPROC` counts only its own processes. A root grader
-builds the sandbox in two steps: a privileged bubblewrap that only gathers the read-only
-roots (the Python installation may sit in ``/root``, which that uid may not enter) and drops
-to the uid with ``setpriv``, then the unprivileged bubblewrap the kernel runs in. Every
-process starts with a minimal environment (pid 1's included), and :class:`Limits` bounds
-memory, processes, CPU time, file size, each in-memory folder and the output read back."""
+Nobody inside has rights: the kernel runs as uid 65534 in a user namespace without
+capabilities; a root grader maps it to an unused host uid (``2**30 + pid``) through a first,
+privileged bubblewrap that gathers the read-only roots and drops to it with ``setpriv``.
+:class:`Limits` bounds memory, processes, CPU time, file size, in-memory folders and output."""
 
 from __future__ import annotations
 
@@ -25,8 +19,24 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = ["Limits", "SandboxUnavailable", "check_sandbox", "probe_sandbox",
-           "sandbox_command"]
+__all__ = ["Limits", "SandboxUnavailable", "check_sandbox", "probe_sandbox", "sandbox_command"]
+MiB = 1 << 20
+_UID_BASE = 1 << 30
+_MASKED = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-",
+           "/etc/ssh", "/etc/ssl/private", "/etc/sudoers", "/etc/sudoers.d")
+_IN_SANDBOX = ("crowdlearn", "crowdlearn_checks", "crowdlearn_grader")
+_PROBED: dict = {}
+_TMP = "/tmp"  # short paths: the kernel's Unix sockets are in there
+_RESTARTS = 3  # fresh kernels after fatal cells; then the remaining cells are not run
+_LIMIT_ERRORS = (
+    ("MemoryError", "", "memory", lambda lim: _human(lim.memory)),
+    ("BlockingIOError", "Resource temporarily unavailable", "process",
+     lambda lim: f"{lim.processes} processes and threads"),
+    ("RuntimeError", "can't start new thread", "process",
+     lambda lim: f"{lim.processes} processes and threads"),
+    ("", "No space left on device", "in-memory folder size",
+     lambda lim: f"{_human(lim.tmpfs)} each for /tmp, /dev/shm and the working folder"),
+    ("", "File too large", "file size", lambda lim: _human(lim.file_size)))
 
 
 class SandboxUnavailable(RuntimeError):
@@ -34,16 +44,13 @@ class SandboxUnavailable(RuntimeError):
 
 
 def _bwrap() -> str | None:
-    found = shutil.which("bwrap")
-    if found:
-        return found
-    return "/usr/bin/bwrap" if os.path.exists("/usr/bin/bwrap") else None
+    return shutil.which("bwrap") or ("/usr/bin/bwrap" if os.path.exists("/usr/bin/bwrap")
+                                     else None)
 
 
 def check_sandbox() -> str:
     """Path of a working ``bwrap``, or :class:`SandboxUnavailable` with what to do."""
     import subprocess
-
     exe = _bwrap()
     if exe is None:
         raise SandboxUnavailable(
@@ -63,38 +70,13 @@ def check_sandbox() -> str:
     return exe
 
 
-MiB = 1 << 20
-
-
 class Limits(NamedTuple):
-    """What one submission's sandbox may use; :func:`grade` takes them as ``limits``, and
-    ``python3 -m crowdlearn_grader grade`` as ``--memory-limit`` etc.
-
-    Attributes
-    ----------
-    memory : int, default 4 GiB
-        Bytes of address space of each process (``RLIMIT_AS``; virtual memory, so numpy's
-        and OpenBLAS's reservations count: the kernel with numpy, scipy, sympy, matplotlib
-        and the package takes about 1.5 GiB). Beyond it an allocation fails
-        (``MemoryError``).
-    processes : int, default 128
-        Processes and threads of the sandbox (``RLIMIT_NPROC``; the kernel alone has about
-        10). Enforced only when the grader runs as root (then each sandbox has a uid of its
-        own); a user's limit would count the grader's own processes too.
-    cpu : int, default 600
-        CPU seconds of each process (``RLIMIT_CPU``); the kernel is then killed.
-    file_size : int, default 256 MiB
-        Bytes of any one file written (``RLIMIT_FSIZE``).
-    tmpfs : int, default 256 MiB
-        Bytes of each in-memory folder the kernel may write: ``/tmp`` (also its home),
-        ``/dev/shm`` and its working folder. Nothing else is writable, on disk or in memory.
-    output : int, default 4 MiB
-        Bytes of output kept per cell (text, images, errors); the rest is dropped with a
-        note. A notebook keeps at most 8 times as much in all. The grader never takes a
-        message larger than 16 MiB (or twice this) from the kernel: one larger print ends
-        that notebook's output (not its grading: errors come with the kernel's replies).
-    """
-
+    """What one submission's sandbox may use (``--memory-limit`` etc. on the command line):
+    ``memory`` (bytes of address space per process, ``RLIMIT_AS``: the kernel takes about
+    1.5 GiB), ``processes`` (``RLIMIT_NPROC``, enforced only as root), ``cpu`` (seconds per
+    process), ``file_size`` (bytes per file), ``tmpfs`` (bytes of each in-memory folder:
+    /tmp, /dev/shm, the working folder) and ``output`` (bytes kept per cell, 8 times that per
+    notebook; a message over max(16 MiB, twice this) ends the notebook's output)."""
     memory: int = 4096 * MiB
     processes: int = 128
     cpu: int = 600
@@ -126,27 +108,19 @@ def _read_only_roots() -> list:
     return out
 
 
-_UID_BASE = 1 << 30
-_MASKED = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-",
-           "/etc/ssh", "/etc/ssl/private", "/etc/sudoers", "/etc/sudoers.d")
-
-
 def sandbox_uid() -> int | None:
-    """The host uid the sandbox runs as when the grader is root (one per grading process,
-    owning nothing), or None: the sandbox runs as the grader's user."""
+    """The sandbox's host uid when the grader is root (one per process), else None."""
     return _UID_BASE + os.getpid() if os.geteuid() == 0 else None
 
 
 def _package_parent() -> str:
     import crowdlearn
-
     return str(Path(crowdlearn.__file__).resolve().parent.parent)
 
 
 def sandbox_env(home="/tmp") -> dict:
     """The whole environment of every process in the sandbox, bubblewrap's own included."""
-    venv_bin = str(Path(sys.executable).parent)
-    home = str(home)
+    venv_bin, home = str(Path(sys.executable).parent), str(home)
     return {"PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
             "HOME": home, "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0",
             "PYTHONPATH": _package_parent(), "PYDEVD_DISABLE_FILE_VALIDATION": "1",
@@ -166,30 +140,12 @@ def _system_links() -> list:
     return cmd
 
 
-def sandbox_command(bwrap: str, *, writable=(), workdir=None, home=None, limits=None,
-                    uid=None, package=None) -> list:
-    """The bubblewrap prefix that runs a command isolated (see the module docstring).
-
-    Parameters
-    ----------
-    bwrap : str
-        The ``bwrap`` executable (:func:`check_sandbox`).
-    writable : list of path
-        Host files or folders bound writable (the kernel's sockets, its submission file).
-    workdir : path, optional
-        The working folder inside: an in-memory folder of ``limits.tmpfs`` bytes.
-    home : path, optional
-        Ignored (the home is the in-memory ``/tmp``); kept for old callers.
-    limits : Limits, optional
-        Sizes of the in-memory folders (the other limits are rlimits: :func:`launch_options`).
-    uid : int, optional
-        Host uid to run as (the grader must be root; see :func:`sandbox_uid`): the command is
-        then a privileged bubblewrap that drops to ``uid`` and starts the unprivileged one.
-    package : path, optional
-        A copy of the package folder to bind where the package is (read-only): the package
-        without what the assignment withholds
-        (:func:`~crowdlearn_grader.withheld.package_copy`).
-    """
+def sandbox_command(bwrap: str, *, writable=(), workdir=None, limits=None, uid=None,
+                    package=None) -> list:
+    """The bubblewrap prefix that runs a command isolated: ``writable`` host paths bound
+    writable, ``workdir`` an in-memory folder, ``uid`` (root only, :func:`sandbox_uid`) a
+    first privileged bubblewrap that drops to it, ``package`` a copy bound where the package
+    is (:func:`~crowdlearn_grader.withheld.package_copy`)."""
     limits = limits or Limits()
     roots = [str(r) for r in _read_only_roots()]
     size = str(limits.tmpfs)
@@ -227,36 +183,27 @@ def _masks(roots) -> list:
     cmd = []
     for path in _MASKED:
         if os.path.lexists(path) and any(Path(path).is_relative_to(r) for r in roots):
-            cmd += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null",
-                                                                   path]
+            cmd += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
     return cmd
-
-
-_IN_SANDBOX = ("crowdlearn", "crowdlearn_checks", "crowdlearn_grader")
 
 
 def _package_dirs() -> list:
     """Where ``crowdlearn``, ``crowdlearn_checks`` and this package are installed."""
     import crowdlearn
     import crowdlearn_checks
-
     return [str(Path(m.__file__).resolve().parent) for m in (crowdlearn, crowdlearn_checks)] + [
         str(Path(__file__).resolve().parent)]
 
 
 def _package_binds(package) -> list:
-    """``package`` (a copy of ``crowdlearn`` with the assignment's references withheld, and
-    beside it ``crowdlearn_checks`` without its references and this package's kernel side of
-    the channel only: :func:`~crowdlearn_grader.withheld.package_copy`) bound where the
-    originals are."""
+    """``package`` and its siblings (``withheld.package_copy``) bound over the originals."""
     package = Path(package)
     return [arg for name, where in zip(_IN_SANDBOX, _package_dirs())
             for arg in ("--ro-bind", str(package.parent / name), where)]
 
 
 def _gatherer(bwrap: str, roots, writable, package=None) -> list:
-    """The privileged (root) first bubblewrap: the read-only roots and the writable paths
-    under folders anyone may enter, ``/proc`` and ``/dev`` for the second one, no rights."""
+    """The privileged first bubblewrap (root): roots and writable paths, /proc, /dev."""
     cmd = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
            "--unshare-ipc", "--unshare-uts", "--bind", "/proc", "/proc", "--dev", "/dev",
            "--size", str(MiB), "--tmpfs", "/tmp"] + _system_links()
@@ -273,8 +220,7 @@ def _gatherer(bwrap: str, roots, writable, package=None) -> list:
 
 
 def launch_options(limits=None, uid=None) -> dict:
-    """``subprocess.Popen`` keywords that start the sandbox: its limits (set in the child
-    before bubblewrap runs, inherited by everything in it) and a minimal environment."""
+    """``subprocess.Popen`` keywords: the limits (set in the child) and a minimal env."""
     limits = (limits or Limits()).checked()
     rlimits = [(resource.RLIMIT_AS, limits.memory), (resource.RLIMIT_CPU, limits.cpu),
                (resource.RLIMIT_FSIZE, limits.file_size), (resource.RLIMIT_CORE, 0)]
@@ -285,17 +231,13 @@ def launch_options(limits=None, uid=None) -> dict:
         for which, value in rlimits:
             hard = value + 1 if which == resource.RLIMIT_CPU else value  # SIGXCPU first
             resource.setrlimit(which, (value, hard))
-
     return {"env": {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, "preexec_fn": set_limits}
 
 
 def probe_sandbox(bwrap: str, limits=None, modules=(), package=None) -> str:
-    """Start the sandbox once, as a submission's kernel would be, and import the kernel, the
-    package and ``modules`` in it, and read every file of the package; the package's folder
-    it imported, or :class:`SandboxUnavailable` saying what failed. So grading stops before
-    the first student instead of giving everyone zeros."""
+    """Import the kernel, the package and ``modules`` in the sandbox once; the package folder
+    it imported, or :class:`SandboxUnavailable` (before the first student)."""
     import subprocess
-
     uid = sandbox_uid()
     key = (bwrap, limits, tuple(modules), uid, _package_parent(), str(package))
     if key in _PROBED:
@@ -334,31 +276,17 @@ def probe_sandbox(bwrap: str, limits=None, modules=(), package=None) -> str:
     return inside
 
 
-_PROBED: dict = {}
-
-
 def _error(ename: str, evalue: str) -> dict:
     import nbformat
-
     return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[])
-
-
-_TMP = "/tmp"  # short paths: the kernel's Unix sockets are in there
 
 
 class _NotGraded(Exception):
     """The grader (not the student's code) failed on this submission."""
 
 
-def _execute(nb, original, *, timeout: int, bwrap: str | None, limits=None,
-             package=None) -> None:
-    """Run ``nb``'s code cells in a fresh kernel (in place); inside bubblewrap unless
-    ``bwrap`` is None, within ``limits`` (:class:`Limits`). ``original`` (the student's file,
-    as handed in) is the only file in the kernel's working directory. A cell that runs longer
-    than ``timeout`` seconds, kills the kernel or exhausts the process limit costs only
-    itself: the kernel is started afresh, the cells that ran before it run again, and the
-    run goes on with the next cell (:func:`_run_cells`). A cell whose error is a limit's says
-    which limit; a cell's output beyond ``limits.output`` bytes is dropped with a note."""
+def _execute(nb, original, *, timeout: int, bwrap: str | None, limits=None, package=None) -> None:
+    """Run ``nb``'s code cells in place in a fresh (sandboxed) kernel beside ``original``."""
     limits = (limits or Limits()).checked()
     kernel = _Kernel(original, bwrap, limits, package)
     client = kernel.client = _client(nb, None, timeout, limits)
@@ -370,8 +298,7 @@ def _execute(nb, original, *, timeout: int, bwrap: str | None, limits=None,
 
 
 class _Kernel:
-    """The sandboxed kernel a notebook runs in, one at a time: :meth:`start` a fresh one
-    (in a folder of its own under ``_TMP``), :meth:`stop` it and everything it started."""
+    """The sandboxed kernel a notebook runs in: :meth:`start` a fresh one, :meth:`stop` it."""
 
     def __init__(self, original, bwrap, limits, package):
         self.original, self.bwrap, self.limits, self.package = original, bwrap, limits, package
@@ -380,13 +307,10 @@ class _Kernel:
 
     def start(self):
         import subprocess
-
         self.stop()
         self.started += 1
-        self.box = Path(tempfile.mkdtemp(prefix="clg-", dir=_TMP if os.path.isdir(_TMP)
-                                         else None))
-        km, work = _kernel_manager(self.box, self.original, self.bwrap, self.limits,
-                                   self.package)
+        self.box = Path(tempfile.mkdtemp(prefix="clg-", dir=_TMP if os.path.isdir(_TMP) else None))
+        km, work = _kernel_manager(self.box, self.original, self.bwrap, self.limits, self.package)
         self.client.km, self.client.kc, self.km = km, None, km
         log_path = self.box / "kernel.log"
         self.log = log_path.open("w")
@@ -419,11 +343,8 @@ class _Kernel:
 
 
 def _kernel_manager(box: Path, original, bwrap: str | None, limits, package=None) -> tuple:
-    """A kernel manager for a kernel that runs in ``box`` (sandboxed unless ``bwrap`` is None),
-    talking over Unix sockets in ``box/c``; and its working folder, which holds only a copy of
-    ``original``."""
+    """``(kernel manager, working folder holding only a copy of original)`` in ``box``."""
     from jupyter_client.kernelspec import KernelSpecManager
-
     conn, work, home, specs = box / "c", box / "w", box / "h", box / "k" / "grading"
     for d in (conn, work, home, specs):
         d.mkdir(parents=True)
@@ -455,9 +376,7 @@ def _kernel_manager(box: Path, original, bwrap: str | None, limits, package=None
 
 
 def _manager_class():
-    """AsyncKernelManager that hands the sandbox's uid the connection file, takes the socket
-    folder back once the kernel listens, and whose clients refuse messages larger than
-    ``max_message`` bytes (so the grader never holds a huge output)."""
+    """AsyncKernelManager for the sandbox's uid, refusing messages over ``max_message``."""
     import zmq.asyncio
     from jupyter_client import AsyncKernelManager
 
@@ -470,8 +389,7 @@ def _manager_class():
                 os.chown(self.connection_file, self.sandbox_uid, self.sandbox_uid)
 
         def lock_sockets(self):
-            """The socket folder and connection file back to the grader: the kernel has
-            read the one and listens on the sockets, and can create nothing more there."""
+            """The socket folder and connection file back to the grader's uid."""
             if self.sandbox_uid is not None:
                 folder = Path(self.connection_file).parent
                 for path in (folder, Path(self.connection_file)):
@@ -484,14 +402,11 @@ def _manager_class():
             context.setsockopt(zmq.MAXMSGSIZE, self.max_message)
             self.contexts = (*self.contexts, context)
             return super().client(context=context, **kwargs)
-
     return SandboxKernelManager
 
 
 def _client(nb, km, timeout: int, limits):
-    """The notebook client: keeps at most ``limits.output`` bytes of a cell's output (8
-    times that per notebook, widget and display updates included), then a note; an error
-    the kernel reports in its reply is recorded even if its output message was lost."""
+    """The notebook client: output capped, errors kept even if their output was lost."""
     from nbclient import NotebookClient
 
     class Client(NotebookClient):
@@ -515,17 +430,14 @@ def _client(nb, km, timeout: int, limits):
                 cell.outputs.append(_error(str(content.get("ename", "Error"))[:200],
                                            str(content.get("evalue", ""))[:2000]))
             return super()._check_raise_for_error(cell, cell_index, exec_reply)
-
     client = Client(nb, km=km, timeout=timeout, allow_errors=True, startup_timeout=120,
-                    record_timing=False, shutdown_kernel="immediate",
-                    store_widget_state=False)
+                    record_timing=False, shutdown_kernel="immediate", store_widget_state=False)
     client.kept = {}
     return client
 
 
 def _capped_output(client, output, outs, msg, display_id, cell_index, cap):
-    """``output(...)`` unless this cell (or the notebook) has had its share: then a note,
-    once. Errors are always kept, cut to 2000 characters."""
+    """``output(...)`` within ``cap`` bytes a cell, 8 times that a notebook; errors kept."""
     content = msg.get("content", {})
     if msg.get("msg_type") == "error":
         content["evalue"] = str(content.get("evalue", ""))[:2000]
@@ -552,24 +464,11 @@ def _capped_output(client, output, outs, msg, display_id, cell_index, cap):
 
 def _note(text: str):
     import nbformat
-
     return nbformat.v4.new_output("stream", name="stderr", text=text + "\n")
 
 
 def _human(n: int) -> str:
     return f"{n / MiB:g} MiB" if n >= MiB else f"{n} bytes"
-
-
-_LIMIT_ERRORS = (
-    ("MemoryError", "", "memory", lambda lim: _human(lim.memory)),
-    ("BlockingIOError", "Resource temporarily unavailable", "process",
-     lambda lim: f"{lim.processes} processes and threads"),
-    ("RuntimeError", "can't start new thread", "process",
-     lambda lim: f"{lim.processes} processes and threads"),
-    ("", "No space left on device", "in-memory folder size",
-     lambda lim: f"{_human(lim.tmpfs)} each for /tmp, /dev/shm and the working folder"),
-    ("", "File too large", "file size", lambda lim: _human(lim.file_size)),
-)
 
 
 def _name_limits(cell, limits) -> None:
@@ -589,7 +488,6 @@ def _death(km, limits) -> str:
     """Why the kernel died, from the sandbox's exit status."""
     import signal
     import time
-
     proc = getattr(getattr(km, "provisioner", None), "process", None)
     code = None
     for _ in range(20):
@@ -597,8 +495,7 @@ def _death(km, limits) -> str:
         if code is not None:
             break
         time.sleep(0.1)
-    sig = -code if code is not None and code < 0 else (code - 128 if code and code > 128
-                                                        else None)
+    sig = -code if code is not None and code < 0 else (code - 128 if code and code > 128 else None)
     if sig == signal.SIGXCPU:
         return f"exceeded the CPU time limit ({limits.cpu} s): the kernel was stopped"
     if sig == signal.SIGXFSZ:
@@ -610,18 +507,9 @@ def _death(km, limits) -> str:
             + (f" [exit status {code}]" if code is not None else ""))
 
 
-_RESTARTS = 3
-"""How many times a notebook's kernel is started afresh after a fatal cell; after that the
-remaining cells are not run."""
-
-
 def _run_cells(client, nb, timeout: int, limits=None, kernel=None) -> None:
-    """Execute the code cells in order. A cell (or a check calling the student's code) that
-    runs past the time limit, kills the kernel or exhausts the process limit gets an error
-    saying so; then the kernel is started afresh, the kernel cells that ran before it run
-    again (their outputs kept from the first run), and the run goes on with the next cell.
-    A later check that needs a name the failed cell would have defined fails saying so.
-    After :data:`_RESTARTS` restarts (or a replay that fails) the rest get "not run"."""
+    """Execute the code cells in order; after a fatal cell a fresh kernel replays the earlier
+    ones and the run goes on (up to :data:`_RESTARTS` times)."""
     limits = limits or Limits()
     stop, runner, done, lost = None, None, [], {}
     for index, cell in enumerate(nb.cells):
@@ -632,8 +520,7 @@ def _run_cells(client, nb, timeout: int, limits=None, kernel=None) -> None:
             continue
         role = _role(cell)
         if role != "student" and runner is None:
-            runner = _trusted_runner(client, kernel.km if kernel else None, nb, timeout,
-                                     limits)
+            runner = _trusted_runner(client, kernel.km if kernel else None, nb, timeout, limits)
         if role == "check":  # the grader's process judges: never in the kernel
             failed = runner.run(cell, check=True)
             _explain_lost(cell, lost)
@@ -651,10 +538,8 @@ def _run_cells(client, nb, timeout: int, limits=None, kernel=None) -> None:
 
 
 def _run_in_kernel(client, cell, index, timeout, limits, kernel, runner, role) -> str | None:
-    """Execute a student's or instructor's cell in the kernel (and an instructor's in the
-    grader too); what made the kernel unusable (it "ran longer than ...") or None."""
+    """Run a kernel cell (an instructor's in the grader too); why the kernel is unusable."""
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
-
     try:
         client.execute_cell(cell, index)
     except CellTimeoutError:
@@ -676,8 +561,7 @@ def _run_in_kernel(client, cell, index, timeout, limits, kernel, runner, role) -
 
 
 def _stopped(why: str | None) -> str | None:
-    """What the grader's runner said stopped the kernel, as "ran longer than ..." or
-    "ended the kernel"."""
+    """The runner's reason to stop, as "ran longer than ..." or "ended the kernel"."""
     if why is None:
         return None
     if "kernel died" in why:
@@ -686,10 +570,8 @@ def _stopped(why: str | None) -> str | None:
 
 
 def _restart(client, nb, kernel, runner, done, timeout, failed) -> str | None:
-    """A fresh kernel with the cells ``done`` run in it again (outputs of the replay
-    dropped); None, or why the remaining cells cannot run."""
+    """A fresh kernel with the cells ``done`` replayed; None, or why the rest cannot run."""
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
-
     stop = f"not run: an earlier cell {failed}"
     if kernel is None or kernel.started > _RESTARTS:
         return stop + f" (the kernel was restarted {_RESTARTS} times already)"
@@ -701,9 +583,8 @@ def _restart(client, nb, kernel, runner, done, timeout, failed) -> str | None:
             channel.km, channel.busy, channel.idle = kernel.km, False, None
         for index in done:
             cell = nb.cells[index]
-            replay = copy.deepcopy(cell)
             try:
-                client.execute_cell(replay, index)
+                client.execute_cell(copy.deepcopy(cell), index)
             finally:
                 nb.cells[index] = cell
     except (CellTimeoutError, DeadKernelError, _NotGraded) as exc:
@@ -717,7 +598,6 @@ def _restart(client, nb, kernel, runner, done, timeout, failed) -> str | None:
 def _defined_names(source: str) -> set:
     """The names a cell binds at its top level (what later cells may need from it)."""
     import symtable
-
     try:
         table = symtable.symtable(source, "<cell>", "exec")
     except (SyntaxError, ValueError):
@@ -738,12 +618,9 @@ def _explain_lost(cell, lost: dict) -> None:
 
 
 def _role(cell) -> str:
-    """``"check"`` (an nbgrader check: runs in the grader), ``"instructor"`` (a locked cell
-    of the instructor's: runs in the kernel and in the grader) or ``"student"`` (the kernel
-    only). Read from the metadata the grader's merge wrote, never from the student's file."""
+    """``"check"``, ``"instructor"`` or ``"student"``, from the metadata the merge wrote."""
     from crowdlearn_grader.assignments import _nbgrader_meta
     from crowdlearn_grader.submissions import _is_check
-
     meta = cell.get("metadata", {})
     if meta.get("crowdlearn") not in ("instructor", "answer"):
         return "student"
@@ -754,9 +631,7 @@ def _role(cell) -> str:
 
 def _trusted_runner(client, km, nb, timeout, limits):
     from crowdlearn_grader.trusted import TrustedRunner
-
-    instructor = [c.source for c in nb.cells
-                  if c.cell_type == "code" and _role(c) == "instructor"]
+    instructor = [c.source for c in nb.cells if c.cell_type == "code" and _role(c) == "instructor"]
     return TrustedRunner(client, km, timeout, limits.output, instructor=instructor)
 
 
@@ -772,10 +647,8 @@ def _processes_of(uid: int) -> list:
 
 
 def _reap(uid: int, wait: float = 10.0) -> None:
-    """Kill every process of the sandbox's own host uid (the pid namespace is being torn
-    down already; this waits for it, and kills any that got out) until none is left."""
+    """Kill every process of the sandbox's host uid until none is left (or ``wait`` s)."""
     import time
-
     end = time.monotonic() + wait
     while (pids := _processes_of(uid)) and time.monotonic() < end:
         for pid in pids:
@@ -785,10 +658,8 @@ def _reap(uid: int, wait: float = 10.0) -> None:
 
 
 def _stop_kernel(client, km) -> None:
-    """Close the channels, shut the kernel down, and kill the sandbox (its pid namespace
-    dies with its first process) if it lingers."""
+    """Close the channels, shut the kernel down, kill the sandbox if it lingers."""
     from jupyter_core.utils import run_sync
-
     with contextlib.suppress(Exception):
         if client.kc is not None:
             client.kc.stop_channels()

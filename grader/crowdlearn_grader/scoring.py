@@ -1,6 +1,5 @@
-"""Scoring an executed notebook: one :class:`CheckResult` per check, the check's own words
-as feedback (never a hidden test's source), the cheating policy, and the instructor's marks
-for the hand-graded cells."""
+"""Scoring an executed notebook: a :class:`CheckResult` per check with the check's own words
+(never a hidden test's source), and the instructor's marks for the hand-graded cells."""
 
 from __future__ import annotations
 
@@ -13,11 +12,13 @@ from crowdlearn_grader.submissions import _is_check
 
 __all__ = ["CheckResult", "GradeResults", "HAND_GRADED", "UNMARKED", "apply_marks",
            "awaiting_mark", "read_marks"]
+HAND_GRADED = "graded by hand"
+UNMARKED = f"{HAND_GRADED}: not scored automatically"
+_MARK_COLUMNS = ("student", "assignment", "check", "points")
 
 
 class CheckResult(NamedTuple):
     """The grade of one check (an nbgrader grade cell) of one submission."""
-
     submission: str   # the student folder
     assignment: str   # the notebook's name, e.g. "a2_dawid_skene_by_hand"
     check: str        # the grade cell's grade_id
@@ -26,10 +27,8 @@ class CheckResult(NamedTuple):
     feedback: str     # "ok", or what went wrong (the check's message)
 
 
-
 def _last_error(cells) -> tuple:
-    """``(grade_id, exception name)`` of the last cell before a check that raised, other
-    checks aside (the student's code the check depends on, most likely)."""
+    """``(grade_id, exception name)`` of the last non-check cell before a check that raised."""
     for cell in reversed(cells):
         if _is_check(_nbgrader_meta(cell)):
             continue
@@ -50,9 +49,7 @@ def _limit_error(cells) -> str:
 
 
 def _feedback(cell, earlier, points: float, max_points: float) -> str:
-    """The check's own words: its assertion message, or what kept it from running.
-
-    Only errors count: what a cell writes to stderr (a warning, say) is not a failure."""
+    """The check's own words: its assertion message, or the error that kept it from running."""
     outputs = cell.get("outputs", [])
     for out in outputs:
         if out.get("output_type") != "error":
@@ -97,8 +94,7 @@ def _redact(text: str, hidden: set) -> str:
 
 def _score(executed, instructor, name: str, student: str, notes: dict, missing: set,
            hidden: set) -> list:
-    results = []
-    position = {}
+    results, position = [], {}
     for i, cell in enumerate(executed.cells):
         position.setdefault(_nbgrader_meta(cell).get("grade_id"), i)
     pending = list(notes.get(None, []))
@@ -110,9 +106,8 @@ def _score(executed, instructor, name: str, student: str, notes: dict, missing: 
         if not _is_check(meta):
             pending += notes.get(gid, [])
             if meta.get("grade"):   # graded by hand (an answer cell or a task)
-                text = UNMARKED
                 results.append(CheckResult(student, name, gid, 0.0, float(meta["points"]),
-                                           _with_notes(text, pending)))
+                                           _with_notes(UNMARKED, pending)))
                 pending = []
             continue
         pts = float(meta["points"])
@@ -132,16 +127,11 @@ def _score(executed, instructor, name: str, student: str, notes: dict, missing: 
 
 
 def _with_notes(text: str, notes) -> str:
-    notes = list(dict.fromkeys(notes))
-    return text + "".join(f" (note: {n})" for n in notes)
+    return text + "".join(f" (note: {n})" for n in dict.fromkeys(notes))
 
 
 def _review(results: list, merged, name: str, instructor=None) -> tuple:
-    """What the static audit (``crowdlearn_grader.review.flagged_checks``) says about this
-    submission, for the instructor to review: ``([(student, assignment, check, reason)],
-    error or None)``. It never changes a score: the checks run in the grader's process
-    (:mod:`~crowdlearn_grader.trusted`), so what the student's code does in its kernel
-    cannot fake a result, and a false alarm must not cost an honest student points."""
+    """``([(student, assignment, check, reason)], error)`` of the audit; no score changes."""
     try:
         from crowdlearn_grader.review import flagged_checks
     except ImportError:
@@ -157,11 +147,7 @@ def _review(results: list, merged, name: str, instructor=None) -> tuple:
 
 
 class GradeResults(list):
-    """The :class:`CheckResult` list :func:`grade` returns; ``.ungraded`` lists the
-    ``(student, assignment, reason)`` of submissions the grader itself failed on, ``.review``
-    the ``(student, assignment, check, reason)`` the static audit flagged for the instructor
-    to look at (they change no score)."""
-
+    """CheckResults, with ``.ungraded`` (grader failures) and ``.review`` (audit notes)."""
     ungraded: list
     review: list
 
@@ -171,21 +157,14 @@ class GradeResults(list):
         self.review = list(review)
 
 
-HAND_GRADED = "graded by hand"
-UNMARKED = f"{HAND_GRADED}: not scored automatically"
-_MARK_COLUMNS = ("student", "assignment", "check", "points")
-
-
 def awaiting_mark(result) -> bool:
-    """True if ``result`` is a hand-graded cell the instructor has not marked yet (its 0
-    points are not a loss, only pending)."""
+    """True if ``result`` is a hand-graded cell not marked yet (its 0 is pending)."""
     return result.feedback.startswith(UNMARKED)
 
 
 def read_marks(marks) -> list:
-    """The rows of a marks CSV file (a list of dicts), checked before any grading: a
-    ``ValueError`` if the file does not exist, cannot be read, or lacks one of the columns
-    ``student``, ``assignment``, ``check``, ``points``. A list of dicts is returned as is."""
+    """The rows (dicts) of a marks CSV; ValueError if it is missing, unreadable or lacks a
+    column of student, assignment, check, points. A list of dicts is returned as is."""
     if not isinstance(marks, (str, os.PathLike)):
         return [dict(r) for r in marks]
     if not os.path.isfile(marks):
@@ -206,8 +185,7 @@ def read_marks(marks) -> list:
 
 
 def _unmark(results) -> GradeResults:
-    """``results`` with every earlier mark taken back (a marks file is the complete set of
-    marks: applied again, it replaces the old ones)."""
+    """``results`` with every earlier mark taken back (a marks file is the complete set)."""
     out = [r._replace(points=0.0, feedback=UNMARKED)
            if r.feedback.startswith(f"{HAND_GRADED}: ") and not awaiting_mark(r) else r
            for r in results]
@@ -215,19 +193,11 @@ def _unmark(results) -> GradeResults:
 
 
 def apply_marks(results, marks) -> GradeResults:
-    """Put the instructor's marks for the hand-graded cells (written derivations) into
-    ``results``.
-
-    ``marks`` is a CSV file (or a list of dicts) with columns ``student``, ``assignment``,
-    ``check`` (the answer cell's grade_id), ``points`` and optionally ``comment``. Each row
-    must name a hand-graded cell of a graded submission, with ``0 <= points <= max``;
-    anything else is a ``ValueError`` naming the row, so that a typo never silently
-    leaves a mark out. Cells without a mark keep 0 points and say they await one.
-    """
-    rows = read_marks(marks)
+    """``results`` with the instructor's marks (CSV or dicts: student, assignment, check,
+    points[, comment]) for the hand-graded cells; a row that names no such cell, or points
+    outside ``0..max``, is a ValueError. Cells without a mark keep 0, awaiting one."""
+    rows, out, seen = read_marks(marks), list(results), set()
     index = {(r.submission, r.assignment, r.check): i for i, r in enumerate(results)}
-    out = list(results)
-    seen = set()
     for n, row in enumerate(rows, start=2):  # line 1 is the header
         try:
             key = (row["student"], row["assignment"], row["check"])

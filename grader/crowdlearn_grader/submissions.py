@@ -16,19 +16,12 @@ _LOG = logging.getLogger("crowdlearn_grader")
 
 class _Refused(NamedTuple):
     """A submission the grader will not open, and why (graded 0 with this reason)."""
-
     reason: str
 
 
 def _find_submissions(submissions: Path, known: dict) -> dict:
-    """``(student, assignment) -> notebook path`` from ``<student>/<assignment>.ipynb`` (or
-    ``<student>/<assignment>/<assignment>.ipynb``, or ``.md``).
-
-    Symbolic links are never followed: a linked notebook (or assignment folder) maps to a
-    :class:`_Refused`, a linked student folder to ``(student, None) -> _Refused``. Any folder
-    name is accepted (spaces, ``*``, a newline, a leading ``-``); names starting with ``.``
-    (``.ipynb_checkpoints``) are skipped.
-    """
+    """``(student, assignment) -> path`` of ``<student>/[<assignment>/]<assignment>.ipynb``
+    (or ``.md``); a symbolic link maps to a :class:`_Refused`, dot-names are skipped."""
     if not submissions.is_dir():
         raise ValueError(f"no submissions folder at {submissions}")
     found, ignored = {}, []
@@ -39,7 +32,6 @@ def _find_submissions(submissions: Path, known: dict) -> dict:
         if old is None or isinstance(value, _Refused) or (
                 not isinstance(old, _Refused) and old.suffix == ".md"):
             found[key] = value  # an .ipynb wins over an .md, a refusal over both
-
     for student in sorted(os.scandir(submissions), key=lambda e: e.name):
         if student.name.startswith("."):
             continue
@@ -92,17 +84,14 @@ def _find_submissions(submissions: Path, known: dict) -> dict:
 
 def _read_submission(path: Path):
     import nbformat
-
     if path.suffix == ".md":
         import jupytext
-
         return jupytext.read(path)
     with path.open(encoding="utf-8") as fh:
         nb = nbformat.read(fh, as_version=4)
     if not isinstance(nb.get("cells"), list):
         raise ValueError("no cells")
     return nb
-
 
 
 def _released_source(cell) -> str:
@@ -114,19 +103,10 @@ def _is_check(meta) -> bool:
 
 
 def _merge(instructor, student) -> tuple:
-    """The notebook to execute: the instructor's cells, hidden tests included, with the
-    student's answers in the solution cells; and notes on what the student's copy did to the
-    rest, ``{grade_id: [note, ...]}`` (key ``None``: the whole notebook).
-
-    * every cell the instructor marked (locked, check, setup) is the instructor's, whatever
-      the student's copy holds (edited, metadata changed, deleted, copied twice);
-    * a solution cell is the student's; copies with the same ``grade_id`` (a copy-pasted cell)
-      all run, in the student's order;
-    * code cells the student added (no nbgrader metadata, not a copy of an instructor cell)
-      run after the instructor cell they follow in the student's notebook.
-
-    Also returns the set of check ids whose cell is not in the student's notebook at all.
-    """
+    """``(notebook, notes, missing)``: the instructor's notebook (every marked cell the
+    instructor's, whatever the student's copy holds) with the student's solution cells (all
+    copies) and added code cells after the cell they follow; ``notes`` ``{grade_id: [note]}``
+    (``None``: the notebook) on what the copy changed; ``missing`` the absent check ids."""
     by_id, released = _instructor_cells(instructor)
     found = _StudentCells(by_id, released)
     for cell in student.get("cells", []):
@@ -164,7 +144,6 @@ def _as_released(cell) -> bool:
     try:
         import nbformat
         from nbgrader.utils import compute_checksum
-
         return compute_checksum(nbformat.from_dict(cell)) == meta["checksum"]
     except Exception:
         return False
@@ -252,9 +231,7 @@ def _assemble(instructor, found: _StudentCells):
     """A copy of the instructor's notebook with the answers in its solution cells and the
     student's own code after the cells it followed; outputs cleared."""
     import copy
-
     import nbformat
-
     nb = copy.deepcopy(instructor)
     nb.metadata.pop("jupytext", None)
     cells = []
@@ -262,7 +239,6 @@ def _assemble(instructor, found: _StudentCells):
     def own_code(sources):
         for src in sources:
             cells.append(nbformat.v4.new_code_cell(src, metadata={"crowdlearn": "student"}))
-
     own_code(found.extra.get(None, []))
     for cell in nb.cells:
         meta = _nbgrader_meta(cell)
@@ -278,8 +254,7 @@ def _assemble(instructor, found: _StudentCells):
                 new.source = src
                 new.metadata["crowdlearn"] = "answer"
                 if i:
-                    new.metadata["nbgrader"] = dict(meta, grade_id=f"{gid}#copy{i}",
-                                                    grade=False)
+                    new.metadata["nbgrader"] = dict(meta, grade_id=f"{gid}#copy{i}", grade=False)
                 cells.append(new)
         else:
             if cell.cell_type == "code":

@@ -1,26 +1,8 @@
 r"""The checks run here, in the grader's own process; the student's code runs in the sandbox.
 
-While a submission is graded, its notebook is executed cell by cell:
-
-* the student's cells (answers, and code the student added) run in the sandboxed kernel only;
-* the instructor's locked cells (imports, data, examples) run in the kernel -- so the student's
-  code sees what it would see in Jupyter -- *and* here, in a namespace of the grader's
-  (:class:`TrustedRunner`), so the checks use the instructor's data, not the kernel's copy;
-* a check cell (and its hidden tests) runs here only. A name it uses that the instructor's
-  cells did not define is the student's: it is fetched from the kernel over the data-only
-  :mod:`~crowdlearn_grader.channel` -- a value as data, a function or any other object as a
-  :class:`Remote` proxy, whose calls, attributes, items and iteration are requests to the kernel.
-
-So the verdict -- every comparison, every reference computation, every hidden test -- is made
-by the grader: patching NumPy or IPython, hiding tracebacks, editing the checks or reaching the
-package in the kernel changes what the student's functions return, never how it is judged.
-
-What a check compares with is never taken from the student either: not from a student's
-object (its methods run in the kernel, so an answer checked against them agrees with itself)
-nor from a helper the released notebook put in the kernel. The assignments ask for data -- a
-fitted model's parameters as arrays, a derivation's result as a SymPy expression in named
-symbols -- and the checks recompute the expected value here, from that data and the package's
-reference (:mod:`~crowdlearn_checks.references`, withheld from the kernel).
+Instructor cells run in the kernel and here (:class:`TrustedRunner`), checks here only; a name a
+check needs from the student comes over the :mod:`~crowdlearn_grader.channel` as data or as a
+:class:`Remote` proxy. So every verdict is computed by the grader.
 """
 
 from __future__ import annotations
@@ -34,9 +16,11 @@ import signal
 import symtable
 import threading
 import time
+from functools import partialmethod
 
 from crowdlearn_grader.channel import (PROMPT, ChannelError, RemoteError, StudentText, decode,
                                          encode)
+from crowdlearn_grader.sandbox import _defined_names
 
 __all__ = ["Remote", "TrustedRunner", "CheckTimeout", "KernelGone"]
 
@@ -52,8 +36,7 @@ class KernelGone(Exception):
 
 
 class Remote:
-    """An object that stays in the student's kernel (a function, a model, a class): using it
-    sends a request over the channel and returns the answer as data, or another Remote."""
+    """An object in the student's kernel: using it is a request answered as data or Remote."""
 
     __slots__ = ("_channel", "_id", "_info")
 
@@ -94,7 +77,6 @@ class Remote:
 
     def __array__(self, dtype=None, copy=None):
         import numpy as np
-
         value = self._ask("array")
         if not isinstance(value, np.ndarray) or value.dtype == object:
             raise TypeError("the student's object is not a numeric array")
@@ -106,20 +88,10 @@ class Remote:
             raise TypeError(f"{op}() of the student's object is not a {kind.__name__}")
         return value
 
-    def __float__(self):
-        return self._number("float", float)
-
-    def __int__(self):
-        return self._number("int", int)
-
-    def __index__(self):
-        return self._number("int", int)
-
-    def __bool__(self):
-        return self._number("bool", bool)
-
-    def __complex__(self):
-        return self._number("complex", complex)
+    __float__ = partialmethod(_number, "float", float)
+    __int__ = __index__ = partialmethod(_number, "int", int)
+    __bool__ = partialmethod(_number, "bool", bool)
+    __complex__ = partialmethod(_number, "complex", complex)
 
     def _text(self, op: str) -> str:
         """``str``/``repr`` as the kernel gives it, or a placeholder if it cannot."""
@@ -129,11 +101,8 @@ class Remote:
             text = None
         return text if isinstance(text, str) else f"<student's {self._info.get('type', '')}>"
 
-    def __str__(self):
-        return self._text("str")
-
-    def __repr__(self):
-        return self._text("repr")
+    __str__ = partialmethod(_text, "str")
+    __repr__ = partialmethod(_text, "repr")
 
     def __format__(self, spec):
         return format(str(self), spec) if spec else str(self)
@@ -149,15 +118,12 @@ class Channel:
 
     def __init__(self, client, km, timeout: float):
         self.client, self.km, self.timeout = client, km, timeout
-        self.deadline = None
-        self.callbacks: dict = {}
-        self.busy = False
+        self.deadline, self.callbacks, self.busy = None, {}, False
         self.printed, self.kept, self.cap, self.idle = [], 0, 1 << 20, None
 
     # the grader's data for the kernel
     def _unknown(self, obj):
         import dataclasses
-
         if isinstance(obj, Remote):
             if obj._channel is not self:
                 raise ChannelError("an object of another submission")
@@ -184,10 +150,8 @@ class Channel:
         return Remote(self, key, info)
 
     def request(self, payload: dict):
-        """Send ``payload`` to the kernel; its answer, decoded (:class:`RemoteError` if the
-        student's code raised)."""
+        """The kernel's answer to ``payload``, decoded (:class:`RemoteError` if it raised)."""
         from jupyter_core.utils import run_sync
-
         if self.busy:
             raise ChannelError("a check called the student's code from inside a callback")
         self.busy = True
@@ -250,11 +214,8 @@ class Channel:
         return answer
 
     async def _drain(self, channel, most: int = 1000, wait: float = 0, until=None) -> None:
-        """Read what the kernel printed meanwhile: kept (``self.printed``, up to
-        ``self.cap`` characters) for the check's outputs, the rest dropped; note the
-        execution whose "idle" status arrived (``self.idle``). With ``until`` (an
-        execution's id), stop as soon as that execution's "idle" has arrived: its last
-        message, so nothing of it is left to wait for."""
+        """Keep what the kernel printed (``self.printed``, ``self.cap`` characters); note
+        whose "idle" arrived (``self.idle``); stop at ``until``'s."""
         for _ in range(most):
             if until is not None and self.idle == until:
                 return
@@ -297,42 +258,28 @@ class Channel:
 def _free_names(source: str) -> set:
     """Names ``source`` reads that it does not bind at its top level (its globals)."""
     try:
-        table = symtable.symtable(source, "<cell>", "exec")
+        top = symtable.symtable(source, "<cell>", "exec")
     except (SyntaxError, ValueError):
         return set()
-    top = table
-    bound = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
-    found = set()
-    todo = [top]
+    found, todo = set(), [top]
     while todo:
         t = todo.pop()
         todo.extend(t.get_children())
-        for s in t.get_symbols():
-            if s.is_referenced() and (s.is_global() or t is top):
-                found.add(s.get_name())
-    return found - bound
-
-
-def _bound_names(source: str) -> set:
-    try:
-        table = symtable.symtable(source, "<cell>", "exec")
-    except (SyntaxError, ValueError):
-        return set()
-    return {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported()}
+        found |= {s.get_name() for s in t.get_symbols()
+                  if s.is_referenced() and (s.is_global() or t is top)}
+    return found - _defined_names(source)
 
 
 class TrustedRunner:
-    """The grader's namespace for one submission: the instructor's cells run in it, the
-    checks in a copy of it, the student's names fetched from the kernel as they are needed."""
+    """One submission's namespace in the grader; the student's names fetched as needed."""
 
-    def __init__(self, client, km, timeout: float, output_cap: int = 1 << 20,
-                 instructor=()):
+    def __init__(self, client, km, timeout: float, output_cap: int = 1 << 20, instructor=()):
         self.channel = Channel(client, km, timeout)
         self.timeout, self.output_cap = timeout, output_cap
         self.ns = {"__name__": "__main__", "__builtins__": builtins}
         self.own = set()  # what the instructor's cells bind: never taken from the kernel
         for source in instructor:
-            self.own |= _bound_names(source)
+            self.own |= _defined_names(source)
 
     def _fetch(self, source: str) -> dict:
         wanted = sorted(n for n in _free_names(source) if n not in self.ns
@@ -345,13 +292,10 @@ class TrustedRunner:
         return {k: v for k, v in found.items() if k in wanted}
 
     def run(self, cell, *, check: bool) -> str | None:
-        """Execute ``cell`` (a check, or an instructor's cell) here, in the grader's namespace.
-        Its outputs replace the cell's; returns why the run must stop (the kernel is gone or
-        stuck), or None."""
+        """Execute ``cell`` here, replacing its outputs; why the run must stop, or None."""
         import nbformat
-
-        out = io.StringIO()
-        error, stop = None, None
+        out, error, stop = io.StringIO(), None, None
+        limit = f"ran longer than the time limit ({self.timeout:g} s)"
         self.channel.deadline = time.monotonic() + self.timeout
         self.channel.printed, self.channel.kept = [], 0
         self.channel.cap = self.output_cap
@@ -368,10 +312,8 @@ class TrustedRunner:
                         if ns.get(k) is v:
                             del ns[k]
             except CheckTimeout:
-                stop = (f"not run: an earlier cell ran longer than the time limit "
-                        f"({self.timeout:g} s)")
-                error = ("TimeLimit", f"this check ran longer than the time limit "
-                                      f"({self.timeout:g} s) and was stopped")
+                stop = f"not run: an earlier cell {limit}"
+                error = ("TimeLimit", f"this check {limit} and was stopped")
             except KernelGone:
                 stop = "not run: the kernel died"
                 error = ("KernelDied", "the kernel died while this check was calling your code")
@@ -384,10 +326,8 @@ class TrustedRunner:
             except BaseException as exc:  # noqa: BLE001 -- any failure is the check's verdict
                 if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, _Alarm):
                     raise
-                error = (type(exc).__name__, str(exc)[:2000])
-                if isinstance(exc, _Alarm):
-                    error = ("TimeLimit", f"this check ran longer than the time limit "
-                                          f"({self.timeout:g} s) and was stopped")
+                error = ((type(exc).__name__, str(exc)[:2000]) if not isinstance(exc, _Alarm)
+                         else ("TimeLimit", f"this check {limit} and was stopped"))
         text = out.getvalue()[: self.output_cap]
         cell.outputs = []
         for name, printed in self.channel.printed:  # what the student's code printed
@@ -407,13 +347,9 @@ class TextAsCode(ValueError):
 
 @contextlib.contextmanager
 def _no_text_as_code():
-    """While a cell runs here, SymPy reads no text *of the student's* as code: ``sympify``
-    of it (which ``parse_expr`` evaluates) and ``lambdify`` of it raise :class:`TextAsCode`.
-    The student's strings arrive as :class:`~crowdlearn_grader.channel.StudentText`;
-    SymPy's own strings are parsed as usual."""
+    """While a cell runs, ``sympify``/``lambdify`` of StudentText raise :class:`TextAsCode`."""
     import sympy
     import sympy.parsing.sympy_parser as parser
-
     real_parse, real_lambdify = parser.parse_expr, sympy.lambdify
 
     def parse_expr(s, *args, **kwargs):
@@ -435,7 +371,6 @@ def _no_text_as_code():
             raise TextAsCode("the grader does not turn text into a function: give a SymPy "
                              "expression")
         return real_lambdify(args, expr, *rest, **kwargs)
-
     parser.parse_expr, sympy.lambdify = parse_expr, lambdify
     try:
         yield
@@ -455,7 +390,6 @@ def _alarm(seconds: float):
 
     def ring(signum, frame):
         raise _Alarm()
-
     old = signal.signal(signal.SIGALRM, ring)
     signal.setitimer(signal.ITIMER_REAL, seconds + 5)
     try:
@@ -467,7 +401,6 @@ def _alarm(seconds: float):
 
 def _close_figures() -> None:
     import sys
-
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is not None:
         with contextlib.suppress(Exception):

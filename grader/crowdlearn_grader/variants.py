@@ -1,15 +1,6 @@
-"""Variants of the assignments: the same tasks with other formulas, for a class whose answers
-the book does not print.
-
-A variant is a complete instructor notebook, in the format of ``book/assignments/`` (solutions,
-checks, hidden tests, hand-grading notes), at ``grader/variants/<name>/<assignment>.md``, with
-the public notebook's ``grade_id`` for each task it changes. ``crowdlearn-grader release OUT
---variant NAME`` (and ``grade``, ``gradescope``) read that folder instead of
-``book/assignments/``. The book renders the public notebooks only.
-
-:func:`check_variant` proves a variant different: its own solutions pass its checks, and the
-public notebook's solutions, put in its answer cells, fail some of them.
-"""
+"""Variants: the same tasks with other formulas, complete instructor notebooks at
+``grader/variants/<name>/<assignment>.md`` (``--variant NAME`` reads them). :func:`check_variant`
+proves one different: its solutions pass its checks, the public ones fail some."""
 
 from __future__ import annotations
 
@@ -17,8 +8,7 @@ from pathlib import Path
 
 __all__ = ["VARIANTS", "variant_source", "check_variant", "failing_checks"]
 
-VARIANTS = Path(__file__).resolve().parents[1] / "variants"
-"""Where the variants live: one folder per variant name."""
+VARIANTS = Path(__file__).resolve().parents[1] / "variants"  # a folder per variant
 
 
 def variant_source(name: str, root=None) -> Path:
@@ -32,11 +22,9 @@ def variant_source(name: str, root=None) -> Path:
 
 
 def failing_checks(nb, cwd, timeout=600) -> dict:
-    """Execute the instructor notebook ``nb`` (a kernel, no sandbox: the instructor's own
-    content) and return ``{grade_id: error}`` of the checks that raised."""
+    """``{grade_id: error}`` of the checks that raise when ``nb`` runs (no sandbox)."""
     import nbformat
     from nbclient import NotebookClient
-
     nb = nbformat.from_dict(nb)
     NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                    resources={"metadata": {"path": str(cwd)}}).execute()
@@ -50,11 +38,9 @@ def failing_checks(nb, cwd, timeout=600) -> dict:
 
 
 def check_variant(variant_path, public_path, timeout=600) -> dict:
-    """``{"own": {check: error}, "public": {check: error}}``: the checks the variant's own
-    solutions fail (should be none) and those the public solutions fail in the variant (should
-    be some for every changed task)."""
+    """``{"own": {check: error}, "public": {check: error}}``: the checks the variant's
+    solutions fail (none, ideally) and those the public solutions fail (some)."""
     from crowdlearn_grader.assignments import read_assignment, solution_regions
-
     variant, public = read_assignment(variant_path), read_assignment(public_path)
     theirs = {gid: [c.source for c in public.cells
                     if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == gid]

@@ -1,17 +1,6 @@
-r"""The package as a graded submission's kernel sees it: without the reference implementations
-of what the assignment asks the student to write.
-
-Each assignment's front matter names them in the package's public names (``grading:
-withheld: [crowdlearn.DawidSkene, crowdlearn.symbolic, ...]``). :func:`resolve` finds, by
-importing them here, where each is defined -- a public module stands for every function and
-class it defines -- and adds the private helpers that definition imports (``from ._ds_kernel
-import m_step``), so the list survives any refactoring of the package's insides.
-:func:`package_copy` writes a copy of the package with each of them replaced by a stand-in of
-the same name that raises :class:`ImportError` with a clear message when called or
-instantiated ("... is withheld while assignment a2 is graded: ..."); the simulators, data sets
-and label containers import and work as before. The sandbox binds this copy where the package
-is, read-only. The checks, which compare the student's answers with the reference, run in the
-grader's process with the whole package (:mod:`~crowdlearn_grader.trusted`)."""
+r"""The package as a graded submission's kernel sees it: the assignment's ``grading: withheld:``
+names (and the private helpers only they use, :func:`resolve`) replaced by stand-ins that raise
+ImportError (:func:`package_copy`); the checks run in the grader with the whole package."""
 
 from __future__ import annotations
 
@@ -28,9 +17,8 @@ __all__ = ["package_copy", "resolve"]
 
 
 def _references(root: Path) -> dict:
-    """``(module, top-level name) -> {(module, top-level name or "")}``: who refers to each
-    function or class of the package -- a top-level definition, or a module's own top-level
-    code (``""``) -- directly or through ``from ... import``."""
+    """``(module, name) -> {(module, name or "" for top-level code)}``: who refers to each
+    function or class of the package, directly or through ``from ... import``."""
     refs: dict = {}
     for path in root.rglob("*.py"):
         parts = path.relative_to(root.parent).with_suffix("").parts
@@ -54,8 +42,7 @@ def _references(root: Path) -> dict:
 
 
 def _with_helpers(defs: set, refs: dict) -> set:
-    """``defs`` and the private helpers (a ``_name``, or any name of a ``_module``) that only
-    withheld definitions use, until none is left."""
+    """``defs`` and the private helpers only withheld definitions use, transitively."""
     out = set(defs)
     while True:
         more = {target for target, users in refs.items() if target not in out
@@ -74,12 +61,9 @@ def _merge(into: dict, module: str, names) -> None:
 
 
 def resolve(public_names) -> dict:
-    """``module -> set of names`` (``None``: all of it) to take out for ``public_names``: each
-    public class or function where it is defined, each public module whole, and the private
-    helpers nothing else in the package uses. A ValueError names one that is not in the
-    package."""
+    """``module -> names`` (``None``: all of it) to take out for ``public_names``, with the
+    private helpers nothing else uses; ValueError for a name not in the package."""
     import crowdlearn
-
     out: dict = {}
     defs = set()
     for public in public_names:
@@ -125,8 +109,7 @@ def _withheld(name, _module=__name__):
 
 
 def _strip(source: str, names, assignment: str) -> str:
-    """``source`` with the top-level functions and classes in ``names`` (None: all) replaced
-    by stand-ins that raise when used."""
+    """``source`` with the top-level ``names`` (None: all) replaced by raising stand-ins."""
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
     cuts = []
@@ -152,16 +135,12 @@ def _strip(source: str, names, assignment: str) -> str:
 
 
 def package_copy(assignment: str, withheld=(), parent=None) -> Path:
-    """A copy of the ``crowdlearn`` package folder (sources and data, no caches) with
-    ``withheld`` (public names, :func:`resolve`) taken out while ``assignment`` is graded; its
-    path (the caller removes it). Folders 0755 and files 0644, so the sandbox's user can read
-    it."""
+    """The path of a readable copy of ``crowdlearn`` with ``withheld`` taken out while
+    ``assignment`` is graded (the caller removes it)."""
     import crowdlearn
-
     here = Path(crowdlearn.__file__).resolve().parent
     top = Path(tempfile.mkdtemp(prefix="clg-pkg-", dir=parent)) / "crowdlearn"
-    shutil.copytree(here, top, ignore=shutil.ignore_patterns("__pycache__", "*.pyc",
-                                                             "*.egg-info"))
+    shutil.copytree(here, top, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"))
     for module, names in resolve(withheld).items():
         rel = Path(*module.split(".")[1:])
         path = top / rel / "__init__.py" if (top / rel).is_dir() else top / rel.with_suffix(".py")
@@ -170,7 +149,6 @@ def package_copy(assignment: str, withheld=(), parent=None) -> Path:
         path.write_text(_strip(path.read_text(encoding="utf-8"), names, assignment),
                         encoding="utf-8")
     import crowdlearn_checks  # the comparisons only: the references stay with the grader
-
     (top.parent / "crowdlearn_checks").mkdir()
     shutil.copy(crowdlearn_checks.__file__, top.parent / "crowdlearn_checks" / "__init__.py")
     (top.parent / "crowdlearn_grader").mkdir()  # the kernel's side of the channel, no more

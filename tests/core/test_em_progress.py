@@ -98,7 +98,8 @@ def test_models_pass_progress_through_and_results_do_not_change(capsys, crowd, m
     loud = model(n_init=3, random_state=0, progress=True).fit(crowd)
     err = capsys.readouterr().err
     assert err.startswith(f"\r{model.__name__}: ") and err.endswith("\n")
-    assert f"{3 * 201}/{3 * 201}" in err and "run 3/3" in err
+    steps = 3 * (model().max_iter + 1)  # the whole budget: 3 runs of max_iter + 1 E-steps
+    assert f"{steps}/{steps}" in err and "run 3/3" in err
     np.testing.assert_allclose(quiet.posterior_, loud.posterior_, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(quiet.log_likelihood_history_, loud.log_likelihood_history_,
                                rtol=1e-12)
@@ -204,9 +205,10 @@ def test_widget_in_a_kernel_writes_nothing_to_stderr(capsys, crowd, in_a_kernel)
     assert out.err == "" and out.out == ""
     (container,) = in_a_kernel
     left, bar, right = _parts(container)
-    assert bar.value == bar.max == 2 * 201 and bar.bar_style == "success"
+    steps = 2 * (OneCoinDawidSkene().max_iter + 1)
+    assert bar.value == bar.max == steps and bar.bar_style == "success"
     assert left.startswith("OneCoinDawidSkene: 100%")
-    assert "402/402" in right and "best of 2 runs" in right
+    assert f"{steps}/{steps}" in right and "best of 2 runs" in right
     assert container.layout.width == "100%" and container.layout.flex_flow == "row wrap"
 
 

@@ -431,8 +431,10 @@ class MACE(ClassPrior, IdResults, EMEstimator):
 
     .. math::
 
-        \sum_p \Big[C_{rp}\log\big(\rho_r + (1 - \rho_r)\xi_{r,p}\big)
-        + (n_{rp} - C_{rp})\log\big((1 - \rho_r)\xi_{r,p}\big)\Big] + \text{prior terms},
+        \begin{aligned}
+        \sum_p \Big[&C_{rp}\log\big(\rho_r + (1 - \rho_r)\xi_{r,p}\big) \\
+        &+ (n_{rp} - C_{rp})\log\big((1 - \rho_r)\xi_{r,p}\big)\Big] + \text{prior terms},
+        \end{aligned}
 
     concave in :math:`\rho_r`. The M-step is two conditional maximisations (ECM, Meng and
     Rubin 1993): :math:`\rho_r` maximises this with :math:`\xi_r` held (0 when its

@@ -228,28 +228,29 @@ def test_nothing_wider_than_the_text_column(pdf, report):
 
 
 def test_two_pages_as_png(pdf, report, artifacts_dir):
-    """Artifacts only: the table of contents and the first page of chapter 4's explorer."""
+    """The table of contents and the first page of chapter 4's explorer render as images (kept
+    in test-artifacts/pdf/ to look at): both pages are found and give non-blank PNGs."""
+    pdfium = pytest.importorskip("pypdfium2")
+    out = artifacts_dir / "pdf"
+    out.mkdir(exist_ok=True)
+    for old in out.glob("page-*.png"):
+        old.unlink()
+    doc = pdfium.PdfDocument(str(pdf))
     try:
-        import pypdfium2 as pdfium
-
-        out = artifacts_dir / "pdf"
-        out.mkdir(exist_ok=True)
-        for old in out.glob("page-*.png"):
-            old.unlink()
-        doc = pdfium.PdfDocument(str(pdf))
-        pages = {"contents": 2}
         text = [doc[i].get_textpage().get_text_range() for i in range(len(doc))]
         chapter4 = next(c["page"] for c in report["chapters"]
                         if c["doc"] == "book/04_many_experts")
         explorer = next((i + 1 for i in range(chapter4 - 1, len(doc))
-                         if "this explorer is live" in text[i]), chapter4)
-        pages["explorer"] = explorer
-        for name, number in pages.items():
+                         if "this explorer is live" in text[i]), None)
+        assert explorer is not None, "chapter 4's explorer note is not in the PDF"
+        for name, number in {"contents": 2, "explorer": explorer}.items():
             image = doc[number - 1].render(scale=100 / 72).to_pil()
             image.save(out / f"page-{number:03d}-{name}.png")
+            extrema = image.convert("L").getextrema()
+            assert extrema[0] < extrema[1], f"page {number} ({name}) renders blank"
+    finally:
         doc.close()
-    except Exception as exc:  # pragma: no cover - an artifact never fails the test
-        print(f"could not render pages to PNG: {exc}")
+    assert len(list(out.glob("page-*.png"))) == 2
 
 
 def test_self_check_answers_are_at_the_back(pdf, report, pages_text):

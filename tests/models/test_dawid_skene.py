@@ -511,24 +511,7 @@ def test_all_probabilities_rows_sum_to_one():
     assert ((ds.feature_prob_ > 0) & (ds.feature_prob_ < 1)).all()
 
 
-# -- defaults (issue 43) ------------------------------------------------------------------------
-# crowd-kit 1.4.2's DawidSkene() at its defaults (benchmarks/bench_crowdkit_accuracy.py), as
-# numbers of items right: crowdlearn's default must be at least as accurate
-CROWDKIT_DS = {"bluebirds": 96 / 108, "rte": 742 / 800, "temp": 435 / 462, "wsd": 176 / 177,
-               "anaesthetists": None}
-
-
-@pytest.mark.parametrize("name", list(CROWDKIT_DS))
-def test_default_fit_converges_without_warning_on_bundled_crowds(name):
-    data = load_dataset(name)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        ds = DawidSkene().fit(data.labels)
-    assert ds.converged_ and ds.n_iter_ < 100
-    if CROWDKIT_DS[name] is not None:
-        assert data.accuracy(ds.predict()) >= CROWDKIT_DS[name] - 1e-9
-
-
+# -- defaults (issue 43; the bundled crowds: test_defaults_on_bundled_crowds.py) ------------
 def product_like_crowd(seed):
     """A crowd like crowd-kit's product-matching one: 8,000 items, 12% in class 1, 176
     workers with heavy-tailed label counts, 3 labels per item, a tenth of them spammers."""

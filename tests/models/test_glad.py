@@ -437,22 +437,3 @@ def test_prior_term_and_gradient_match_sympy_away_from_sd_1(mean, sd):
     got_value, got_grad = _gauss_log_prior(values, (mean, sd))
     np.testing.assert_allclose(got_value, sum(value(x, mean, sd) for x in values), rtol=1e-12)
     np.testing.assert_allclose(got_grad, [slope(x, mean, sd) for x in values], rtol=1e-12)
-
-
-# crowd-kit 1.4.2's GLAD() at its defaults (benchmarks/bench_crowdkit_accuracy.py), items
-# right: crowdlearn's default must be at least as accurate, and converge without warning
-CROWDKIT_GLAD = {"bluebirds": 78 / 108, "rte": 740 / 800, "temp": 432 / 462, "wsd": 176 / 177,
-                 "anaesthetists": None}
-
-
-@pytest.mark.parametrize("name", list(CROWDKIT_GLAD))
-def test_default_fit_converges_without_warning_on_bundled_crowds(name):
-    from crowdlearn.datasets import load_dataset
-
-    data = load_dataset(name)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        glad = GLAD().fit(data.labels)
-    assert glad.converged_ and glad.n_iter_ < 100
-    if CROWDKIT_GLAD[name] is not None:
-        assert data.accuracy(glad.predict()) >= CROWDKIT_GLAD[name] - 1e-9

@@ -404,20 +404,3 @@ def test_relabelling_flips_binary_copies_and_leaves_k_above_two_alone():
     assert np.abs(permuted.confusion - closest).max() > 0.1
     params, q = oc3._align_with_vote(data3, oc3._params, oc3.posterior_[:, perm])
     assert params is oc3._params and np.array_equal(q, oc3.posterior_[:, perm])
-
-
-# crowd-kit 1.4.2's OneCoinDawidSkene() at its defaults (benchmarks/bench_crowdkit_accuracy.py),
-# items right: crowdlearn's default must be at least as accurate, and converge without warning
-CROWDKIT_ONE_COIN = {"bluebirds": 63 / 108, "rte": 740 / 800, "temp": 434 / 462,
-                     "wsd": 176 / 177, "anaesthetists": None}
-
-
-@pytest.mark.parametrize("name", list(CROWDKIT_ONE_COIN))
-def test_default_fit_converges_without_warning_on_bundled_crowds(name):
-    data = load_dataset(name)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        oc = OneCoinDawidSkene().fit(data.labels)
-    assert oc.converged_ and oc.n_iter_ < 100
-    if CROWDKIT_ONE_COIN[name] is not None:
-        assert data.accuracy(oc.predict()) >= CROWDKIT_ONE_COIN[name] - 1e-9

@@ -393,6 +393,25 @@ TAMPERED = Mistake("a1_tampered", "a1_naive_bayes_mle", "estimator", MISTAKES[1]
                    MISTAKES[1].lost, MISTAKES[1].feedback)
 
 
+def _bundled(mistakes) -> dict:
+    """The mistakes packed into few submissions (each grading costs a kernel): a bundle holds
+    mistakes of one assignment, no two in the same cell and no check lost by two, so every
+    lost check has exactly one cause. ``{submission folder: [mistakes]}``."""
+    bundles: list = []
+    for m in mistakes:
+        home = next((b for b in bundles if b[0].assignment == m.assignment
+                     and all(o.cell != m.cell and not o.lost & m.lost for o in b)), None)
+        if home is None:
+            bundles.append([m])
+        else:
+            home.append(m)
+    return {f"{b[0].assignment[:2]}_mistakes_{k}": b for k, b in enumerate(bundles)}
+
+
+BUNDLES = _bundled(MISTAKES)
+BUNDLE_OF = {m.name: name for name, members in BUNDLES.items() for m in members}
+
+
 def _cells_by_id(nb) -> dict:
     return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells
             if "nbgrader" in c.get("metadata", {})}
@@ -410,10 +429,10 @@ def _auto(checks: dict, nb) -> dict:
     return {cid: v for cid, v in checks.items() if cid not in manual}
 
 
-def _student_submission(released, instructor, mistake=None, tamper=None):
+def _student_submission(released, instructor, *mistakes, tamper=None):
     """The released notebook with every solution cell filled in from ``instructor`` (with
-    ``mistake`` applied), as a student would hand it in."""
-    if mistake is not None:
+    ``mistakes`` applied), as a student would hand it in."""
+    for mistake in mistakes:
         instructor = classroom.replace_solution(instructor, mistake.cell, mistake.code)
     filled = _cells_by_id(instructor)
     nb = copy.deepcopy(released)
@@ -455,9 +474,10 @@ def graded(assignments, released, tmp_path_factory):
     for name, nb in assignments.items():
         put("instructor", name, nb)
         put("blank", name, released[name])
-    for m in MISTAKES:
-        put(m.name, m.assignment,
-            _student_submission(released[m.assignment], assignments[m.assignment], m))
+    for bundle, members in BUNDLES.items():
+        put(bundle, members[0].assignment,
+            _student_submission(released[members[0].assignment],
+                                assignments[members[0].assignment], *members))
     put(TAMPERED.name, TAMPERED.assignment,
         _student_submission(released[TAMPERED.assignment], assignments[TAMPERED.assignment],
                             TAMPERED, tamper="check_estimator_hard"))
@@ -630,17 +650,31 @@ def test_released_versions_score_nothing(assignments, graded):
         assert all(fb.startswith("not done yet") for _, _, fb in auto.values()), checks
 
 
+def test_bundles_pack_the_mistakes_into_fewer_submissions():
+    assert sorted(m.name for b in BUNDLES.values() for m in b) == sorted(m.name for m in MISTAKES)
+    assert len(BUNDLES) < len(MISTAKES) * 2 / 3
+    for members in BUNDLES.values():
+        lost = [cid for m in members for cid in m.lost]
+        assert len(lost) == len(set(lost)) and len({m.cell for m in members}) == len(members)
+
+
 @pytest.mark.parametrize("mistake", MISTAKES + [TAMPERED], ids=lambda m: m.name)
 def test_a_mistake_loses_exactly_its_checks(mistake, assignments, graded):
-    checks = _auto(graded["by_submission"][(mistake.name, mistake.assignment)],
+    """Graded in its bundle: the bundle loses exactly the union of its mistakes' checks (each
+    lost by one mistake only), all or nothing per check, with this mistake's feedback."""
+    members = BUNDLES.get(BUNDLE_OF.get(mistake.name), [mistake])
+    submission = BUNDLE_OF.get(mistake.name, mistake.name)
+    checks = _auto(graded["by_submission"][(submission, mistake.assignment)],
                    assignments[mistake.assignment])
+    expected = set().union(*(m.lost for m in members))
     lost = {cid for cid, (pts, mx, _) in checks.items() if pts < mx}
-    assert lost == mistake.lost, {cid: checks[cid][2] for cid in lost ^ mistake.lost}
+    assert lost == expected, {cid: checks[cid][2] for cid in lost ^ expected}
+    assert mistake.lost <= lost
     for cid, (pts, mx, _) in checks.items():
-        assert pts == (0 if cid in mistake.lost else mx)   # all or nothing per check
+        assert pts == (0 if cid in expected else mx)   # all or nothing per check
     total = sum(pts for pts, _, _ in checks.values())
     possible = sum(mx for _, mx, _ in checks.values())
-    assert possible - total == sum(checks[cid][1] for cid in mistake.lost)
+    assert possible - total == sum(checks[cid][1] for cid in expected)
     order = [cid for cid, _, _ in classroom.grade_cells(assignments[mistake.assignment])]
     first = min(mistake.lost, key=order.index)
     assert mistake.feedback in checks[first][2], checks[first][2]
@@ -672,7 +706,7 @@ def test_mistakes_caught_only_by_hidden_tests_exist(assignments):
 def test_report_has_every_check_as_csv_and_json(assignments, graded):
     rows = graded["rows"]
     assert list(rows[0]) == list(classroom.CheckResult._fields)
-    n_submissions = 2 * len(assignments) + len(MISTAKES) + 3
+    n_submissions = 2 * len(assignments) + len(BUNDLES) + 3
     assert len(graded["by_submission"]) == n_submissions
     expected = sum(len(classroom.grade_cells(assignments[a])) for _, a in graded["by_submission"])
     assert len(rows) == expected

@@ -26,7 +26,8 @@ the old tree on a quieter machine), ``--repeat 9 --before e33f347``::
     after    import crowdlearn          median 0.011 s  (min 0.010 s)  loaded: none of ...
     after    + crowdlearn.DawidSkene    median 1.486 s  (min 1.244 s)  loaded: scipy
 
-``import crowdlearn`` now loads only the table of names (``crowdlearn/_lazy.py``); the first
+``import crowdlearn`` now loads only the table of names (``crowdlearn/__init__.pyi``, read by
+``lazy_loader``; ``crowdlearn/_lazy.py`` before issue 43); the first
 model pays for NumPy and SciPy (``scipy.optimize``, ``scipy.special``), and SymPy is loaded only
 by ``crowdlearn.symbolic``.
 """

@@ -89,99 +89,148 @@ def assemble(root: Path, html_dir: Path, out_html: Path) -> dict:
     title, author = _read_title(root)
     slugs = {doc: _slug(doc) for _, doc in docs}
     base = posixpath.relpath(str(html_dir), str(out_html.parent))  # e.g. "../html"
-
-    def rewrite_url(url: str, page_dir: str, slug: str, keep_external: bool = True):
-        """A link of page ``page_dir``: in-document target, an asset URL, or None."""
-        parts = urlsplit(url)
-        if parts.scheme or url.startswith("//"):
-            return url if keep_external else None
-        if not parts.path:  # "#frag" on the same page
-            return f"#{slug}--{unquote(parts.fragment)}" if parts.fragment else f"#{slug}"
-        target = posixpath.normpath(posixpath.join(page_dir, unquote(parts.path)))
-        doc = target[:-5] if target.endswith(".html") else None
-        if doc is not None and doc in slugs:
-            if parts.fragment:
-                return f"#{slugs[doc]}--{unquote(parts.fragment)}"
-            return f"#{slugs[doc]}"
-        return None  # another page (index, search) or a download: not in the PDF
-
-    head_links: list[str] = []
-    mathjax_config = ""
-    widget_states: list[str] = []
-    chapters = []
-    bodies = []
+    head = {"links": [], "mathjax": "", "states": []}  # gathered from the pages' <head>
+    chapters, bodies = [], []
     answer_groups: list[tuple[str, str, list[dict]]] = []  # (chapter id, title, answers)
     for part, doc in docs:
         page = html_dir / f"{doc}.html"
         soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
-        page_dir = posixpath.dirname(doc)
-        slug = slugs[doc]
-        if not head_links:
-            for link in soup.head.find_all("link", rel="stylesheet"):
-                href = posixpath.normpath(posixpath.join(base, page_dir, link["href"]))
-                head_links.append(f'<link rel="stylesheet" href="{href}">')
-        for script in soup.head.find_all("script"):
-            text = script.string or ""
-            if not mathjax_config and text.strip().startswith("window.MathJax"):
-                mathjax_config = text
-            if script.get("type") == "application/vnd.jupyter.widget-state+json":
-                widget_states.append(text)
+        _read_head(soup, head, base, posixpath.dirname(doc))
         article = soup.select_one("article.bd-article")
         if article is None:
             raise RuntimeError(f"{page}: no <article class='bd-article'> (theme changed?)")
-        # what only works on screen
-        for sel in ("a.headerlink", "details.hide", "button", ".toggle-button",
-                    "div.toctree-wrapper",  # the web's own contents lists
-                    "script[type='text/x-thebe-config']", "div.cell_output > script[src]"):
-            for el in article.select(sel):
-                el.decompose()
-        for script in article.find_all("script"):
-            if (script.string or "").strip().startswith("kernelName"):
-                script.decompose()
-        for el in article.select("details"):
-            el["open"] = ""
-        for el in article.select(".toggle-hidden"):
-            el["class"] = [c for c in el["class"] if c != "toggle-hidden"]
-        # ids carry the page's prefix; the explorers' scripts look theirs up by id
-        for el in article.find_all(id=True):
-            el["id"] = f"{slug}--{el['id']}"
-        for script in article.find_all("script"):
-            if script.string and "getElementById" in script.string:
-                script.string = re.sub(
-                    r"getElementById\((['\"])(.+?)\1\)",
-                    lambda m: f"getElementById({m.group(1)}{slug}--{m.group(2)}{m.group(1)})",
-                    script.string)
-        for a in article.find_all("a", href=True):
-            new = rewrite_url(a["href"], page_dir, slug)
-            if new is None:
-                a.unwrap() if not a.find("img") else a.attrs.pop("href")
-            else:
-                a["href"] = new
-        for el in article.find_all(src=True):
-            if not urlsplit(el["src"]).scheme and not el["src"].startswith("data:"):
-                el["src"] = posixpath.normpath(posixpath.join(base, page_dir, el["src"]))
-            if el.name == "img":
-                el.attrs.pop("loading", None)
-        answers = selfchecks_to_print(article, soup)
-        for el in article.select(".cl-explorer"):
-            note = soup.new_tag("p", attrs={"class": "pdf-live-note"})
-            note.string = LIVE_NOTE
-            el.insert_before(note)
-        for el in article.select("script[type='application/vnd.jupyter.widget-view+json']"):
-            note = soup.new_tag("p", attrs={"class": "pdf-live-note"})
-            note.string = WIDGET_NOTE
-            el.insert_before(note)
-        h1 = article.find("h1")
-        heading = h1.get_text(" ", strip=True) if h1 else doc
-        number = _HEAD_NUMBER.match(heading)
-        chapters.append({"doc": doc, "id": slug, "part": part, "title": heading,
-                         "number": number.group(0).strip().rstrip(".") if number else None})
-        bodies.append(f'<section class="pdf-doc" id="{slug}" data-doc="{doc}">'
+        answers = _article_to_print(article, soup, doc, slugs, base)
+        chapter = _chapter_entry(article, doc, slugs[doc], part)
+        chapters.append(chapter)
+        bodies.append(f'<section class="pdf-doc" id="{chapter["id"]}" data-doc="{doc}">'
                       f"{article.decode_contents()}</section>")
         if answers:
-            answer_groups.append((slug, heading, answers))
+            answer_groups.append((chapter["id"], chapter["title"], answers))
     printed, bodies = with_answers_section(chapters, bodies, answer_groups)
+    toc_rows, parts, body = _parts_and_contents(printed, bodies)
+    css = (Path(root) / "book" / "_static" / "print.css").read_text(encoding="utf-8")
+    head_html = (f'<meta charset="utf-8">\n<title>{_esc(title)}</title>\n'
+                 f"{''.join(head['links'])}\n<style>{css}</style>")
+    scripts = _scripts(base, head["mathjax"], head["states"])
 
+    def front(starts: dict[str, int]) -> str:
+        """The front pages alone, with their page numbers (``print_pdf`` prints them again)."""
+        return _document(head_html, "", _front_pages(title, author, toc_rows, starts))
+
+    out_html.parent.mkdir(parents=True, exist_ok=True)
+    out_html.write_text(_document(head_html, scripts, _front_pages(title, author, toc_rows)
+                                  + "".join(body)), encoding="utf-8")
+    return {"title": title, "chapters": chapters, "parts": parts, "printed": printed,
+            "selfchecks": sum(len(a) for _, _, a in answer_groups), "front": front}
+
+
+def _rewrite_url(url: str, page_dir: str, slug: str, slugs: dict[str, str]) -> str | None:
+    """A link of page ``page_dir`` (whose ids carry ``slug``): its in-document target, the
+    URL itself if external, or None (another page, the index, a download: not in the PDF)."""
+    parts = urlsplit(url)
+    if parts.scheme or url.startswith("//"):
+        return url
+    if not parts.path:  # "#frag" on the same page
+        return f"#{slug}--{unquote(parts.fragment)}" if parts.fragment else f"#{slug}"
+    target = posixpath.normpath(posixpath.join(page_dir, unquote(parts.path)))
+    doc = target[:-5] if target.endswith(".html") else None
+    if doc is not None and doc in slugs:
+        if parts.fragment:
+            return f"#{slugs[doc]}--{unquote(parts.fragment)}"
+        return f"#{slugs[doc]}"
+    return None
+
+
+def _read_head(soup, head: dict, base: str, page_dir: str) -> None:
+    """Gather into ``head`` what the document's head needs from a page's ``<head>``: the
+    stylesheets (of the first page that has any), the first MathJax configuration, and every
+    page's widget state."""
+    if not head["links"]:
+        for link in soup.head.find_all("link", rel="stylesheet"):
+            href = posixpath.normpath(posixpath.join(base, page_dir, link["href"]))
+            head["links"].append(f'<link rel="stylesheet" href="{href}">')
+    for script in soup.head.find_all("script"):
+        text = script.string or ""
+        if not head["mathjax"] and text.strip().startswith("window.MathJax"):
+            head["mathjax"] = text
+        if script.get("type") == "application/vnd.jupyter.widget-state+json":
+            head["states"].append(text)
+
+
+def _article_to_print(article, soup, doc: str, slugs: dict[str, str], base: str) -> list[dict]:
+    """Make a page's ``<article>`` printable in place (see the module's docstring, step 1);
+    returns its self-checks' answers (``selfchecks_to_print``)."""
+    _drop_screen_only(article)
+    _prefix_ids(article, slugs[doc])
+    _relink(article, posixpath.dirname(doc), slugs[doc], slugs, base)
+    answers = selfchecks_to_print(article, soup)
+    for selector, text in ((".cl-explorer", LIVE_NOTE),
+                           ("script[type='application/vnd.jupyter.widget-view+json']",
+                            WIDGET_NOTE)):
+        for el in article.select(selector):
+            note = soup.new_tag("p", attrs={"class": "pdf-live-note"})
+            note.string = text
+            el.insert_before(note)
+    return answers
+
+
+def _drop_screen_only(article) -> None:
+    """Remove what only works on screen; open what is folded."""
+    for sel in ("a.headerlink", "details.hide", "button", ".toggle-button",
+                "div.toctree-wrapper",  # the web's own contents lists
+                "script[type='text/x-thebe-config']", "div.cell_output > script[src]"):
+        for el in article.select(sel):
+            el.decompose()
+    for script in article.find_all("script"):
+        if (script.string or "").strip().startswith("kernelName"):
+            script.decompose()
+    for el in article.select("details"):
+        el["open"] = ""
+    for el in article.select(".toggle-hidden"):
+        el["class"] = [c for c in el["class"] if c != "toggle-hidden"]
+
+
+def _prefix_ids(article, slug: str) -> None:
+    """Ids carry the page's prefix; the explorers' scripts look theirs up by id."""
+    for el in article.find_all(id=True):
+        el["id"] = f"{slug}--{el['id']}"
+    for script in article.find_all("script"):
+        if script.string and "getElementById" in script.string:
+            script.string = re.sub(
+                r"getElementById\((['\"])(.+?)\1\)",
+                lambda m: f"getElementById({m.group(1)}{slug}--{m.group(2)}{m.group(1)})",
+                script.string)
+
+
+def _relink(article, page_dir: str, slug: str, slugs: dict[str, str], base: str) -> None:
+    """Links between pages become links inside the document (a link to what the PDF does not
+    hold loses its target); images and scripts load from the HTML build."""
+    for a in article.find_all("a", href=True):
+        new = _rewrite_url(a["href"], page_dir, slug, slugs)
+        if new is None:
+            a.unwrap() if not a.find("img") else a.attrs.pop("href")
+        else:
+            a["href"] = new
+    for el in article.find_all(src=True):
+        if not urlsplit(el["src"]).scheme and not el["src"].startswith("data:"):
+            el["src"] = posixpath.normpath(posixpath.join(base, page_dir, el["src"]))
+        if el.name == "img":
+            el.attrs.pop("loading", None)
+
+
+def _chapter_entry(article, doc: str, slug: str, part: str | None) -> dict:
+    """What the contents, the outline and the report know of a page: its heading (number)."""
+    h1 = article.find("h1")
+    heading = h1.get_text(" ", strip=True) if h1 else doc
+    number = _HEAD_NUMBER.match(heading)
+    return {"doc": doc, "id": slug, "part": part, "title": heading,
+            "number": number.group(0).strip().rstrip(".") if number else None}
+
+
+def _parts_and_contents(printed: list[dict], bodies: list[str]):
+    """``(toc_rows, parts, body)``: the contents' rows (a part's row as HTML, a chapter's as
+    ``(id, title)``), the parts (``id``, ``title``) and the body's pieces, each part's title
+    page before its first chapter."""
     toc_rows, seen_parts, parts_html, parts = [], set(), {}, []
     for chapter in printed:
         part = chapter["part"]
@@ -197,38 +246,39 @@ def assemble(root: Path, html_dir: Path, out_html: Path) -> dict:
     for chapter, html in zip(printed, bodies):
         body.append(parts_html.get(chapter["id"], ""))
         body.append(html)
-    states = "".join(f'<script type="application/vnd.jupyter.widget-state+json">{s}</script>'
-                     for s in widget_states)
-    css = (Path(root) / "book" / "_static" / "print.css").read_text(encoding="utf-8")
-    head = f"""<meta charset="utf-8">
-<title>{_esc(title)}</title>
-{''.join(head_links)}
-<style>{css}</style>"""
-    # the page's MathJax settings, without the hidden MathML copy of every formula (for
-    # screen readers on the web; in a PDF it is only more to lay out and stray text)
+    return toc_rows, parts, body
+
+
+def _scripts(base: str, mathjax_config: str, widget_states: list[str]) -> str:
+    """The document's scripts: MathJax (the pages' settings, without the hidden MathML copy
+    of every formula: for screen readers on the web; in a PDF it is only more to lay out and
+    stray text) and the widgets' state and renderer."""
     match = re.match(r"\s*window\.MathJax\s*=\s*(\{.*\})\s*;?\s*$", mathjax_config, re.S)
     settings = json.loads(match.group(1)) if match else {}
     settings.setdefault("options", {})["enableAssistiveMml"] = False
-    mathjax_config = f"window.MathJax = {json.dumps(settings)};"
-    scripts = f"""<script>{mathjax_config}</script>
+    states = "".join(f'<script type="application/vnd.jupyter.widget-state+json">{s}</script>'
+                     for s in widget_states)
+    return f"""<script>window.MathJax = {json.dumps(settings)};</script>
 <script defer src="{base}/_static/vendor/mathjax/tex-mml-chtml.js"></script>
 <script src="{base}/_static/widgets-mathjax3.js"></script>
 {states}
 <script data-jupyter-widgets-cdn-only="false" src="{base}/_static/vendor/jupyter-widgets/embed.js"></script>"""
 
-    def front(starts: dict[str, int] | None = None) -> str:
-        """The title page and the table of contents (with page numbers once known)."""
-        rows = []
-        for row in toc_rows:
-            if isinstance(row, str):
-                rows.append(row)
-                continue
-            ident, label = row
-            number = (starts or {}).get(ident, "")
-            rows.append(f'<li class="pdf-toc-chapter"><a href="#{ident}">'
-                        f'<span class="pdf-toc-title">{_esc(label)}</span>'
-                        f'<span class="pdf-toc-page">{number}</span></a></li>')
-        return f"""<section class="pdf-title-page">
+
+def _front_pages(title: str, author: str, toc_rows: list,
+                 starts: dict[str, int] | None = None) -> str:
+    """The title page and the table of contents (with page numbers once known)."""
+    rows = []
+    for row in toc_rows:
+        if isinstance(row, str):
+            rows.append(row)
+            continue
+        ident, label = row
+        number = (starts or {}).get(ident, "")
+        rows.append(f'<li class="pdf-toc-chapter"><a href="#{ident}">'
+                    f'<span class="pdf-toc-title">{_esc(label)}</span>'
+                    f'<span class="pdf-toc-page">{number}</span></a></li>')
+    return f"""<section class="pdf-title-page">
 <p class="pdf-title">{_esc(title)}</p>
 <p class="pdf-author">{_esc(author)}</p>
 <p class="pdf-edition">Printed from the web version of the book on {time.strftime('%Y-%m-%d')}.
@@ -236,12 +286,14 @@ The explorers are live only there; here they are shown as drawn.</p>
 </section>
 <nav class="pdf-toc" id="pdf-toc"><h1>Contents</h1><ol>{''.join(rows)}</ol></nav>"""
 
-    def document(content: str, with_scripts: bool = True) -> str:
-        return f"""<!DOCTYPE html>
+
+def _document(head: str, scripts: str, content: str) -> str:
+    """A whole HTML document around ``content``, laid out as the book's article column."""
+    return f"""<!DOCTYPE html>
 <html lang="en" data-theme="light" data-mode="light">
 <head>
 {head}
-{scripts if with_scripts else ""}
+{scripts}
 </head>
 <body>
 <div class="bd-main"><div class="bd-content"><div class="bd-article-container">
@@ -251,12 +303,6 @@ The explorers are live only there; here they are shown as drawn.</p>
 </body>
 </html>
 """
-
-    out_html.parent.mkdir(parents=True, exist_ok=True)
-    out_html.write_text(document(front() + "".join(body)), encoding="utf-8")
-    return {"title": title, "chapters": chapters, "parts": parts, "printed": printed,
-            "selfchecks": sum(len(a) for _, _, a in answer_groups),
-            "front": lambda starts: document(front(starts), with_scripts=False)}
 
 
 # -- self-checks: the questions stay in their chapter, the answers go to the back -----------

@@ -191,25 +191,11 @@ def test_multi_label_canonical_order_is_the_same_for_every_row_order(data, targe
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
 
 
-def _random_crowds(seed: int, n_shuffles: int):
-    """A random crowd (2 to 4 classes, some items unlabelled, some labels repeated) as given
-    and with its rows shuffled ``n_shuffles`` times."""
-    rng = np.random.default_rng(seed)
-    n, J, K = int(rng.integers(15, 50)), int(rng.integers(3, 8)), int(rng.integers(2, 5))
-    truth = rng.integers(K, size=n)
-    accuracy = rng.uniform(0.3, 0.95, J)
-    item = rng.integers(n - 2, size=3 * n)  # the last two items get no label
-    expert = rng.integers(J, size=item.size)
-    right = rng.random(item.size) < accuracy[expert]
-    label = np.where(right, truth[item], rng.integers(K, size=item.size))
-    item, expert, label = (np.concatenate([a, a[:5]]) for a in (item, expert, label))  # repeats
-    rng = np.random.default_rng(1000 + seed)
-    orders = [np.arange(item.size)] + [rng.permutation(item.size) for _ in range(n_shuffles)]
-    return [_crowd((item, expert, label, n, J, K), p) for p in orders]
-
-
-def test_canonical_order_sorts_by_item_expert_label_and_keeps_everything():
-    for crowd in _random_crowds(5, n_shuffles=3):
+@FEW
+@given(data=coded_crowds())
+def test_canonical_order_sorts_by_item_expert_label_and_keeps_everything(data):
+    triples, perm = data
+    for crowd in (_crowd(triples, np.arange(perm.size)), _crowd(triples, perm)):
         out = _canonical_order(crowd)
         key = np.stack([out.item, out.expert, out.label])
         order = np.lexsort(key[::-1])
@@ -232,8 +218,11 @@ def test_canonical_order_keeps_the_ids():
     assert sorted(zip(*crowd.to_table())) == list(zip(*out.to_table()))
 
 
-def test_the_int64_key_and_lexsort_give_the_same_order():
-    for crowd in _random_crowds(6, n_shuffles=2):
+@FEW
+@given(data=coded_crowds())
+def test_the_int64_key_and_lexsort_give_the_same_order(data):
+    triples, perm = data
+    for crowd in (_crowd(triples, np.arange(perm.size)), _crowd(triples, perm)):
         args = (crowd.item, crowd.expert, crowd.label, crowd.n_items, crowd.n_experts,
                 crowd.n_classes)
         by_key = _triple_order(*args)

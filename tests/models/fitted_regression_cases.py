@@ -159,7 +159,7 @@ def _numbers(value):
 
 NOT_RECORDED = frozenset({"flat_optimum_", "refit_checked_"})
 """Fitted attributes added after the record, with tests of their own: the fit's flag of a
-flat SQUAREM optimum (issue 28; tests/models/test_row_order_every_model.py) and whether the
+flat SQUAREM optimum (issue 28; tests/models/test_mace.py, test_row_order.py) and whether the
 fitted state was compared with a refit (issue 40; tests/models/test_partial_fit.py)."""
 
 

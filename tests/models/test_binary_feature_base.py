@@ -9,7 +9,6 @@ from crowdlearn import ConvergenceWarning, CrowdLabels, LogisticAnnotators, Spar
 from crowdlearn.features._binary import _BinaryFeatureModel, _binary_log_joint
 from crowdlearn.features.logistic_annotators import LogisticAnnotatorsParams
 from crowdlearn.features.sparse_experts import SparseExpertsParams
-from crowdlearn.simulate.annotators import simulate_logistic_annotators
 
 SHARED = ("predict_proba", "predict", "fit_predict", "observed_log_likelihood", "objective",
           "_read_fit_input", "_new_data", "_start_mu", "_e_step", "_run_em",
@@ -18,17 +17,9 @@ MODELS = [pytest.param(LogisticAnnotators, "annotator", "n_annotators_", id="log
           pytest.param(SparseExpertsEM, "expert", "n_experts_", id="sparse")]
 
 
-@pytest.fixture(scope="module")
-def sim():
-    return simulate_logistic_annotators(
-        400, coef=[2.0, -1.0], intercept=0.2,
-        reliability_coef=[[1.0, 0.0], [0.0, 0.5], [0.0, 0.0]],
-        reliability_intercept=[-1.5, -1.0, -0.5], missing=0.2, random_state=0)
-
-
-def _fit(cls, sim):
+def _fit(cls, annotators):
     kw = {"lam": 1.0} if cls is SparseExpertsEM else {}
-    return cls(**kw).fit(sim.labels, sim.X)
+    return cls(**kw).fit(annotators.labels, annotators.X)
 
 
 @pytest.mark.parametrize("cls, who, count", MODELS)
@@ -40,38 +31,39 @@ def test_one_base_and_nothing_shared_is_redefined(cls, who, count):
 
 
 @pytest.mark.parametrize("cls, who, count", MODELS)
-def test_fitted_answers_are_consistent(cls, who, count, sim):
-    model = _fit(cls, sim)
+def test_fitted_answers_are_consistent(cls, who, count, annotators):
+    model = _fit(cls, annotators)
     assert getattr(model, count) == 3
     np.testing.assert_array_equal(model.predict_proba(), model.posterior_)
     assert np.allclose(model.posterior_.sum(axis=1), 1.0)
-    assert np.mean(model.predict() == sim.truth) > 0.8
+    assert np.mean(model.predict() == annotators.truth) > 0.8
     # the same labels and features, re-read as new items, give the training posterior
-    np.testing.assert_allclose(model.predict_proba(sim.labels, X=sim.X), model.posterior_,
-                               atol=1e-10)
+    np.testing.assert_allclose(model.predict_proba(annotators.labels, X=annotators.X),
+                               model.posterior_, atol=1e-10)
     # the likelihood of the training labels is the fitted one, and the objective subtracts
     # the penalty from it
-    assert model.observed_log_likelihood(sim.labels, sim.X) == pytest.approx(
+    assert model.observed_log_likelihood(annotators.labels, annotators.X) == pytest.approx(
         model.log_likelihood_, rel=1e-10)
-    assert model.objective(sim.labels, sim.X) == pytest.approx(model.objective_, rel=1e-10)
+    assert model.objective(annotators.labels, annotators.X) == pytest.approx(model.objective_,
+                                                                             rel=1e-10)
     assert model.objective_ <= model.log_likelihood_
     # features alone: the classifier
-    a = sim.X[:5] @ model.coef_ + model.intercept_
-    np.testing.assert_allclose(model.predict_proba(X=sim.X[:5])[:, 1], 1 / (1 + np.exp(-a)))
+    a = annotators.X[:5] @ model.coef_ + model.intercept_
+    np.testing.assert_allclose(model.predict_proba(X=annotators.X[:5])[:, 1], 1 / (1 + np.exp(-a)))
 
 
 @pytest.mark.parametrize("cls, who, count", MODELS)
-def test_ties_go_to_class_one(cls, who, count, sim):
-    model = _fit(cls, sim)
+def test_ties_go_to_class_one(cls, who, count, annotators):
+    model = _fit(cls, annotators)
     # a classifier with all-zero weights gives exactly 1/2 for every item
     model.coef_, model.intercept_ = np.zeros_like(model.coef_), 0.0
-    assert model.predict(X=sim.X[:3]).tolist() == [1, 1, 1]
+    assert model.predict(X=annotators.X[:3]).tolist() == [1, 1, 1]
 
 
 @pytest.mark.parametrize("cls, who, count", MODELS)
-def test_the_same_errors_in_each_models_words(cls, who, count, sim):
-    model = _fit(cls, sim)
-    X1 = sim.X[:1]
+def test_the_same_errors_in_each_models_words(cls, who, count, annotators):
+    model = _fit(cls, annotators)
+    X1 = annotators.X[:1]
     with pytest.raises(ValueError, match=f"unknown {who} 3: the model was fitted on 3 {who}s"):
         model.predict_proba(([0], [3], [1]), X=X1)
     with pytest.raises(ValueError, match=f"unknown {who}s: the labels come from 5 {who}s"):
@@ -81,28 +73,28 @@ def test_the_same_errors_in_each_models_words(cls, who, count, sim):
     with pytest.raises(ValueError, match="has 3 features but the model was fitted with 2"):
         model.observed_log_likelihood(([0], [0], [1]), np.zeros((1, 3)))
     with pytest.raises(ValueError, match="X has 2 rows but the labels describe 1 items"):
-        model.objective(np.array([[0, 1, 1]]), sim.X[:2])
+        model.objective(np.array([[0, 1, 1]]), annotators.X[:2])
     # a CrowdLabels that declares three classes is not binary, even if only 0/1 occur
     three = CrowdLabels(np.array([0, 1]), np.array([0, 1]), np.array([0, 1]), 2, 2, 3)
     with pytest.raises(ValueError, match="labels must be binary, got n_classes=3"):
-        cls().fit(three, sim.X[:2])
+        cls().fit(three, annotators.X[:2])
     with pytest.raises(ValueError, match=r"labels must be binary \(0 or 1\)"):
-        cls().fit(np.array([[0, 2], [1, 1]]), sim.X[:2])
+        cls().fit(np.array([[0, 2], [1, 1]]), annotators.X[:2])
     with pytest.raises(ValueError, match="init must be 'vote', an array of starting"):
-        cls(init="random").fit(sim.labels, sim.X)
+        cls(init="random").fit(annotators.labels, annotators.X)
     with pytest.raises(ValueError, match=r"init must have shape \(400,\)"):
-        cls(init=[0.5, 0.5]).fit(sim.labels, sim.X)
+        cls(init=[0.5, 0.5]).fit(annotators.labels, annotators.X)
     with pytest.raises(ValueError, match=r"init must hold probabilities in \[0, 1\]"):
-        cls(init=np.full(400, 1.5)).fit(sim.labels, sim.X)
+        cls(init=np.full(400, 1.5)).fit(annotators.labels, annotators.X)
 
 
 @pytest.mark.parametrize("cls, who, count", MODELS)
-def test_a_tuple_of_probabilities_is_a_start_not_parameters(cls, who, count, sim):
+def test_a_tuple_of_probabilities_is_a_start_not_parameters(cls, who, count, annotators):
     # a plain tuple is read as P(z_i = 1) per item, never mistaken for the model's
     # parameters (a NamedTuple)
-    mu = tuple(float(v) for v in (sim.truth * 0.8 + 0.1))
-    model = cls(init=mu).fit(sim.labels, sim.X)
-    assert np.mean(model.predict() == sim.truth) > 0.8
+    mu = tuple(float(v) for v in (annotators.truth * 0.8 + 0.1))
+    model = cls(init=mu).fit(annotators.labels, annotators.X)
+    assert np.mean(model.predict() == annotators.truth) > 0.8
 
 
 def _public_params(model):
@@ -115,13 +107,13 @@ def _public_params(model):
 
 
 @pytest.mark.parametrize("cls, who, count", MODELS)
-def test_fitted_parameters_are_a_warm_start(cls, who, count, sim):
+def test_fitted_parameters_are_a_warm_start(cls, who, count, annotators):
     """Both models take their parameters as ``init`` (LogisticAnnotators once put them
     aside silently and started from the vote): from a converged fit, EM stops at once
     where it is; from a bad start, the first E-step reads that start."""
     kw = {"lam": 1.0} if cls is SparseExpertsEM else {}
-    cold = cls(**kw).fit(sim.labels, sim.X)
-    warm = cls(init=_public_params(cold), **kw).fit(sim.labels, sim.X)
+    cold = cls(**kw).fit(annotators.labels, annotators.X)
+    warm = cls(init=_public_params(cold), **kw).fit(annotators.labels, annotators.X)
     assert cold.n_iter_ > 5 and warm.n_iter_ <= 2
     assert warm.objective_ >= cold.objective_ - 1e-6 * abs(cold.objective_)
     np.testing.assert_allclose(warm.coef_, cold.coef_, atol=1e-2)
@@ -130,26 +122,26 @@ def test_fitted_parameters_are_a_warm_start(cls, who, count, sim):
     seen, vote = [], []
     with pytest.warns(ConvergenceWarning):  # one iteration is not enough, as meant
         cls(init=bad, max_iter=1, callback=lambda s: seen.append(s.objective),
-            **kw).fit(sim.labels, sim.X)
+            **kw).fit(annotators.labels, annotators.X)
     with pytest.warns(ConvergenceWarning):
         cls(max_iter=1, callback=lambda s: vote.append(s.objective),
-            **kw).fit(sim.labels, sim.X)
+            **kw).fit(annotators.labels, annotators.X)
     assert seen[0] < vote[0] - 1.0
 
 
 @pytest.mark.parametrize("field", [0, 1, 2, 3])
 @pytest.mark.parametrize("bad", ["wrong shape", "complex", "string", "None", "NaN"])
 @pytest.mark.parametrize("cls, who, count", MODELS)
-def test_hostile_starting_parameters_are_refused_by_name(cls, who, count, sim, field, bad):
+def test_hostile_starting_parameters_are_refused_by_name(cls, who, count, annotators, field, bad):
     kw = {"lam": 1.0} if cls is SparseExpertsEM else {}
-    good = _public_params(_fit(cls, sim))
+    good = _public_params(_fit(cls, annotators))
     value = np.asarray(good[field], dtype=float)
     value = {"wrong shape": np.append(value, 1.0), "complex": value + 1j,
              "string": value.astype(str), "None": None,
              "NaN": np.where(np.ones_like(value, bool), np.nan, value)}[bad]
     name = type(good)._fields[field]
     with pytest.raises(ValueError, match=rf"init\.{name}"):
-        cls(init=good._replace(**{name: value}), **kw).fit(sim.labels, sim.X)
+        cls(init=good._replace(**{name: value}), **kw).fit(annotators.labels, annotators.X)
 
 
 def test_binary_log_joint_by_brute_force():
@@ -169,20 +161,20 @@ def test_binary_log_joint_by_brute_force():
 
 
 @pytest.mark.parametrize("cls, who, count", MODELS)
-def test_convergence_warning_points_at_the_callers_line(cls, who, count, sim):
+def test_convergence_warning_points_at_the_callers_line(cls, who, count, annotators):
     with pytest.warns(Warning) as caught:
-        cls(max_iter=1, tol=0.0).fit(sim.labels, sim.X)
+        cls(max_iter=1, tol=0.0).fit(annotators.labels, annotators.X)
     assert caught[0].filename == __file__, caught[0].filename
 
 
 @pytest.mark.parametrize("cls, who, count", MODELS)
-def test_new_dataframe_labels_are_matched_to_features_by_task_id(cls, who, count, sim):
+def test_new_dataframe_labels_are_matched_to_features_by_task_id(cls, who, count, annotators):
     pd = pytest.importorskip("pandas")
-    c = sim.labels
+    c = annotators.labels
     df = pd.DataFrame({"task": [f"t{i:03d}" for i in c.item],
                        "worker": [("w", int(e)) for e in c.expert], "label": c.label})
     tasks = sorted(set(df["task"]))
-    X = pd.DataFrame(sim.X[[int(t[1:]) for t in tasks]], index=tasks)
+    X = pd.DataFrame(annotators.X[[int(t[1:]) for t in tasks]], index=tasks)
     model = cls().fit(df, X.iloc[::-1])  # rows in any order: matched by id
     new = pd.DataFrame({"task": ["b", "a", "b"], "worker": [("w", 0), ("w", 1), ("w", 2)],
                         "label": [1, 0, 1]})

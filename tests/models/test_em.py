@@ -9,6 +9,7 @@ from scipy.special import logsumexp
 from crowdlearn import (BernoulliNaiveBayes, ConvergenceWarning, EMResult, EMState,
                         LatentClassModel, fit_em, run_em)
 from crowdlearn._base import warn_if_not_converged
+from crowdlearn.em import FLAT_MOVE
 from crowdlearn.simulate import simulate_latent_class, simulate_naive_bayes
 
 
@@ -321,3 +322,27 @@ def test_em_runs_on_one_blas_thread_and_lifts_the_limit_after():
     fit_em(lambda r: 0, e_step, lambda q: len(seen), max_iter=5)
     assert seen and all(threads == [1] * len(before) for threads in seen)
     assert blas_threads() == before
+
+
+# -- SQUAREM on a flat optimum: flagged -----------------------------------------------------
+def test_engine_flags_a_squarem_run_that_ends_on_a_flat_objective():
+    # the objective is flat in x; each EM step moves x (and the posterior) anyway
+    def e_step(x):
+        return np.array([1.0 / (1.0 + np.exp(-x[0])), 0.0]), 0.0
+
+    result = run_em(np.array([-3.0]), e_step, lambda q, x: x + 1.0, tol=1e-8, max_iter=50,
+                    warm_start=True, accelerate=(lambda x: x, lambda v: v))
+    assert result.converged and result.flat and result.last_move > FLAT_MOVE
+
+
+def test_engine_does_not_flag_a_curved_optimum():
+    def e_step(x):
+        return np.array([1.0 / (1.0 + np.exp(-x[0]))]), -float((x[0] - 3.0) ** 2)
+
+    result = run_em(np.array([-3.0]), e_step, lambda q, x: (x + 3.0) / 2.0, tol=1e-10,
+                    max_iter=200, warm_start=True, accelerate=(lambda x: x, lambda v: v))
+    assert result.converged and not result.flat
+    assert result.last_move < 1e-3
+    plain = run_em(np.array([-3.0]), e_step, lambda q, x: (x + 3.0) / 2.0, tol=1e-10,
+                   max_iter=200, warm_start=True)
+    assert plain.last_move == 0.0 and not plain.flat

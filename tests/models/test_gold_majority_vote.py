@@ -197,3 +197,12 @@ def test_several_gold_labels_are_checked_like_one():
         GoldMajorityVote().fit(df, {"t1": [], "t2": ["x"]})
     with pytest.raises(ValueError, match="missing class"):
         GoldMajorityVote().fit(df, pd.Series(["x", np.nan], index=["t1", "t1"]))
+
+
+def test_gold_majority_vote_with_no_label_on_a_gold_item():
+    # found by the row-order property test: no gold item labelled (every worker gets
+    # default_skill) used to fail with a UFuncTypeError (an integer array divided in place)
+    crowd = cl.from_triples([0, 1, 1], [0, 0, 1], [1, 0, 0], n_items=3, n_experts=2, n_classes=2)
+    model = GoldMajorityVote(default_skill=0.6).fit(crowd, np.array([-1, -1, 0]))
+    np.testing.assert_array_equal(np.asarray(model.skills_), [0.6, 0.6])
+    np.testing.assert_array_equal(model.predict(), [1, 0, 0])

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from crowdlearn.exceptions import ConvergenceWarning, NotFittedError
+from crowdlearn.exceptions import ConvergenceWarning, DegenerateFitWarning, NotFittedError
 from crowdlearn.labels import from_triples
 from crowdlearn.aggregation.mace import MACE, MACEParams, mace_confusion
 from crowdlearn.aggregation.majority_vote import MajorityVote
@@ -753,3 +753,37 @@ def test_thetas_is_crowdkits_strategy(method):
     assert list(f.class_ids_) == ["a", "b", "c"] and list(f.expert_ids_) == ["w0", "w1", "w2"]
     # worker w0 is column 2 of the matrix: the one who mostly spams "c"
     assert f.thetas_[0].argmax() == 2 and f.trust_[0] < 0.3
+
+
+# -- SQUAREM on a flat optimum: reported -----------------------------------------------------
+def one_label_per_worker(n: int = 20, K: int = 3, seed: int = 23):
+    """Every worker labels one item: nothing ties the classes of different items, and the
+    objective of MACE is flat over many posteriors."""
+    label = np.random.default_rng(seed).integers(K, size=n)
+    return from_triples(np.arange(n), np.arange(n), label, n_items=n, n_experts=n, n_classes=K)
+
+
+def test_squarem_on_a_flat_optimum_reports_it(monkeypatch):
+    """A SQUAREM run the engine calls flat (tested on a flat objective below) reaches the
+    model: ``flat_optimum_`` and a DegenerateFitWarning that says so."""
+    import crowdlearn.em
+
+    crowd = one_label_per_worker()
+    monkeypatch.setattr(crowdlearn.em, "FLAT_MOVE", -1.0)  # every SQUAREM run counts as flat
+    with pytest.warns(DegenerateFitWarning, match="flat optimum"):
+        fast = MACE(accelerate=True, n_init=1).fit(crowd)
+    assert fast.flat_optimum_ and fast.converged_
+
+
+def test_mace_leaves_no_flat_direction_on_one_label_per_worker():
+    """Every worker labels one item: under EM's textbook trust update SQUAREM ran far along a
+    flat objective here; MACE's exact trust update (issue 43) sets every trust at once, and
+    SQUAREM and plain EM end at the same objective and posterior, neither flagged."""
+    crowd = one_label_per_worker()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateFitWarning)
+        fast = MACE(accelerate=True, n_init=1).fit(crowd)
+        plain = MACE(accelerate=False, n_init=1).fit(crowd)
+    assert not fast.flat_optimum_ and not plain.flat_optimum_
+    assert abs(plain.objective_ - fast.objective_) <= 1e-9
+    assert np.abs(plain.posterior_ - fast.posterior_).max() <= 1e-6

@@ -328,3 +328,31 @@ def test_duplicate_worker_ids_in_a_skills_series_are_refused():
     pd, df = _frame()
     with pytest.raises(ValueError, match="duplicate worker ids"):
         MajorityVote().fit(df, pd.Series([0.5, 0.6, 0.7, 0.8], index=["p1", "p2", "p3", "p1"]))
+
+
+# -- skills_: each worker's agreement with the vote -----------------------------------------------
+def test_majority_vote_skills_by_hand():
+    # items: [0, 0, 1] -> 0, [1, 1, 0] -> 1, [0, -, 0] -> 0
+    labels = np.array([[0, 0, 1], [1, 1, 0], [0, -1, 0]])
+    mv = MajorityVote(tie_break="lowest").fit(labels)
+    np.testing.assert_allclose(mv.skills_, [1.0, 1.0, 1 / 3])
+    mv.skills_[:] = 0.0  # a copy
+    np.testing.assert_allclose(mv.skills_, [1.0, 1.0, 1 / 3])
+
+
+def test_majority_vote_skills_nan_for_a_worker_without_labels():
+    labels = np.array([[0, 0, -1], [1, 1, -1]])
+    skills = MajorityVote(tie_break="lowest").fit(labels).skills_
+    np.testing.assert_array_equal(skills[:2], [1.0, 1.0])
+    assert np.isnan(skills[2])
+
+
+def test_majority_vote_skills_by_worker_id(coin_frame):
+    pd = pytest.importorskip("pandas")
+    df = coin_frame
+    mv = MajorityVote().fit(df)
+    skills = mv.skills_
+    assert isinstance(skills, pd.Series) and skills.index.name == "worker"
+    agree = df["label"].to_numpy() == mv.labels_.loc[df["task"]].to_numpy()
+    expected = pd.Series(agree, index=df["worker"].to_numpy()).groupby(level=0).mean()
+    np.testing.assert_allclose(skills.loc[expected.index].to_numpy(), expected.to_numpy())

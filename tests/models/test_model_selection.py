@@ -239,3 +239,22 @@ def test_bad_inputs():
         select_by_surrogate({"a": 3}, train.labels, train.X)
     with pytest.raises(ValueError, match="X has 59 rows"):
         select_penalty(train.labels, train.X[:59], [1.0])
+
+
+# -- select_penalty: one warning per kind, not one per fit -----------------------------------
+def test_select_penalty_warns_once_per_kind():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 5))
+    truth = (X[:, 0] > 0).astype(int)
+    labels = np.where(rng.random((40, 3)) < 0.55, truth[:, None], 1 - truth[:, None])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        select_penalty(labels, X, refit=False, random_state=0, n_lambdas=5)
+    assert len(caught) == 1, [str(w.message)[:80] for w in caught]
+    assert caught[0].category is ConvergenceWarning
+    assert "warnings from the fits of the penalty path" in str(caught[0].message)
+    assert caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ConvergenceWarning)  # the user's filter holds
+        select_penalty(labels, X, refit=False, random_state=0, n_lambdas=5)

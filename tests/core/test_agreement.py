@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from scipy.special import logsumexp
 
-from crowdlearn.metrics import (WorkerQualityIntervals, _one_coin_information,
-                                  _training_crowd, coincidence_matrix, krippendorff_alpha,
-                                  posterior_entropy, worker_quality_intervals)
+from crowdlearn.metrics import (WorkerQualityIntervals, coincidence_matrix, krippendorff_alpha,
+                                posterior_entropy, worker_quality_intervals)
+from crowdlearn.metrics.intervals import _one_coin_information, _training_crowd
 from crowdlearn.aggregation.dawid_skene import DawidSkene, DawidSkeneParams, _Data, _flat_indices
 from crowdlearn.exceptions import NotFittedError
 from crowdlearn.labels import from_triples
@@ -291,7 +291,7 @@ def test_bootstrap_has_no_label_switching():
 def test_bootstrap_identity_resample_reproduces_the_fit():
     """A resample drawing every item once is the training set: EM warm-started at the
     fit stays there."""
-    from crowdlearn.metrics import _Resampler
+    from crowdlearn.metrics._resample import _Resampler
     sim = one_coin_sim(5, n_items=200, K=3)
     for model in (quiet_fit(DawidSkene(tol=1e-13, max_iter=3000), sim.labels),
                   quiet_fit(OneCoinDawidSkene(alpha=1.0, tol=1e-13, max_iter=3000),

@@ -42,7 +42,8 @@ The methods of :func:`worker_quality_intervals`, and what each ignores:
 
 **Bootstrap.** Items are resampled with replacement (an item drawn twice
 brings all its labels twice) and the model is refitted on each resample by
-EM with the model's own E- and M-steps and ``alpha``, *warm-started from
+EM with the model's own E- and M-steps (the Dawid--Skene kernel's, with a batch axis),
+``alpha`` and stopping rule, *warm-started from
 the fitted parameters*, so that every replicate ends near the fitted
 optimum rather than at a relabelled copy of it. All replicates run at once
 as one block-diagonal problem (one sparse product per EM step). The hidden

@@ -1,5 +1,11 @@
 """The bootstrap of :func:`~crowdlearn.metrics.worker_quality_intervals`: every resample
-of items refitted at once, as one block-diagonal problem."""
+of items refitted at once, as one block-diagonal problem.
+
+The E- and M-steps are the Dawid--Skene kernel's (:mod:`crowdlearn.aggregation._ds_kernel`)
+on its batch axis, one problem per replicate, and every replicate stops by the EM
+engine's rule (:func:`crowdlearn.em.objective_converged`) on its own objective, the
+model's: the log-likelihood of the resample plus the ``alpha`` prior term.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +16,12 @@ from scipy import sparse
 from scipy.optimize import linear_sum_assignment
 
 from crowdlearn._validation import check_random_state
-from crowdlearn.aggregation._common import _one_coin_matrices, _softmax_rows_inplace
+from crowdlearn.aggregation._ds_kernel import (confusion_m_step, log_joint, log_param_sum,
+                                               one_coin_m_step, one_coin_matrices,
+                                               softmax_rows, split_counts)
+from crowdlearn.aggregation.dawid_skene import DawidSkeneParams
 from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
+from crowdlearn.em import objective_converged
 
 
 def _accuracy(class_prior, confusion):
@@ -20,7 +30,6 @@ def _accuracy(class_prior, confusion):
     return (diag * class_prior[..., None, :]).sum(axis=-1)
 
 
-# -- bootstrap ---------------------------------------------------------------------------------
 class _Resampler:
     """The training labels grouped by item, ready to be gathered for resamples of items."""
 
@@ -34,75 +43,71 @@ class _Resampler:
         self.one_coin = isinstance(model, OneCoinDawidSkene)
         self.max_iter, self.tol = max_iter, tol
         self.match_classes = match_classes
-        self.prior0 = np.asarray(model.class_prior_, float)
-        self.conf0 = np.asarray(model.confusion_, float)
+        fitted = model.params_
+        self.prior0, self.conf0 = fitted.class_prior, fitted.confusion
         self.posterior = np.asarray(model.posterior_, float)
 
     def votes(self, idx):
-        """Block-diagonal count matrix of B resamples: rows (b, u), columns (b, j, l), then
-        one prior column per replicate (the layout of ``dawid_skene._flat_indices``)."""
+        """Block-diagonal label matrix of B resamples: rows (b, u), and for replicate b the
+        columns ``b * (J * K + 1) + j * K + l`` and its prior column
+        ``b * (J * K + 1) + J * K`` (the kernel's layout with a batch axis)."""
         B, n = idx.shape
         J, K = self.J, self.K
+        width = J * K + 1
         cnt = self.lpi[idx].ravel()                   # labels of each new item
         total = int(cnt.sum())
         pos = np.repeat(self.start[idx].ravel(), cnt)
         pos += np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
         new_item = np.repeat(np.arange(B * n), cnt)
-        cols = (new_item // n * J + self.expert[pos]) * K + self.label[pos]
+        cols = new_item // n * width + self.expert[pos] * K + self.label[pos]
         rows = np.concatenate([new_item, np.arange(B * n)])
-        cols = np.concatenate([cols, B * J * K + np.repeat(np.arange(B), n)])
+        cols = np.concatenate([cols, np.repeat(np.arange(B), n) * width + J * K])
         votes = sparse.csr_array((np.ones(rows.shape[0]), (rows, cols)),
-                                 shape=(B * n, B * J * K + B))
+                                 shape=(B * n, B * width))
         votes.sum_duplicates()
         return votes
 
-    def e_step(self, votes, prior, conf):
-        B, J, K, _ = conf.shape
-        table = np.empty((B * J * K + B, K))
-        with np.errstate(divide="ignore"):
-            table[:B * J * K] = np.log(conf.transpose(0, 1, 3, 2)).reshape(B * J * K, K)
-            table[B * J * K:] = np.log(prior)
-        q, _ = _softmax_rows_inplace(votes @ table)
-        return q
+    def e_step(self, votes, params: DawidSkeneParams):
+        """The posteriors ``(B * n, K)`` and every replicate's objective ``(B,)``."""
+        B = params.class_prior.shape[0]
+        q, log_evidence = softmax_rows(log_joint(votes, params))
+        objective = log_evidence.reshape(B, -1).sum(axis=1)
+        if self.alpha > 0:
+            objective += self.alpha * log_param_sum(params.class_prior, params.confusion,
+                                                    self.one_coin)
+        return q, objective
 
-    def m_step(self, votes_t, q, B):
-        J, K, a = self.J, self.K, self.alpha
-        counts = votes_t @ q                                       # (B * J * K + B, K)
-        class_count = counts[B * J * K:]                           # (B, K)
-        c = counts[:B * J * K].reshape(B, J, K, K).transpose(0, 1, 3, 2)  # [b, j, k, l]
-        prior = (class_count + a) / (class_count.sum(axis=1, keepdims=True) + K * a)
-        if self.one_coin:   # the M-step of OneCoinDawidSkene
-            correct = np.einsum("bjkk->bj", c)
-            denom = c.sum(axis=(2, 3)) + 2 * a
-            empty = denom <= 0
-            acc = np.where(empty, 1.0 / K, (correct + a) / np.where(empty, 1.0, denom))
-            conf = _one_coin_matrices(acc.ravel(), K).reshape(B, J, K, K)
-        else:               # the M-step of DawidSkene
-            c = c + a
-            denom = c.sum(axis=3, keepdims=True)
-            empty = denom <= 0
-            conf = np.where(empty, 1.0 / K, c / np.where(empty, 1.0, denom))
-        return prior, conf
+    def m_step(self, votes_t, q, B) -> DawidSkeneParams:
+        """The model's M-step (the kernel's) for every replicate."""
+        counts, class_counts = split_counts((votes_t @ q).reshape(B, -1, self.K), self.J)
+        if self.one_coin:
+            prior, accuracy = one_coin_m_step(counts, class_counts, self.alpha)
+            conf = one_coin_matrices(accuracy.ravel(), self.K).reshape(B, self.J, self.K,
+                                                                       self.K)
+        else:
+            prior, conf = confusion_m_step(counts, class_counts, self.alpha)
+        return DawidSkeneParams(prior, conf, None)
 
     def em(self, idx, prior, conf, n_iter):
         """EM on every resample at once, from ``(prior, conf)``, at most ``n_iter`` steps.
 
-        A replicate whose parameters moved by at most ``tol`` stops there; when half of
-        them have stopped, the others go on in a smaller problem. Each replicate's path
-        thus depends on its own resample only, not on the others in the block.
+        A replicate stops by the engine's rule (:func:`crowdlearn.em.objective_converged`)
+        on its own objective, at the parameters of its last E-step; when half of them
+        have stopped, the others go on in a smaller problem. Each replicate's path thus
+        depends on its own resample only, not on the others in the block.
         """
         B = idx.shape[0]
         votes = self.votes(idx)
         votes_t = votes.T.tocsr()
         active = np.ones(B, dtype=bool)
+        q, objective = self.e_step(votes, DawidSkeneParams(prior, conf, None))
         for it in range(n_iter):
-            q = self.e_step(votes, prior, conf)
-            new_prior, new_conf = self.m_step(votes_t, q, B)
-            moved = np.maximum(np.abs(new_prior - prior).max(axis=1),
-                               np.abs(new_conf - conf).reshape(B, -1).max(axis=1))
-            prior[active] = new_prior[active]
-            conf[active] = new_conf[active]
-            active &= moved > self.tol
+            new = self.m_step(votes_t, q, B)
+            q, new_objective = self.e_step(votes, new)
+            prior[active] = new.class_prior[active]
+            conf[active] = new.confusion[active]
+            active &= ~objective_converged(objective, new_objective, self.tol)
+            objective = new_objective
             n_active = int(active.sum())
             if n_active == 0:
                 break
@@ -129,8 +134,8 @@ class _Resampler:
         relabelled = 0
         if self.match_classes and (not self.one_coin or K == 2):
             # label switching: match to the fitted posterior
-            q = self.e_step(self.votes(idx), prior, conf).reshape(B, -1, K)
-            agreement = np.einsum("bnk,bnm->bkm", q, self.posterior[idx])
+            q, _ = self.e_step(self.votes(idx), DawidSkeneParams(prior, conf, None))
+            agreement = np.einsum("bnk,bnm->bkm", q.reshape(B, -1, K), self.posterior[idx])
             for b in range(B):
                 _, target = linear_sum_assignment(agreement[b], maximize=True)
                 if not np.array_equal(target, np.arange(K)):

@@ -14,11 +14,10 @@ from scipy.special import expit
 
 from crowdlearn._limits import get_size_limits
 from crowdlearn._validation import check_scalar
-from crowdlearn.aggregation.dawid_skene import DawidSkene
-from crowdlearn.aggregation._common import (_Data, _flat_indices, _one_coin_matrices,
-                                            _softmax_rows_inplace)
+from crowdlearn.aggregation._ds_kernel import one_coin_matrices
+from crowdlearn.aggregation.dawid_skene import DawidSkene, e_step, expected_counts
 from crowdlearn.aggregation.one_coin import OneCoinDawidSkene
-from crowdlearn.labels import CrowdLabels, _is_dataframe, as_crowd_labels
+from crowdlearn.labels import CrowdLabels, _is_dataframe, _reindex_onto, as_crowd_labels
 from crowdlearn.metrics._resample import _accuracy, _bootstrap
 
 __all__ = ["WorkerQualityIntervals", "worker_quality_intervals"]
@@ -81,11 +80,11 @@ def _training_crowd(model, labels) -> CrowdLabels:
     if not isinstance(model, DawidSkene):
         raise ValueError(f"model must be a fitted DawidSkene or OneCoinDawidSkene, got "
                          f"{type(model).__name__}")
-    model._check_fitted()
+    model.check_is_fitted()
     if getattr(model, "n_features_in_", 0):
         raise ValueError("worker_quality_intervals does not support models fitted with "
                          "features X")
-    prior = getattr(model, "_fitted_prior", None)
+    prior = model.prior_counts_
     extras = [what for what, used in (
         ("gold", getattr(model, "gold_", None) is not None),
         ("confusion_prior", prior is not None and not isinstance(prior, tuple)),
@@ -100,7 +99,7 @@ def _training_crowd(model, labels) -> CrowdLabels:
     from_ids = isinstance(labels, CrowdLabels) or _is_dataframe(labels)
     crowd = as_crowd_labels(labels, n_classes=None if from_ids else K)
     if crowd.expert_ids is not None or crowd.class_ids is not None:
-        crowd = model._map_ids(crowd)
+        crowd = _reindex_onto(crowd, model.expert_ids_, model.class_ids_)
     if crowd.n_experts > J or (dense and crowd.n_experts != J):
         raise ValueError(f"the labels come from {crowd.n_experts} experts but the model was "
                          f"fitted on n_experts={J}: pass the labels it was fitted on")
@@ -111,8 +110,7 @@ def _training_crowd(model, labels) -> CrowdLabels:
         raise ValueError(f"the labels describe {crowd.n_items} items but the model was "
                          f"fitted on n_items={n}: pass the labels it was fitted on")
     crowd = CrowdLabels(crowd.item, crowd.expert, crowd.label, n, J, K)
-    data = _Data(crowd, None, *_flat_indices(crowd, K))
-    q, _ = _softmax_rows_inplace(model._log_joint(data, model._params))
+    q, _ = e_step(crowd, model.params_)
     if not np.allclose(q, model.posterior_, atol=1e-6, rtol=0):
         raise ValueError("these labels do not match the fitted model (its posterior on them "
                          "differs from posterior_): pass the labels the model was fitted on")
@@ -126,7 +124,7 @@ def _check_common(level, n_boot):
 
 def worker_quality_intervals(model, labels, *, method: str = "bootstrap", n_boot: int = 200,
                              level: float = 0.95, random_state=None, n_jobs=None,
-                             max_iter: int = 200, tol: float = 1e-5,
+                             max_iter: int = 200, tol: float = 1e-8,
                              match_classes: bool = True) -> WorkerQualityIntervals:
     r"""Confidence intervals for each worker's accuracy and confusion matrix.
 
@@ -152,8 +150,10 @@ def worker_quality_intervals(model, labels, *, method: str = "bootstrap", n_boot
     n_jobs : int, optional
         Threads running bootstrap replicates (``-1``: all CPUs; default 1).
     max_iter, tol : int, float
-        EM on each bootstrap sample stops after ``max_iter`` iterations or when
-        no parameter moves by more than ``tol``.
+        EM on each bootstrap sample stops after ``max_iter`` iterations or by the
+        models' rule: when its objective (the log-likelihood of the resample plus the
+        ``alpha`` prior term) rises by at most ``tol * max(1, |objective|)``
+        (:func:`crowdlearn.em.objective_converged`; the default is the models' ``tol``).
     match_classes : bool, default True
         Match each bootstrap replicate's hidden classes to the fitted ones
         before taking percentiles (see the module's notes). ``False`` skips the matching, to
@@ -252,8 +252,8 @@ def _bootstrap_intervals(model, crowd, n_boot, random_state, n_jobs, max_iter, t
 
 def _one_coin_bounds(lo, hi, K):
     """Entry-wise bounds of one-coin confusion matrices from bounds on the accuracy."""
-    c_lo = _one_coin_matrices(lo, K)
-    c_hi = _one_coin_matrices(hi, K)
+    c_lo = one_coin_matrices(lo, K)
+    c_hi = one_coin_matrices(hi, K)
     off = ~np.eye(K, dtype=bool)
     c_lo[:, off], c_hi[:, off] = c_hi[:, off], c_lo[:, off]  # off-diagonal decreases in p
     return c_lo, c_hi
@@ -261,9 +261,7 @@ def _one_coin_bounds(lo, hi, K):
 
 # -- counts ------------------------------------------------------------------------------------
 def _expected(model, crowd):
-    K = model.n_classes_
-    data = _Data(crowd, None, *_flat_indices(crowd, K))
-    counts, _ = DawidSkene._expected_counts(data, model.posterior_)
+    counts, _ = expected_counts(crowd, model.posterior_)
     return counts  # (J, K true, K label)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from crowdlearn._validation import (as_float_array, check_bool, check_int_array,
                                     check_probability_matrix, check_scalar)
-from crowdlearn.aggregation._common import _one_coin_matrices
+from crowdlearn.aggregation._ds_kernel import one_coin_matrices
 from crowdlearn.labels import CrowdLabels, _is_dataframe, _reindex_onto, as_crowd_labels
 
 __all__ = ["consistency", "accuracy_on_aggregates", "spammer_score", "posterior_entropy"]
@@ -19,12 +19,19 @@ def _is_model(obj) -> bool:
 
 
 def _fitted_posterior(model) -> np.ndarray:
-    check = getattr(model, "_check_fitted", None)
+    check = getattr(model, "check_is_fitted", None)
     if check is not None:
         check()
     if not hasattr(model, "posterior_"):
         raise ValueError(f"{type(model).__name__} has no posterior_: fit it first")
     return np.asarray(model.posterior_, dtype=float)
+
+
+def _by_id(model, values: np.ndarray, by: str, name: str):
+    """``values`` per task or worker as the model hands back its results (its ``by_id``: a
+    Series by id after a fit on a DataFrame), or as they are."""
+    by_id = getattr(model, "by_id", None)
+    return by_id(values, by, name) if callable(by_id) else values
 
 
 def _crowd_of_model(model, labels) -> CrowdLabels:
@@ -78,7 +85,7 @@ def _skill_matrices(skills, crowd: CrowdLabels, expert_ids) -> np.ndarray:
             raise ValueError("skills must be probabilities in [0, 1] (a worker's chance of a "
                              "correct label), with one for every worker who gave a label; got "
                              f"{p[~((p >= 0) & (p <= 1))][:3].tolist()}")
-        return _one_coin_matrices(np.where(np.isfinite(arr), arr, 1.0 / K), K)
+        return one_coin_matrices(np.where(np.isfinite(arr), arr, 1.0 / K), K)
     if arr.shape != (J, K, K):
         raise ValueError(f"skills must have shape ({J},) (accuracies) or ({J}, {K}, {K}) "
                          f"(confusion matrices), got {arr.shape}")
@@ -179,8 +186,7 @@ def consistency(model_or_posterior, labels, *, skills=None, by_task: bool = Fals
     conf = _skill_matrices(skills, crowd, expert_ids)
     per_item = _consistency_per_item(crowd, conf, aggregated)
     if by_task:
-        by_item = getattr(model, "_by_item", None)
-        return by_item(per_item, "consistency") if callable(by_item) else per_item
+        return _by_id(model, per_item, "task", "consistency")
     labelled = ~np.isnan(per_item)
     if not labelled.any():
         raise ValueError("no item has a label: consistency is undefined")
@@ -286,13 +292,11 @@ def accuracy_on_aggregates(labels, aggregated, *, by=None):
     has = total > 0
     rate = np.bincount(index, weights=hit.astype(float), minlength=size)
     rate = np.where(has, rate / np.where(has, total, 1.0), 0.0)
-    if model is None:
-        ids = crowd.expert_ids if by == "worker" else crowd.item_ids
-        frame = _is_dataframe(labels)
-    else:
-        ids = getattr(model, "expert_ids_" if by == "worker" else "item_ids_", None)
-        frame = bool(getattr(model, "_frame_out", lambda: False)())
-    if ids is None or not frame:
+    if model is not None:
+        out = _by_id(model, rate, by, "accuracy")
+        return np.ma.masked_array(rate, mask=~has) if out is rate else out[has]
+    ids = crowd.expert_ids if by == "worker" else crowd.item_ids
+    if ids is None or not _is_dataframe(labels):
         return np.ma.masked_array(rate, mask=~has)
     from crowdlearn.frames import require_pandas
     pd = require_pandas()
@@ -406,8 +410,7 @@ def spammer_score(model_or_confusions):
     score = np.clip(square / (K * (K - 1)), 0.0, 1.0)
     if arr.ndim == 2:
         return float(score)
-    by_worker = getattr(model, "_by_worker", None)
-    return by_worker(score, "spam_score") if callable(by_worker) else score
+    return _by_id(model, score, "worker", "spam_score")
 
 
 # -- posterior entropy -------------------------------------------------------------------------
@@ -428,9 +431,8 @@ def posterior_entropy(posterior_or_model, *, base=2, normalized: bool = False):
     Returns
     -------
     ndarray of shape (n_items,), or pandas Series
-        :math:`0 \log 0` counts as 0. A ``Series`` indexed by task id when the
-        model hands results back by original id (it has ``_by_item``, as models
-        fitted on a DataFrame do).
+        :math:`0 \log 0` counts as 0. A ``Series`` indexed by task id for a model
+        fitted on a DataFrame (what its ``by_id`` makes of the values).
 
     Examples
     --------
@@ -439,17 +441,8 @@ def posterior_entropy(posterior_or_model, *, base=2, normalized: bool = False):
     >>> posterior_entropy(np.array([[1.0, 0.0], [0.5, 0.5], [0.25, 0.75]])).round(4)
     array([0.    , 1.    , 0.8113])
     """
-    model = None
-    if hasattr(posterior_or_model, "fit") or hasattr(posterior_or_model, "posterior_"):
-        model = posterior_or_model
-        check = getattr(model, "_check_fitted", None)
-        if check is not None:
-            check()
-        if not hasattr(model, "posterior_"):
-            raise ValueError(f"{type(model).__name__} has no posterior_: fit it first")
-        posterior = model.posterior_
-    else:
-        posterior = posterior_or_model
+    model = posterior_or_model if _is_model(posterior_or_model) else None
+    posterior = posterior_or_model if model is None else _fitted_posterior(model)
     q = check_probability_matrix(posterior, "posterior", atol=1e-6)
     check_scalar(base, "base", low=0.0, low_inclusive=False)
     if base == 1:
@@ -465,5 +458,4 @@ def posterior_entropy(posterior_or_model, *, base=2, normalized: bool = False):
         h = np.minimum(h / np.log(q.shape[1]), 1.0)
     else:
         h = h / np.log(base)
-    by_item = getattr(model, "_by_item", None) if model is not None else None
-    return by_item(h, "entropy") if callable(by_item) else h
+    return h if model is None else _by_id(model, h, "task", "entropy")

@@ -918,8 +918,8 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
     def fit_from_counts(self, source):
         """Fit by EM on labels kept elsewhere, which ``source`` reduces to expected counts.
 
-        How :func:`~crowdlearn.distributed.dask_backend.fit_dask` fits a dask DataFrame:
-        the labels stay where they are and only count tables travel. The model runs its
+        This is how :func:`~crowdlearn.distributed.dask_backend.fit_dask` fits a dask
+        DataFrame: the labels stay where they are and only count tables travel. The model runs its
         own EM (engine, M-step, objective, stopping rule, callback, progress bar) from the
         soft majority vote, relabels the hidden classes as an in-memory fit does, and sets
         its fitted attributes. ``n_init`` (1), ``confusion_prior`` and ``accelerate`` are

@@ -347,12 +347,14 @@ class _DaskCounts:
         if self.split_tasks == "raise":
             _check_no_split_task(client, self.parts, self.names[0])
         K = self.class_ids.size
-        return self._total(client.map(_majority_part, self.parts, K=K, pure=False))
+        return self._total(client.gather(client.map(_majority_part, self.parts, K=K,
+                                                    pure=False)))
 
-    def _total(self, futures) -> np.ndarray:
+    def _total(self, tables) -> np.ndarray:
+        """The sum of the partitions' count tables."""
         J, K = self.worker_ids.size, self.class_ids.size
         out = np.zeros((J * K + 1, K))
-        for t in self.client.gather(futures):
+        for t in tables:
             out += t
         return out
 
@@ -361,7 +363,7 @@ class _DaskCounts:
         shared = self.client.scatter([params], broadcast=True, hash=False)[0]
         small = self.client.gather(self.client.map(_e_step_part, self.parts, params=shared,
                                                    pure=False))
-        counts = self._total([c for c, _ in small])
+        counts = self._total(c for c, _ in small)
         log_evidence = 0.0
         for _, s in small:
             log_evidence += s

@@ -16,7 +16,10 @@ r"""Agreement and uncertainty: how much the crowd agrees, how sure a fitted mode
   bootstrap over items, observed (Louis) information for one-coin accuracies,
   or Beta/Dirichlet intervals from the expected counts.
 
-Everything is vectorised: no Python loop over items or labels.
+Everything is vectorised: no Python loop over items or labels. The functions live by
+subject in ``agreement.py`` (alpha, :func:`coincidence_matrix`), ``scores.py``
+(consistency, accuracy on aggregates, spammer score, entropy), ``intervals.py`` and
+``_resample.py`` (the bootstrap); import them from here.
 
 The distances of :func:`krippendorff_alpha` (Krippendorff 2011; Passonneau 2006 for
 MASI), :math:`\delta_{pp'}` between the values :math:`p` and :math:`p'`:

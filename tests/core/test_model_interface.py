@@ -3,9 +3,9 @@
 ``prior_counts_``, ``fit_from_counts()``), and that those two use other modules through
 public names only (issue 43), never the models' private attributes.
 
-The second is an ast scan of their source: no ``obj._name`` (nor ``getattr(obj, "_name")``) of a private
-name that another crowdlearn module defines and their own package does not, and no
-``from crowdlearn.x import _name`` from outside their own package. Their own package's
+The second is an ast scan of their source: no ``obj._name`` (nor ``getattr(obj, "_name")``)
+of a private name that another crowdlearn module defines and their own package does not, and
+no ``from crowdlearn.x import _name`` from outside their own package. Their own package's
 private names are theirs to use."""
 
 from __future__ import annotations

@@ -93,6 +93,12 @@ class BaseEstimator:
         if not hasattr(self, attr):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit first")
 
+    def check_is_fitted(self) -> None:
+        """Raise :class:`~crowdlearn.NotFittedError` unless the model is fitted (has
+        ``posterior_``): scikit-learn's ``check_is_fitted(model)`` as a method, for code that
+        reads a fitted model's attributes (e.g. :mod:`crowdlearn.metrics`)."""
+        self._check_fitted()
+
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 

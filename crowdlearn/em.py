@@ -35,7 +35,7 @@ import numpy as np
 from crowdlearn._blas import one_blas_thread
 from crowdlearn._validation import check_scalar
 
-__all__ = ["EMState", "EMResult", "run_em", "fit_em"]
+__all__ = ["EMState", "EMResult", "run_em", "fit_em", "objective_converged"]
 
 
 @dataclass
@@ -91,6 +91,14 @@ where the objective curves, a rise of ``tol`` comes with a posterior change of o
 and SparseExpertsEM on 200 random crowds); a move of more than 0.05 at no gain in the
 objective says that it is flat along the move, and that another start could stop
 elsewhere on it."""
+
+
+def objective_converged(previous, current, tol: float):
+    """The engine's stopping rule: the objective rose from ``previous`` to ``current`` by at
+    most ``tol * max(1, |current|)`` (a relative change, so that one ``tol`` means the same
+    on a small crowd and a large one). Element-wise on arrays (one objective per problem
+    of a batch); a bool for numbers."""
+    return current - previous <= tol * np.maximum(1.0, np.abs(current))
 
 
 def _checked_objective(objective, n_iter: int, model: str | None) -> float:
@@ -179,10 +187,8 @@ def run_em(params, e_step: Callable, m_step: Callable, *, tol: float = 1e-6,
         posterior, objective = e_step(params)
         objective = _checked_objective(objective, n_iter, _model)
         history.append(objective)
-        if len(history) > 1:
-            change = history[-1] - history[-2]
-            if change <= tol * max(1.0, abs(objective)):
-                converged = True
+        if len(history) > 1 and objective_converged(history[-2], objective, tol):
+            converged = True
         stop = bool(callback(EMState(restart, n_iter, objective, params, posterior))) \
             if callback is not None else False
         if converged or stop or n_iter >= max_iter:
@@ -246,7 +252,7 @@ def _run_squarem(params, e_step, m_step, *, tol, max_iter, callback, restart, wa
         previous = posterior
         params, posterior, objective = best
         history.append(objective)
-        if history[-1] - history[-2] <= tol * max(1.0, abs(objective)):
+        if objective_converged(history[-2], objective, tol):
             converged = True
             # how far the posterior moved at (almost) no gain: large on a flat optimum
             last_move = float(np.max(np.abs(np.asarray(posterior) - np.asarray(previous)),

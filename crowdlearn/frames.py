@@ -81,6 +81,19 @@ class IdResults:
         return pd.Series(values, index=pd.Index(self._ids("expert", len(values)),
                                                 name="worker"), name=name)
 
+    def by_id(self, values: np.ndarray, by: str = "task", name: str | None = None):
+        """``values``, one per task (``by="task"``) or per worker (``by="worker"``), in the
+        form of the model's own results: a pandas Series indexed by the original task or
+        worker ids (index named ``"task"`` or ``"worker"``, the Series ``name``) when the
+        model was fitted on a DataFrame, otherwise ``values`` itself.
+
+        Functions that compute something per task or worker of a fitted model (e.g.
+        :func:`~crowdlearn.metrics.posterior_entropy`) return it this way.
+        """
+        if by not in ("task", "worker"):
+            raise ValueError(f"by must be 'task' or 'worker', got {by!r}")
+        return self._by_item(values, name) if by == "task" else self._by_worker(values, name)
+
     # -- the attributes -------------------------------------------------------------------
     @property
     def labels_(self):

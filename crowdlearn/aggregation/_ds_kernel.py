@@ -2,13 +2,23 @@
 :class:`~crowdlearn.OneCoinDawidSkene`) and the Dask backend
 (:mod:`crowdlearn.distributed.dask_backend`) call.
 
-Everything works on the sparse label matrix of
-:func:`crowdlearn.aggregation._common._flat_indices`: ``votes`` of shape ``(n_items,
+Everything works on the sparse label matrix of :func:`label_matrix`
+(:func:`crowdlearn.aggregation._common._flat_indices`): ``votes`` of shape ``(n_items,
 n_experts * K + 1)`` (``votes[i, j * K + l]`` = how often expert ``j`` put item ``i`` in
 class ``l``; last column 1 for every item) and its transpose ``votes_t``. Sums over
 items -- the expected counts -- are *tables* of shape ``(n_experts * K + 1, K)``
 (``votes_t @ q``), which add up over blocks of items; the M-steps read such a table, so
 an in-memory fit and a fit partition by partition run the same formulas.
+
+**Batch axis.** :func:`log_table`, :func:`split_counts`, :func:`confusion_m_step`,
+:func:`one_coin_m_step` and :func:`log_param_sum` also take parameters and counts
+with a leading batch axis ``B`` (``class_prior (B, K)``, ``confusion (B, J, K, K)``,
+tables ``(B, J * K + 1, K)``): B independent problems at once, e.g. the bootstrap
+replicates of :func:`crowdlearn.metrics.worker_quality_intervals`. Their label matrix is
+block-diagonal, replicate ``b``'s columns ``b * (J * K + 1) + c`` for the column ``c`` of
+one problem, so ``votes @ table.reshape(-1, K)`` is every replicate's E-step
+(:func:`log_joint` accepts such a table) and ``(votes_t @ q).reshape(B, -1, K)`` their
+count tables.
 """
 
 from __future__ import annotations
@@ -17,21 +27,29 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from crowdlearn._base import normalize_log
+from crowdlearn.aggregation._common import _flat_indices as label_matrix
 from crowdlearn.aggregation._common import _one_coin_matrices as one_coin_matrices
+from crowdlearn.aggregation._common import _softmax_rows_inplace as softmax_rows
 from crowdlearn.features.naive_bayes import bernoulli_log_likelihood
 
-__all__ = ["log_joint", "count_table", "split_counts", "confusion_m_step",
+__all__ = ["log_joint", "log_table", "count_table", "split_counts", "confusion_m_step",
            "one_coin_m_step", "feature_m_step", "feature_probs", "majority_start",
-           "align_with_vote", "log_prior_density", "one_coin_matrices"]
+           "align_with_vote", "log_prior_density", "log_param_sum",
+           "label_matrix", "one_coin_matrices", "softmax_rows"]
 
 
 def log_joint(votes, params, X=None) -> np.ndarray:
     """``log P(y_i = k, labels_i, x_i)``, shape ``(n_items, K)`` (a new array), for
     ``params`` with fields ``class_prior``, ``confusion`` and ``feature_prob``: one sparse
     product ``votes @ T`` with ``T[j * K + l, k] = log confusion[j, k, l]`` and last row
-    ``log class_prior``, plus the Naive Bayes term of the features ``X`` if any."""
+    ``log class_prior``, plus the Naive Bayes term of the features ``X`` if any.
+
+    With a batch axis in ``params`` (see the module's notes; no features), ``votes`` is
+    the block-diagonal label matrix of the B problems and the result has one row per
+    (problem, item)."""
     # one pass over the labels: each item's log prior plus its labels' log-probabilities
-    out = votes @ log_table(params)
+    table = log_table(params)
+    out = votes @ table.reshape(-1, table.shape[-1])
     if X is not None and params.feature_prob is not None:
         phi = params.feature_prob
         if ((phi > 0) & (phi < 1)).all():
@@ -45,12 +63,14 @@ def log_joint(votes, params, X=None) -> np.ndarray:
 def log_table(params) -> np.ndarray:
     """``T[j * K + l, k] = log confusion[j, k, l]`` and last row ``log class_prior``, shape
     ``(n_experts * K + 1, K)``: the E-step's ``votes @ T`` (:func:`log_joint`), laid out as
-    the count table of :func:`count_table`."""
-    J, K, _ = params.confusion.shape
-    table = np.empty((J * K + 1, K))
+    the count table of :func:`count_table`; ``(B, n_experts * K + 1, K)`` with a batch
+    axis."""
+    *batch, J, K, _ = params.confusion.shape
+    table = np.empty((*batch, J * K + 1, K))
     with np.errstate(divide="ignore"):
-        np.log(params.confusion.transpose(0, 2, 1), out=table[:-1].reshape(J, K, K))
-        np.log(params.class_prior, out=table[-1])
+        np.log(np.swapaxes(params.confusion, -1, -2),
+               out=table[..., :-1, :].reshape(*batch, J, K, K))
+        np.log(params.class_prior, out=table[..., -1, :])
     return table
 
 
@@ -62,9 +82,11 @@ def count_table(votes_t, q: np.ndarray) -> np.ndarray:
 
 def split_counts(table: np.ndarray, n_experts: int):
     """A count table as ``(counts, class_counts)``: ``counts[j, k, l]`` (a view, true class
-    ``k``, label ``l``) of shape ``(n_experts, K, K)`` and the class counts ``(K,)``."""
-    K = table.shape[1]
-    return table[:-1].reshape(n_experts, K, K).transpose(0, 2, 1), table[-1]
+    ``k``, label ``l``) of shape ``(n_experts, K, K)`` and the class counts ``(K,)`` (with
+    a leading batch axis when ``table`` has one)."""
+    *batch, _, K = table.shape
+    counts = table[..., :-1, :].reshape(*batch, n_experts, K, K)
+    return np.swapaxes(counts, -1, -2), table[..., -1, :]
 
 
 def confusion_m_step(counts: np.ndarray, class_counts: np.ndarray, alpha: float,
@@ -73,15 +95,16 @@ def confusion_m_step(counts: np.ndarray, class_counts: np.ndarray, alpha: float,
 
     ``class_prior = (class_counts + alpha) / (n + K alpha)`` and every confusion row the
     normalised ``counts + alpha (+ prior)``; a row with no count at all is uniform.
-    ``prior`` (pseudo-counts ``(n_experts, K, K)``) may be None.
+    ``prior`` (pseudo-counts ``(n_experts, K, K)``) may be None. A leading batch axis of
+    ``counts`` and ``class_counts`` is kept.
     """
-    K = class_counts.shape[0]
+    K = class_counts.shape[-1]
     a = float(alpha)
-    class_prior = (class_counts + a) / (class_counts.sum() + K * a)
+    class_prior = (class_counts + a) / (class_counts.sum(axis=-1, keepdims=True) + K * a)
     counts = counts + a
     if prior is not None:
         counts += prior
-    denom = counts.sum(axis=2, keepdims=True)
+    denom = counts.sum(axis=-1, keepdims=True)
     empty = denom <= 0
     confusion = np.where(empty, 1.0 / K, counts / np.where(empty, 1.0, denom))
     return class_prior, confusion
@@ -93,12 +116,13 @@ def one_coin_m_step(counts: np.ndarray, class_counts: np.ndarray, alpha: float,
 
     ``accuracy_j = (C_j + alpha) / (L_j + 2 alpha)`` with ``C_j`` the expected right
     labels (the trace of ``counts[j]``) and ``L_j`` all of expert ``j``'s labels;
-    ``prior_coin = (right, wrong)`` pseudo-counts per expert are added to both.
+    ``prior_coin = (right, wrong)`` pseudo-counts per expert are added to both. A leading
+    batch axis of ``counts`` and ``class_counts`` is kept.
     """
-    K = class_counts.shape[0]
+    K = class_counts.shape[-1]
     a = float(alpha)
-    correct = np.einsum("jkk->j", counts)   # C_r
-    n_r = counts.sum(axis=(1, 2))           # = L_r, as rows of q sum to 1
+    correct = np.einsum("...jkk->...j", counts)   # C_r
+    n_r = counts.sum(axis=(-2, -1))               # = L_r, as rows of q sum to 1
     if prior_coin is not None:
         correct = correct + prior_coin[0]
         n_r = n_r + prior_coin[0] + prior_coin[1]
@@ -108,7 +132,7 @@ def one_coin_m_step(counts: np.ndarray, class_counts: np.ndarray, alpha: float,
     # the trace and the total are summed in different orders: where every label is right
     # the quotient can come out 1 + 1e-16, and 1 - accuracy a negative "probability"
     np.clip(accuracy, 0.0, 1.0, out=accuracy)
-    class_prior = (class_counts + a) / (class_counts.sum() + K * a)
+    class_prior = (class_counts + a) / (class_counts.sum(axis=-1, keepdims=True) + K * a)
     return class_prior, accuracy
 
 
@@ -185,3 +209,16 @@ def log_prior_density(prior, confusion: np.ndarray) -> float:
     mask = prior > 0
     with np.errstate(divide="ignore"):
         return float((prior[mask] * np.log(confusion[mask])).sum())
+
+
+def log_param_sum(class_prior: np.ndarray, confusion: np.ndarray, one_coin: bool = False):
+    """``sum log class_prior + sum log confusion``, what the symmetric Dirichlet prior of
+    ``alpha`` pseudo-counts adds to the objective divided by ``alpha``; with ``one_coin``
+    the confusion term is ``sum log p + log(1 - p)`` over the accuracies
+    ``p = confusion[..., 0, 0]``. A float, or one per problem with a leading batch axis."""
+    batch = class_prior.shape[:-1]
+    if one_coin:
+        p = confusion[..., 0, 0]
+        return np.log(class_prior).sum(axis=-1) + np.log(p).sum(axis=-1) \
+            + np.log1p(-p).sum(axis=-1)
+    return np.log(class_prior).sum(axis=-1) + np.log(confusion).reshape(*batch, -1).sum(axis=-1)

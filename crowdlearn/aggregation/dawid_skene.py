@@ -24,8 +24,8 @@ from crowdlearn.aggregation._warm import (check_same_classes, class_positions, f
                                           gold_on, item_positions, merge_crowds, start_on)
 from crowdlearn.aggregation._incremental import IncrementalSteps
 from crowdlearn.aggregation._ds_kernel import (align_with_vote, confusion_m_step, count_table,
-                                               feature_m_step, log_joint, log_prior_density,
-                                               majority_start, split_counts)
+                                               feature_m_step, log_joint, log_param_sum,
+                                               log_prior_density, majority_start, split_counts)
 
 __all__ = ["DawidSkene", "DawidSkeneParams", "e_step", "expected_counts", "m_step"]
 
@@ -262,6 +262,10 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         Original identifiers when the labels came from a table
         (:func:`~crowdlearn.from_table`); new labels built from a table are
         mapped onto them in :meth:`predict_proba`.
+    params_ : DawidSkeneParams
+        The fitted parameters as one tuple (see the property).
+    prior_counts_ : ndarray, tuple or None
+        The informative pseudo-counts the fit added to its counts (see the property).
 
     Notes
     -----
@@ -370,8 +374,6 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
     [1, 1]
     """
 
-    _fits_dask_frames = True  # fit() hands a dask DataFrame to crowdlearn.distributed
-
     def __init__(self, *, n_classes: int | None = None, alpha: float = 0.0,
                  confusion_prior=None, n_init: int = 1, max_iter: int = 1000, tol: float = 1e-8,
                  accelerate: bool = False, random_state=None, callback=None,
@@ -452,7 +454,7 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         extra = log_prior_density(prior, params.confusion)
         if a == 0:
             return extra
-        total = np.log(params.class_prior).sum() + np.log(params.confusion).sum()
+        total = log_param_sum(params.class_prior, params.confusion)
         if params.feature_prob is not None:
             total += np.log(params.feature_prob).sum() + np.log1p(-params.feature_prob).sum()
         return a * float(total) + extra
@@ -580,7 +582,7 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         self._set_ids(*ids)
         self.n_features_in_ = n_features
         self.gold_ = gold
-        self._fitted_prior = prior  # what crowdlearn.metrics checks (not read by EM)
+        self._prior_counts = prior  # prior_counts_
 
     # -- public API --------------------------------------------------------------------------
     def fit(self, labels, X=None, *, gold=None):
@@ -902,6 +904,66 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         return DawidSkeneParams(np.array(self.class_prior_, dtype=float),
                                 np.array(self.confusion_, dtype=float),
                                 None if phi is None else np.array(phi, dtype=float))
+
+    @property
+    def prior_counts_(self):
+        """The informative Dirichlet pseudo-counts the fit added to its expected counts at
+        every M-step: ``confusion_prior`` read onto the workers, shape ``(n_experts, K,
+        K)`` (for :class:`~crowdlearn.OneCoinDawidSkene` a pair ``(right, wrong)`` of
+        pseudo-counts per worker), or None when ``alpha`` was the only prior (no
+        ``confusion_prior``, or one of zeros)."""
+        self._check_fitted("confusion_")
+        return getattr(self, "_prior_counts", None)
+
+    def fit_from_counts(self, source):
+        """Fit by EM on labels kept elsewhere, which ``source`` reduces to expected counts.
+
+        This is how :func:`~crowdlearn.distributed.dask_backend.fit_dask` fits a dask
+        DataFrame: the labels stay where they are and only count tables travel. The model runs its
+        own EM (engine, M-step, objective, stopping rule, callback, progress bar) from the
+        soft majority vote, relabels the hidden classes as an in-memory fit does, and sets
+        its fitted attributes. ``n_init`` (1), ``confusion_prior`` and ``accelerate`` are
+        for ``source`` to refuse or support (``source.start`` is called after the
+        hyper-parameters are checked).
+
+        Parameters
+        ----------
+        source : object with three methods
+            ``start()``: the count table ``(n_experts * K + 1, K)`` (the layout of
+            :func:`~crowdlearn.aggregation._ds_kernel.count_table`) of the soft majority
+            vote; called once, first. ``e_step(params)``: ``(posterior, log_evidence)``,
+            a handle whose ``counts`` is the count table of the E-step under ``params``
+            (what a callback sees as ``state.posterior``) and the sum of the items' log
+            evidences. ``finish(params)``: called once with the final parameters, a dict
+            with ``posterior`` (``(n_items, K)``, or None when it stays where the labels
+            are), ``sizes`` ``(n_items, n_experts, K)``, ``ids`` ``(item_ids, expert_ids,
+            class_ids, as_frame)`` and ``lazy`` (None, or the dask ``(probas_dask_,
+            labels_dask_)``).
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        start = source.start()
+        K = start.shape[1]
+        J = (start.shape[0] - 1) // K
+
+        def e_step(params):
+            handle, log_evidence = source.e_step(params)
+            return handle, log_evidence + self._log_prior_term(params)
+
+        result = self._run_engine(
+            None, init=lambda restart: self._params_from_counts(start, J), e_step=e_step,
+            m_step=lambda handle: self._params_from_counts(handle.counts, J), n_runs=1)
+        warn_if_not_converged(result, type(self).__name__, self.max_iter, self.tol)
+        # relabel as in memory (the agreement table: the summed counts over the experts)
+        agreement = split_counts(result.posterior.counts, J)[0].sum(axis=0)
+        params, _ = self._align_params(agreement, result.params)
+        final = source.finish(params)
+        self._store_fit(result, params, final["posterior"], sizes=final["sizes"],
+                        ids=final["ids"], lazy=final["lazy"])
+        return self
 
     @property
     def errors_(self):

@@ -7,7 +7,8 @@ from scipy.special import expit
 
 from crowdlearn.aggregation.dawid_skene import DawidSkene, DawidSkeneParams
 from crowdlearn.aggregation._common import _one_coin_matrices, _softmax_last  # noqa: F401
-from crowdlearn.aggregation._ds_kernel import align_with_vote, one_coin_m_step, split_counts
+from crowdlearn.aggregation._ds_kernel import (align_with_vote, log_param_sum, one_coin_m_step,
+                                               split_counts)
 
 __all__ = ["OneCoinDawidSkene"]
 
@@ -202,7 +203,7 @@ class OneCoinDawidSkene(DawidSkene):
                                          0.0).sum())
         if a == 0:
             return extra
-        total = np.log(params.class_prior).sum() + np.log(p).sum() + np.log1p(-p).sum()
+        total = log_param_sum(params.class_prior, params.confusion, one_coin=True)
         if params.feature_prob is not None:
             total += np.log(params.feature_prob).sum() + np.log1p(-params.feature_prob).sum()
         return a * float(total) + extra

@@ -14,21 +14,23 @@ How it works
    :func:`~crowdlearn.from_dataframe` (sorted identifiers), so the fitted
    parameters line up with the in-memory fit.
 2. Every partition is encoded once into the sparse label matrix of
-   :func:`crowdlearn.aggregation.dawid_skene._flat_indices` (its own tasks, the global
+   :func:`crowdlearn.aggregation._ds_kernel.label_matrix` (its own tasks, the global
    worker and class indices) and kept on the cluster.
-3. EM runs on the one engine, :func:`crowdlearn.em.fit_em`. Its E-step sends the
-   small parameter tables to every partition, which computes its posteriors
-   (kept on the cluster) and, in the same task, returns only its expected counts
-   ``(n_workers * K + 1, K)`` and the sum of its log-evidences. The driver adds
-   them up; the M-step is the model's own M-step from a count table
-   (``_params_from_counts``, the functions of
-   :mod:`crowdlearn.aggregation._ds_kernel`) applied to those sums, so the formulas
-   (``alpha``, empty rows -> uniform, the one-coin accuracy) are exactly the
-   in-memory ones, and the engine is run and the results stored by the estimator's
-   own ``_run_engine`` and ``_store_fit``. The "posterior" the engine passes around (and a
-   callback sees as ``state.posterior``) is a :class:`DistributedPosterior` handle.
-4. The hidden classes are relabelled to agree with the vote as in memory
-   (the agreement table is the sum of the partitions' expected counts).
+3. The model fits itself from count tables, through its public
+   :meth:`~crowdlearn.DawidSkene.fit_from_counts`, with this module's ``_DaskCounts`` as
+   the source of the tables: EM runs on the one engine, :func:`crowdlearn.em.fit_em`,
+   with the model's own M-step, objective, stopping rule, callback and progress bar. Its
+   E-step sends the small parameter tables to every partition, which computes its
+   posteriors and, in the same task, returns only its expected counts
+   ``(n_workers * K + 1, K)`` and the sum of its log-evidences. The driver adds them
+   up; the M-step reads those sums (the functions of
+   :mod:`crowdlearn.aggregation._ds_kernel`), so the formulas (``alpha``, empty rows ->
+   uniform, the one-coin accuracy) are exactly the in-memory ones. The "posterior" the
+   engine passes around (and a callback sees as ``state.posterior``) is a
+   :class:`DistributedPosterior` handle.
+4. The model relabels the hidden classes to agree with the vote as in memory (the
+   agreement table is the sum of the partitions' expected counts); the posterior under
+   the final parameters is computed in one more pass, gathered or left on the cluster.
 
 This module imports the kernel, never the estimators (``DawidSkene.fit`` imports it
 when given a dask DataFrame): no import cycle.
@@ -51,17 +53,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from crowdlearn._base import warn_if_not_converged
-from crowdlearn.aggregation._common import _Data, _flat_indices, _softmax_rows_inplace
-from crowdlearn.aggregation._ds_kernel import (count_table, log_joint, majority_start,
-                                               split_counts)
+from crowdlearn.aggregation._ds_kernel import (count_table, label_matrix, log_joint,
+                                               majority_start, softmax_rows)
 from crowdlearn.labels import _encode, _object_kind
 
 __all__ = ["fit_dask", "DistributedPosterior"]
 
 
 class _Crowd(NamedTuple):
-    """What ``_flat_indices`` and the EM pieces read of a partition's labels."""
+    """What ``label_matrix`` reads of a partition's labels."""
 
     item: np.ndarray
     expert: np.ndarray
@@ -76,10 +76,13 @@ class _Crowd(NamedTuple):
 
 
 class _Part(NamedTuple):
-    """One encoded partition: its tasks (sorted ids) and its label matrix."""
+    """One encoded partition: its tasks (sorted ids), its label matrix and the transpose
+    (:func:`~crowdlearn.aggregation._ds_kernel.label_matrix`), and the number of workers."""
 
     task_ids: np.ndarray
-    data: _Data
+    votes: object
+    votes_t: object
+    n_experts: int
 
 
 class DistributedPosterior(NamedTuple):
@@ -108,28 +111,25 @@ def _encode_part(frame, names, worker_ids, class_ids) -> _Part:
         _, ecode = _encode(frame[worker], "worker", worker_ids)
         _, ccode = _encode(frame[label], "label", class_ids)
     crowd = _Crowd(icode, ecode, ccode, int(task_ids.size), J, K)
-    votes, votes_t = _flat_indices(crowd, K)
+    votes, votes_t = label_matrix(crowd, K)
     # keep only the label matrix (12 bytes per label): the index arrays are not needed again
-    empty = np.zeros(0, dtype=np.intp)
-    sizes = _Crowd(empty, empty, empty, crowd.n_items, J, K)
-    return _Part(task_ids, _Data(sizes, None, votes, votes_t))
+    return _Part(task_ids, votes, votes_t, J)
 
 
 def _majority_part(part: _Part, K: int) -> np.ndarray:
-    data = part.data
-    return count_table(data.votes_t, majority_start(data.votes, data.crowd.n_experts, K))
+    return count_table(part.votes_t, majority_start(part.votes, part.n_experts, K))
 
 
 def _e_step_part(part: _Part, params):
     """The E-step on one partition; only the small sufficient statistics leave it (the
     posterior is not kept: the final one is recomputed once, under the final parameters)."""
-    q, log_evidence = _softmax_rows_inplace(log_joint(part.data.votes, params))
-    return count_table(part.data.votes_t, q), float(log_evidence.sum())
+    q, log_evidence = softmax_rows(log_joint(part.votes, params))
+    return count_table(part.votes_t, q), float(log_evidence.sum())
 
 
 def _final_part(part: _Part, params):
     """The posterior of one partition's tasks under the final (relabelled) parameters."""
-    q, _ = _softmax_rows_inplace(log_joint(part.data.votes, params))
+    q, _ = softmax_rows(log_joint(part.votes, params))
     return part.task_ids, q
 
 
@@ -211,10 +211,8 @@ def _get_client(client):
 
 
 def _check_model(model):
-    if not getattr(type(model), "_fits_dask_frames", False):
-        raise ValueError(f"fit_dask fits DawidSkene or OneCoinDawidSkene, got "
-                         f"{type(model).__name__}")
-    model._check_params()
+    """Refuse a model that cannot be fitted from count tables, or settings the dask fit
+    does not support (after the model has checked its hyper-parameters)."""
     if model.n_init != 1:
         raise ValueError(f"fitting a dask DataFrame runs EM from the majority vote only: "
                          f"n_init must be 1, got {model.n_init} (random restarts are not "
@@ -319,37 +317,70 @@ def _refuse_ids_made_strings(ddf, names) -> None:
                     from None
 
 
-def _run_em(model, client, parts, J: int, K: int):
-    """EM through the estimator's own engine path, with an E-step run partition by
-    partition (only the count tables and log-evidences travel back) and the model's
-    M-step from the summed count table."""
+class _DaskCounts:
+    """The labels of a dask DataFrame as the count source of
+    :meth:`DawidSkene.fit_from_counts <crowdlearn.DawidSkene.fit_from_counts>`: encoded once
+    and kept on the cluster, each E-step run partition by partition (only the count tables
+    and log-evidences travel back)."""
 
-    def total(tables):
+    def __init__(self, model, ddf, names, client, collect: bool, split_tasks: str):
+        self.model, self.ddf, self.names = model, ddf, names
+        self.client, self.collect, self.split_tasks = client, collect, split_tasks
+
+    def start(self) -> np.ndarray:
+        """Check the settings and the labels, encode the partitions (kept on the cluster)
+        and return the count table of the soft majority vote."""
+        import dask
+
+        _check_model(self.model)
+        _check_input(self.ddf, self.names, self.split_tasks)
+        client = self.client = _get_client(self.client)
+        if isinstance(client, _LocalClient):  # in-process, even with a distributed client
+            with dask.config.set(_LOCAL_CONFIG):
+                first = _first_pass(self.model, self.ddf, self.names, self.split_tasks, client)
+        else:
+            first = _first_pass(self.model, self.ddf, self.names, self.split_tasks, client)
+        self.task_meta, self.worker_ids, self.class_ids, frames = first
+        self.parts = _encode_parts(client, frames, self.names, self.worker_ids,
+                                   self.class_ids)
+        del frames
+        if self.split_tasks == "raise":
+            _check_no_split_task(client, self.parts, self.names[0])
+        K = self.class_ids.size
+        return self._total(client.gather(client.map(_majority_part, self.parts, K=K,
+                                                    pure=False)))
+
+    def _total(self, tables) -> np.ndarray:
+        """The sum of the partitions' count tables."""
+        J, K = self.worker_ids.size, self.class_ids.size
         out = np.zeros((J * K + 1, K))
         for t in tables:
             out += t
         return out
 
-    def init(restart):
-        counts = total(client.gather(client.map(_majority_part, parts, K=K, pure=False)))
-        return model._params_from_counts(counts, J)
-
-    def e_step(params):
+    def e_step(self, params):
         # the tuple as one object, under a new key each time
-        shared = client.scatter([params], broadcast=True, hash=False)[0]
-        small = client.gather(client.map(_e_step_part, parts, params=shared, pure=False))
-        counts = total(c for c, _ in small)
+        shared = self.client.scatter([params], broadcast=True, hash=False)[0]
+        small = self.client.gather(self.client.map(_e_step_part, self.parts, params=shared,
+                                                   pure=False))
+        counts = self._total(c for c, _ in small)
         log_evidence = 0.0
         for _, s in small:
             log_evidence += s
-        return DistributedPosterior([], counts), log_evidence + model._log_prior_term(params)
+        return DistributedPosterior([], counts), log_evidence
 
-    def m_step(posterior: DistributedPosterior):
-        return model._params_from_counts(posterior.counts, J)
+    def finish(self, params) -> dict:
+        """The posterior under the final (relabelled) parameters, gathered or left lazy."""
+        client = self.client
+        shared = client.scatter([params], broadcast=True, hash=False)[0]
+        finals = client.map(_final_part, self.parts, params=shared, pure=False)
+        if not isinstance(client, _LocalClient):
+            from distributed import wait
 
-    result = model._run_engine(None, init=init, e_step=e_step, m_step=m_step, n_runs=1)
-    warn_if_not_converged(result, type(model).__name__, model.max_iter, model.tol)
-    return result
+            wait(finals)  # the encoded partitions may go only once the posteriors exist
+        self.parts = None
+        return _results(client, finals, self.collect, self.task_meta, self.worker_ids,
+                        self.class_ids)
 
 
 def fit_dask(model, ddf, *, task: str = "task", worker: str = "worker", label: str = "label",
@@ -396,46 +427,16 @@ def fit_dask(model, ddf, *, task: str = "task", worker: str = "worker", label: s
         indexed by task), whose partitions follow ``ddf``'s (tasks sorted
         within each). ``item_ids_`` is then None.
     """
-    _check_model(model)
-    names = (task, worker, label)
-    _check_input(ddf, names, split_tasks)
-    import dask
-
-    client = _get_client(client)
-    if isinstance(client, _LocalClient):  # in-process, even when a distributed client exists
-        with dask.config.set(_LOCAL_CONFIG):
-            task_meta, worker_ids, class_ids, frames = _first_pass(model, ddf, names,
-                                                                   split_tasks, client)
-    else:
-        task_meta, worker_ids, class_ids, frames = _first_pass(model, ddf, names, split_tasks,
-                                                               client)
-    J, K = worker_ids.size, class_ids.size
-    parts = _encode_parts(client, frames, names, worker_ids, class_ids)
-    del frames
-    if split_tasks == "raise":
-        _check_no_split_task(client, parts, task)
-
-    result = _run_em(model, client, parts, J, K)
-
-    # -- relabel as in memory (the agreement table: the summed counts over the experts) ----
-    params, handle = result.params, result.posterior
-    # relabelling permutes the parameters; the posterior under the permuted parameters is
-    # the permuted posterior, computed below in one more pass under the final parameters
-    params, _ = model._align_params(split_counts(handle.counts, J)[0].sum(axis=0), params)
-    shared = client.scatter([params], broadcast=True, hash=False)[0]
-    finals = client.map(_final_part, parts, params=shared, pure=False)
-    if not isinstance(client, _LocalClient):
-        from distributed import wait
-
-        wait(finals)  # the encoded partitions may go only once the posteriors exist
-    del parts, handle, shared
-    _store(model, result, params, client, finals, collect, task_meta, worker_ids, class_ids)
-    return model
+    if not callable(getattr(model, "fit_from_counts", None)):
+        raise ValueError(f"fit_dask fits DawidSkene or OneCoinDawidSkene, got "
+                         f"{type(model).__name__}")
+    source = _DaskCounts(model, ddf, (task, worker, label), client, collect, split_tasks)
+    return model.fit_from_counts(source)
 
 
-def _store(model, result, params, client, finals, collect, task_meta, worker_ids, class_ids):
-    """The fitted attributes, through the estimator's own ``_store_fit``: with ``collect``
-    the posterior gathered in sorted task order, otherwise the lazy dask results."""
+def _results(client, finals, collect, task_meta, worker_ids, class_ids) -> dict:
+    """What the model stores (see ``fit_from_counts``): with ``collect`` the posterior
+    gathered in sorted task order, otherwise the lazy dask results."""
     J, K = worker_ids.size, class_ids.size
     lazy = None
     if collect:
@@ -464,5 +465,5 @@ def _store(model, result, params, client, finals, collect, task_meta, worker_ids
             _labels_series, class_ids, meta=pd.Series(class_ids[:0], index=index,
                                                       name="agg_label"))
         lazy = (probas, labels)
-    model._store_fit(result, params, q, sizes=(n_items, J, K),
-                     ids=(task_ids, worker_ids, class_ids, True), lazy=lazy)
+    return dict(posterior=q, sizes=(n_items, J, K), ids=(task_ids, worker_ids, class_ids, True),
+                lazy=lazy)

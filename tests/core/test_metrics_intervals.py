@@ -1,198 +1,25 @@
-"""Tests of crowdlearn.metrics: Krippendorff's alpha, posterior entropy, and
-confidence intervals for the workers' quality."""
-
-import itertools
-import math
-import warnings
+"""Tests of the confidence intervals for the workers' quality
+(``crowdlearn.metrics.worker_quality_intervals``): Louis' observed information against a
+numerical Hessian, coverage on simulated crowds, widths, the bootstrap's resampler on the
+Dawid--Skene kernel's batch axis, reproducibility, and the errors."""
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.special import logsumexp
 
-from crowdlearn.metrics import (WorkerQualityIntervals, _one_coin_information,
-                                  _training_crowd, coincidence_matrix, krippendorff_alpha,
-                                  posterior_entropy, worker_quality_intervals)
-from crowdlearn.aggregation.dawid_skene import DawidSkene, DawidSkeneParams, _Data, _flat_indices
+from crowdlearn import DawidSkene, OneCoinDawidSkene, worker_quality_intervals
+from crowdlearn.aggregation._ds_kernel import (confusion_m_step, count_table, label_matrix,
+                                               log_joint, log_param_sum, one_coin_m_step,
+                                               one_coin_matrices, softmax_rows, split_counts)
+from crowdlearn.aggregation.dawid_skene import DawidSkeneParams, e_step
 from crowdlearn.exceptions import NotFittedError
-from crowdlearn.labels import from_triples
-from crowdlearn.aggregation.one_coin import OneCoinDawidSkene, _one_coin_matrices
+from crowdlearn.metrics import WorkerQualityIntervals
+from crowdlearn.metrics._resample import _Resampler
+from crowdlearn.metrics.intervals import _one_coin_information, _training_crowd
 from crowdlearn.simulate import one_coin_confusion, simulate_crowd
 
-
-def quiet_fit(model, *args):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return model.fit(*args)
-
-
-# -- Krippendorff's alpha ---------------------------------------------------------------------
-# K. Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: four
-# observers, twelve units, values 1..5, "." where an observer gave no value.
-KRIPPENDORFF_2011 = """
-A  1 2 3 3 2 1 4 1 2 . . .
-B  1 2 3 3 2 2 4 1 2 5 . 3
-C  . 3 3 3 2 3 4 2 2 5 1 .
-D  1 2 3 3 2 4 4 1 2 5 1 .
-"""
-
-
-def krippendorff_table():
-    rows = [line.split() for line in KRIPPENDORFF_2011.strip().splitlines()]
-    return {r[0]: r[1:] for r in rows}
-
-
-def test_krippendorff_worked_example_nominal():
-    table = krippendorff_table()
-    dense = np.array([[-1 if v == "." else int(v) - 1 for v in vals]
-                      for vals in table.values()]).T          # units x observers
-    assert dense.shape == (12, 4)
-    assert round(krippendorff_alpha(dense), 3) == 0.743
-    # the paper's coincidence matrix (values 1..5), its row sums n_c and n = 40
-    o = coincidence_matrix(dense)
-    expected = np.array([[7, 4 / 3, 1 / 3, 1 / 3, 0],
-                         [4 / 3, 10, 4 / 3, 1 / 3, 0],
-                         [1 / 3, 4 / 3, 8, 1 / 3, 0],
-                         [1 / 3, 1 / 3, 1 / 3, 4, 0],
-                         [0, 0, 0, 0, 3]])
-    np.testing.assert_allclose(o, expected, atol=1e-12)
-    np.testing.assert_allclose(o.sum(axis=1), [9, 13, 10, 5, 3], atol=1e-12)
-    assert o.sum() == pytest.approx(40)
-    # the same data as a DataFrame of (task, worker, label) with arbitrary identifiers
-    rows = [(f"unit{u:02d}", obs, f"v{v}") for obs, vals in table.items()
-            for u, v in enumerate(vals) if v != "."]
-    df = pd.DataFrame(rows, columns=["task", "worker", "label"])
-    assert krippendorff_alpha(df) == pytest.approx(krippendorff_alpha(dense), abs=1e-14)
-    # and as triples
-    item, expert = np.nonzero(dense >= 0)
-    crowd = from_triples(item, expert, dense[item, expert])
-    assert krippendorff_alpha(crowd) == pytest.approx(0.743421052631579, abs=1e-12)
-    assert krippendorff_alpha((item, expert, dense[item, expert])) == \
-        pytest.approx(krippendorff_alpha(crowd))
-
-
-def brute_alpha(triples, n_items, K):
-    """Alpha from its definition: a loop over the ordered pairs of each unit's values."""
-    values = [[l for (i, _, l) in triples if i == u] for u in range(n_items)]
-    o = [[0.0] * K for _ in range(K)]
-    for vals in values:
-        m = len(vals)
-        if m < 2:
-            continue
-        for a, b in itertools.permutations(range(m), 2):
-            o[vals[a]][vals[b]] += 1.0 / (m - 1)
-    n_c = [sum(row) for row in o]
-    n = sum(n_c)
-    d_o = sum(o[c][k] for c in range(K) for k in range(K) if c != k) / n
-    d_e = sum(n_c[c] * n_c[k] for c in range(K) for k in range(K) if c != k) / (n * (n - 1))
-    return 1 - d_o / d_e
-
-
-@pytest.mark.parametrize("seed", range(8))
-def test_krippendorff_matches_brute_force(seed):
-    rng = np.random.default_rng(seed)
-    n_items, n_experts, K = rng.integers(3, 25), rng.integers(2, 6), rng.integers(2, 5)
-    n_labels = rng.integers(n_items, 4 * n_items)
-    # repeated labels (an expert labelling an item twice) and lone labels included
-    item = rng.integers(0, n_items, n_labels)
-    expert = rng.integers(0, n_experts, n_labels)
-    truth = rng.integers(0, K, n_items)
-    label = np.where(rng.random(n_labels) < 0.6, truth[item], rng.integers(0, K, n_labels))
-    crowd = from_triples(item, expert, label, n_items=n_items, n_experts=n_experts,
-                         n_classes=K)
-    triples = list(zip(item.tolist(), expert.tolist(), label.tolist()))
-    assert krippendorff_alpha(crowd) == pytest.approx(brute_alpha(triples, n_items, K),
-                                                      abs=1e-12)
-
-
-def test_krippendorff_invariant_to_relabelling_and_worker_order():
-    sim = simulate_crowd(200, one_coin_confusion([0.9, 0.7, 0.6, 0.5], 4), missing=0.4,
-                         random_state=3)
-    crowd = sim.labels
-    alpha = krippendorff_alpha(crowd)
-    rng = np.random.default_rng(0)
-    for _ in range(3):
-        perm_c, perm_w, perm_i = rng.permutation(4), rng.permutation(4), rng.permutation(200)
-        moved = from_triples(perm_i[crowd.item], perm_w[crowd.expert], perm_c[crowd.label],
-                             n_items=200, n_experts=4, n_classes=4)
-        assert krippendorff_alpha(moved) == pytest.approx(alpha, abs=1e-12)
-    # unused classes change nothing
-    assert krippendorff_alpha(crowd, n_classes=7) == pytest.approx(alpha, abs=1e-12)
-    # dense form
-    assert krippendorff_alpha(crowd.to_dense()) == pytest.approx(alpha, abs=1e-12)
-
-
-def test_krippendorff_perfect_agreement_and_chance():
-    dense = np.array([[0, 0, -1], [1, 1, 1], [2, -1, 2], [1, -1, -1], [0, 0, 0]])
-    assert krippendorff_alpha(dense) == 1.0
-    # random labels: alpha near 0
-    rng = np.random.default_rng(1)
-    noise = rng.integers(0, 3, size=(3000, 3))
-    assert abs(krippendorff_alpha(noise)) < 0.03
-
-
-def test_krippendorff_undefined_cases_raise():
-    with pytest.raises(ValueError, match="pairable"):
-        krippendorff_alpha(np.array([[0, -1], [-1, 1], [1, -1]]))
-    with pytest.raises(ValueError, match="D_e"):
-        krippendorff_alpha(np.array([[1, 1], [1, 1], [0, -1]]))  # only class 1 is pairable
-    with pytest.raises(ValueError):
-        krippendorff_alpha(None)
-
-
-# -- posterior entropy -------------------------------------------------------------------------
-def test_posterior_entropy_hand_values():
-    q = np.array([[1.0, 0.0], [0.5, 0.5], [0.25, 0.75], [0.9, 0.1]])
-    h = posterior_entropy(q)
-    expected = [0.0, 1.0, -(0.25 * math.log2(0.25) + 0.75 * math.log2(0.75)),
-                -(0.9 * math.log2(0.9) + 0.1 * math.log2(0.1))]
-    np.testing.assert_allclose(h, expected, atol=1e-12)
-    assert h[2] == pytest.approx(0.811278124459, abs=1e-10)
-    np.testing.assert_allclose(posterior_entropy(q, base=math.e), np.array(expected) * math.log(2),
-                               atol=1e-12)
-    q4 = np.array([[0.25] * 4, [1, 0, 0, 0], [0.5, 0.5, 0, 0]])
-    np.testing.assert_allclose(posterior_entropy(q4), [2.0, 0.0, 1.0], atol=1e-12)
-    np.testing.assert_allclose(posterior_entropy(q4, normalized=True), [1.0, 0.0, 0.5],
-                               atol=1e-12)
-    np.testing.assert_allclose(posterior_entropy(q4, base=10, normalized=True), [1.0, 0.0, 0.5],
-                               atol=1e-12)
-
-
-def test_posterior_entropy_of_models_and_frames():
-    sim = simulate_crowd(60, one_coin_confusion([0.8, 0.7, 0.6], 3), random_state=0)
-    # a fixed number of EM steps, so the array and DataFrame fits below compare the same
-    # computation whatever order the labels are summed in
-    ds = quiet_fit(DawidSkene(tol=0.0, max_iter=20), sim.labels)
-    assert ds.n_iter_ == 20
-    h = posterior_entropy(ds)
-    assert isinstance(h, np.ndarray) and h.shape == (60,)
-    np.testing.assert_allclose(h, posterior_entropy(ds.posterior_))
-    assert ((h >= 0) & (h <= math.log2(3) + 1e-12)).all()
-    # fitted on a DataFrame: a Series indexed by task id
-    item, worker, label = sim.labels.to_table()
-    df = pd.DataFrame({"task": [f"t{i:03d}" for i in item], "worker": worker,
-                       "label": np.array(["a", "b", "c"])[label]})
-    ds_df = quiet_fit(DawidSkene(tol=0.0, max_iter=20), df)
-    assert ds_df.n_iter_ == 20
-    hs = posterior_entropy(ds_df)
-    assert isinstance(hs, pd.Series) and hs.index.name == "task"
-    assert hs.index[0] == "t000" and len(hs) == 60
-    np.testing.assert_allclose(hs.to_numpy(), h, atol=1e-8)
-
-
-def test_posterior_entropy_validation():
-    with pytest.raises(ValueError, match="sum to 1"):
-        posterior_entropy(np.array([[0.5, 0.6]]))
-    with pytest.raises(ValueError, match="negative"):
-        posterior_entropy(np.array([[1.5, -0.5]]))
-    with pytest.raises(ValueError, match="2-dimensional"):
-        posterior_entropy(np.array([0.5, 0.5]))
-    with pytest.raises(ValueError, match="base"):
-        posterior_entropy(np.array([[0.5, 0.5]]), base=1)
-    with pytest.raises(ValueError, match="base"):
-        posterior_entropy(np.array([[0.5, 0.5]]), base=-2)
-    with pytest.raises(NotFittedError):
-        posterior_entropy(DawidSkene())
+from metrics_crowds import quiet_fit
 
 
 # -- worker quality intervals: helpers --------------------------------------------------------
@@ -220,14 +47,13 @@ def test_fisher_information_matches_numerical_hessian(K, alpha):
     oc = quiet_fit(OneCoinDawidSkene(alpha=alpha, tol=1e-14, max_iter=5000), sim.labels)
     crowd = _training_crowd(oc, sim.labels)
     J = oc.n_experts_
-    data = _Data(crowd, None, *_flat_indices(crowd, K))
 
     def objective(theta):  # log-likelihood (+ log prior) in (logit p, prior logits)
         p = 1 / (1 + np.exp(-theta[:J]))
         g = np.r_[theta[J:], 0.0]
         phi = np.exp(g - logsumexp(g))
-        lj = oc._log_joint(data, DawidSkeneParams(phi, _one_coin_matrices(p, K), None))
-        return logsumexp(lj, axis=1).sum() + alpha * (np.log(phi).sum() + np.log(p).sum()
+        _, log_likelihood = e_step(crowd, DawidSkeneParams(phi, one_coin_matrices(p, K), None))
+        return log_likelihood + alpha * (np.log(phi).sum() + np.log(p).sum()
                                                       + np.log1p(-p).sum())
 
     p, phi = oc.accuracy_, oc.class_prior_
@@ -291,7 +117,6 @@ def test_bootstrap_has_no_label_switching():
 def test_bootstrap_identity_resample_reproduces_the_fit():
     """A resample drawing every item once is the training set: EM warm-started at the
     fit stays there."""
-    from crowdlearn.metrics import _Resampler
     sim = one_coin_sim(5, n_items=200, K=3)
     for model in (quiet_fit(DawidSkene(tol=1e-13, max_iter=3000), sim.labels),
                   quiet_fit(OneCoinDawidSkene(alpha=1.0, tol=1e-13, max_iter=3000),
@@ -301,6 +126,111 @@ def test_bootstrap_identity_resample_reproduces_the_fit():
         np.testing.assert_allclose(conf[0], model.confusion_, atol=1e-5)
         np.testing.assert_allclose(acc[0], (np.diagonal(model.confusion_, axis1=1, axis2=2)
                                             * model.class_prior_).sum(axis=1), atol=1e-5)
+
+
+# -- the resampler: the Dawid--Skene kernel on its batch axis, the engine's stopping rule ------
+def random_params(rng, B, J, K):
+    return DawidSkeneParams(rng.dirichlet(np.ones(K), size=B),
+                            rng.dirichlet(np.ones(K), size=(B, J, K)), None)
+
+
+def test_batched_kernel_is_every_resample_on_its_own():
+    sim = one_coin_sim(12, n_items=60, K=3)
+    ds = quiet_fit(DawidSkene(), sim.labels)
+    crowd = _training_crowd(ds, sim.labels)
+    resampler = _Resampler(ds, crowd, max_iter=10, tol=1e-8)
+    n, J, K, B = 60, crowd.n_experts, 3, 4
+    width_ = J * K + 1
+    # every item once, in order: one problem in the kernel's own layout
+    identity = resampler.votes(np.arange(n)[None])
+    assert (identity != label_matrix(crowd, K)[0]).nnz == 0
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, n, size=(B, n))
+    votes = resampler.votes(idx)
+    assert votes.shape == (B * n, B * width_)
+    params = random_params(rng, B, J, K)
+    q, _ = softmax_rows(log_joint(votes, params))
+    table = (votes.T.tocsr() @ q).reshape(B, width_, K)
+    counts, class_counts = split_counts(table, J)
+    prior, conf = confusion_m_step(counts, class_counts, 1.0)
+    one_prior, accuracy = one_coin_m_step(counts, class_counts, 1.0)
+    logs = log_param_sum(params.class_prior, params.confusion)
+    for b in range(B):
+        alone = resampler.votes(idx[b:b + 1])
+        block = votes[b * n:(b + 1) * n][:, b * width_:(b + 1) * width_]
+        assert (block != alone).nnz == 0 and votes[b * n:(b + 1) * n].nnz == alone.nnz
+        params_b = DawidSkeneParams(params.class_prior[b], params.confusion[b], None)
+        q_b, _ = softmax_rows(log_joint(alone, params_b))
+        np.testing.assert_allclose(q[b * n:(b + 1) * n], q_b, rtol=0, atol=1e-12)
+        counts_b, class_b = split_counts(count_table(alone.T.tocsr(), q_b), J)
+        np.testing.assert_allclose(table[b], count_table(alone.T.tocsr(), q_b), atol=1e-9)
+        prior_b, conf_b = confusion_m_step(counts_b, class_b, 1.0)
+        np.testing.assert_allclose(prior[b], prior_b, atol=1e-12)
+        np.testing.assert_allclose(conf[b], conf_b, atol=1e-12)
+        one_b, acc_b = one_coin_m_step(counts_b, class_b, 1.0)
+        np.testing.assert_allclose(one_prior[b], one_b, atol=1e-12)
+        np.testing.assert_allclose(accuracy[b], acc_b, atol=1e-12)
+        assert logs[b] == pytest.approx(log_param_sum(params_b.class_prior,
+                                                      params_b.confusion), abs=1e-9)
+
+
+@pytest.mark.parametrize("model_cls", [DawidSkene, OneCoinDawidSkene])
+def test_resampler_runs_the_engine_with_its_stopping_rule(model_cls):
+    """Each replicate's EM is the engine's (crowdlearn.em.run_em) on its resample, with the
+    model's M-step, objective and stopping rule; and it does not depend on the other
+    replicates of its block."""
+    from crowdlearn.em import run_em
+
+    sim = one_coin_sim(13, n_items=80, K=3)
+    model = quiet_fit(model_cls(alpha=0.5), sim.labels)
+    crowd = _training_crowd(model, sim.labels)
+    tol, J, K = 1e-7, crowd.n_experts, 3
+    resampler = _Resampler(model, crowd, max_iter=500, tol=tol)
+    idx = np.random.default_rng(1).integers(0, 80, size=(5, 80))
+    start = model.params_
+    B = idx.shape[0]
+    prior, conf = resampler.em(idx, np.repeat(start.class_prior[None], B, axis=0),
+                               np.repeat(start.confusion[None], B, axis=0), 500)
+    for b in range(B):
+        votes = resampler.votes(idx[b:b + 1])
+
+        def e_step(params):
+            q, log_evidence = softmax_rows(log_joint(votes, params))
+            return q, log_evidence.sum() + model.alpha * log_param_sum(
+                params.class_prior, params.confusion, model_cls is OneCoinDawidSkene)
+
+        def m_step(q):
+            counts, class_counts = split_counts(count_table(votes.T.tocsr(), q), J)
+            if model_cls is OneCoinDawidSkene:
+                phi, acc = one_coin_m_step(counts, class_counts, model.alpha)
+                return DawidSkeneParams(phi, one_coin_matrices(acc, K), None)
+            return DawidSkeneParams(*confusion_m_step(counts, class_counts, model.alpha), None)
+
+        result = run_em(start, e_step, m_step, tol=tol, max_iter=500)
+        assert result.converged and result.n_iter >= 2
+        np.testing.assert_allclose(prior[b], result.params.class_prior, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(conf[b], result.params.confusion, rtol=0, atol=1e-10)
+        # one M-step less ends elsewhere: the test sees where the rule stops
+        before = run_em(start, e_step, m_step, tol=tol, max_iter=result.n_iter - 1)
+        assert np.abs(before.params.confusion - conf[b]).max() > 1e-9
+
+
+def test_intervals_refuse_models_with_other_priors():
+    sim = one_coin_sim(14, n_items=80, K=3)
+    gold = np.full(80, -1)
+    gold[:5] = sim.truth[:5]
+    ds = quiet_fit(DawidSkene(), sim.labels)
+    assert ds.prior_counts_ is None
+    for model, fit_kwargs in ((DawidSkene(confusion_prior=np.eye(3) + 1), {}),
+                              (OneCoinDawidSkene(confusion_prior=np.eye(3) + 1), {}),
+                              (DawidSkene(), {"gold": gold})):
+        quiet_fit(model, sim.labels, **fit_kwargs)
+        with pytest.raises(ValueError, match="alpha as their only prior"):
+            worker_quality_intervals(model, sim.labels, method="counts")
+    X = np.random.default_rng(0).integers(0, 2, size=(80, 4))
+    with_features = quiet_fit(DawidSkene(), sim.labels, X)
+    with pytest.raises(ValueError, match="features X"):
+        worker_quality_intervals(with_features, sim.labels, method="counts")
 
 
 def test_counts_intervals():

@@ -62,7 +62,7 @@ class SizeLimits(NamedTuple):
 # not grow with n_init), ~40 per item and per expert (GLAD's L-BFGS-B over the item
 # difficulties and expert abilities), plus up to ~17 per label given (GLAD). The factors
 # below bound these with a margin; the labels' own share is not counted (it is the data).
-# tests/core/test_misreads_28.py fits every model at the largest sizes admitted.
+# tests/core/test_size_limits.py fits every model at the largest sizes admitted.
 _NUMBERS_PER_CELL = 16
 _NUMBERS_PER_ID = 48
 

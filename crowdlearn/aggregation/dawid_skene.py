@@ -930,7 +930,7 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         ----------
         source : object with three methods
             ``start()``: the count table ``(n_experts * K + 1, K)`` (the layout of
-            :func:`~crowdlearn.aggregation._ds_kernel.count_table`) of the soft majority
+            ``count_table`` of the DS kernel) of the soft majority
             vote; called once, first. ``e_step(params)``: ``(posterior, log_evidence)``,
             a handle whose ``counts`` is the count table of the E-step under ``params``
             (what a callback sees as ``state.posterior``) and the sum of the items' log

@@ -21,13 +21,29 @@ def variant_source(name: str, root=None) -> Path:
     return folder
 
 
-def failing_checks(nb, cwd, timeout=600) -> dict:
-    """``{grade_id: error}`` of the checks that raise when ``nb`` runs (no sandbox)."""
+def failing_checks(nb, cwd, timeout=600, *more) -> dict:
+    """``{grade_id: error}`` of the checks that raise when ``nb`` runs (no sandbox); with
+    ``more`` notebooks, a list of such dicts, one per notebook, all run in one kernel whose
+    namespace is reset between them (its imported modules are kept: one start, one import)."""
     import nbformat
     from nbclient import NotebookClient
-    nb = nbformat.from_dict(nb)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(cwd)}}).execute()
+    nbs = [nbformat.from_dict(n) for n in (nb, *more)]
+    client = NotebookClient(nbs[0], timeout=timeout, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(cwd)}})
+    reset = nbformat.v4.new_code_cell("get_ipython().run_line_magic('reset', '-f')")
+    with client.setup_kernel():
+        for k, one in enumerate(nbs):
+            client.nb = one  # outputs are stored by index into the client's notebook
+            if k:
+                client.execute_cell(reset, 0)
+            for index, cell in enumerate(one.cells):
+                if cell.cell_type == "code":
+                    client.execute_cell(cell, index)
+    found = [_failed(one) for one in nbs]
+    return found if more else found[0]
+
+
+def _failed(nb) -> dict:
     out = {}
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
@@ -52,5 +68,5 @@ def check_variant(variant_path, public_path, timeout=600) -> dict:
         if cell.get("metadata", {}).get("nbgrader", {}).get("solution") and theirs.get(gid):
             cell.source = theirs[gid][0]
     cwd = Path(variant_path).parent
-    return {"own": failing_checks(variant, cwd, timeout),
-            "public": failing_checks(swapped, cwd, timeout)}
+    own, public = failing_checks(variant, cwd, timeout, swapped)
+    return {"own": own, "public": public}

@@ -40,6 +40,7 @@ import pandas as pd
 
 import crowdlearn
 from crowdlearn import DawidSkene, from_table
+from crowdlearn import _ids as I
 from crowdlearn import labels as L
 from crowdlearn._validation import refuse_masked
 
@@ -58,7 +59,7 @@ def _old_id_array(values, name: str):
     if isinstance(values, np.ndarray) and values.dtype != object:
         if values.ndim != 1:
             raise ValueError(f"{name} must be 1-dimensional, got shape {values.shape}")
-        kind = L._KIND_OF_DTYPE.get(values.dtype.kind)
+        kind = I._KIND_OF_DTYPE.get(values.dtype.kind)
         if kind is None:
             raise ValueError(f"{name} identifiers of type {values.dtype.name} are not "
                              f"supported; use strings or integers")
@@ -75,7 +76,7 @@ def _old_id_array(values, name: str):
             raise ValueError(f"{name} must be a sequence of identifiers") from None
         kinds: dict[str, object] = {}
         for v in arr:
-            kinds.setdefault(L._id_kind(v), v)
+            kinds.setdefault(I._id_kind(v), v)
         if "NoneType" in kinds:
             raise ValueError(f"{name} contains None")
         if len(kinds) > 1:
@@ -85,7 +86,7 @@ def _old_id_array(values, name: str):
                              f"first")
         kind = next(iter(kinds), "int")
         if kind == "str":
-            L._refuse_trailing_nul(arr, name)
+            I._refuse_trailing_nul(arr, name)
             arr = arr.astype(str)
         elif kind == "float":
             arr = arr.astype(float)
@@ -124,7 +125,7 @@ def _old_factorize_columns(df, columns):
             return None
         codes, uniques = pd.factorize(col, sort=True)
         if isinstance(col.dtype, pd.StringDtype):  # every element is a str
-            L._refuse_trailing_nul(uniques, name)
+            I._refuse_trailing_nul(uniques, name)
             ids = np.asarray(uniques.to_numpy(dtype=object), dtype=str)
         else:
             ids, _ = _old_id_array(uniques, name)

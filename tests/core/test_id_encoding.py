@@ -187,27 +187,27 @@ def test_numbered_ids_take_the_numbered_path_and_agree_with_hashing():
     for low-cardinality or sparse columns; where taken it equals pyarrow's hashing."""
     import pyarrow as pa
 
-    from crowdlearn import labels as L
+    from crowdlearn import _ids as I
 
     rng = np.random.default_rng(5)
     for prefix, kind, start in (("t", pa.large_string(), 0), ("", pa.string(), 0),
                                 ("item-", pa.large_string(), 7), ("w", pa.string(), 13)):
         values = rng.permutation(np.repeat(np.arange(2000), 3))
         flat = pa.array([f"{prefix}{v}" for v in values], type=kind)[start:]  # offset
-        got = L._arrow_numbered_ids(flat)
+        got = I._arrow_numbered_ids(flat)
         assert got is not None
-        with mock.patch.object(L, "_arrow_numbered_ids", lambda flat: None):
-            want = L._factorize_arrow_strings(pd.array(flat, dtype="str"), "item")
+        with mock.patch.object(I, "_arrow_numbered_ids", lambda flat: None):
+            want = I._factorize_arrow_strings(pd.array(flat, dtype="str"), "item")
         assert got[0].dtype == want[0].dtype
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
     # pyarrow parses "0xF" as 15: "txA" (prefix t) must not become "t10", nor "0xF4240" 1000000
     for ids in ([f"t{i}" for i in range(100)] + ["txA"],
                 [str(i) for i in range(2500)] + ["0xF4240"]):
-        assert L._arrow_numbered_ids(pa.array(ids)) is None
+        assert I._arrow_numbered_ids(pa.array(ids)) is None
         crowd = cl.from_table(np.array(ids, dtype=object), ["w"] * len(ids), [0, 1] * (
             len(ids) // 2) + [0] * (len(ids) % 2))
         assert crowd.n_items == len(ids) and ids[-1] in crowd.item_ids.tolist()
     few = pa.array([f"w{v}" for v in rng.integers(0, 10, 5000)])
     sparse = pa.array([f"t{v}" for v in rng.integers(0, 10**12, 5000)])
-    assert L._arrow_numbered_ids(few) is None and L._arrow_numbered_ids(sparse) is None
+    assert I._arrow_numbered_ids(few) is None and I._arrow_numbered_ids(sparse) is None

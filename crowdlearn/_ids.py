@@ -202,19 +202,22 @@ def _factorize_strings(arr: np.ndarray, name: str):
 
 
 def _numbered_objects(arr: np.ndarray):
-    """:func:`_arrow_numbered_ids` for an object array of strings, when pyarrow is already
-    imported (it is with pandas) and the first ids look numbered; else None."""
+    """:func:`_arrow_numbered_ids` (or :func:`_fixed_width_codes`) for an object array of
+    strings, when pyarrow is already imported (it is with pandas) and the first ids look
+    numbered (or all have one length of at least 8 characters, ASCII); else None."""
     pa = sys.modules.get("pyarrow")
     if pa is None or not hasattr(pa, "array") or arr.size < 64:
         return None
     prefix = arr[0].rstrip("0123456789")
-    if not all(s.startswith(prefix) and s[len(prefix):].isdigit() for s in arr[:64]):
+    numbered = all(s.startswith(prefix) and s[len(prefix):].isdigit() for s in arr[:64])
+    if not numbered and not (len(arr[0]) >= 8 and all(
+            len(s) == len(arr[0]) and s.isascii() for s in arr[:64])):
         return None
     try:
         flat = pa.array(arr, type=pa.large_string())
     except (ValueError, TypeError):  # e.g. a lone surrogate: the general path decides
         return None
-    return _arrow_numbered_ids(flat)
+    return _arrow_numbered_ids(flat) if numbered else _fixed_width_codes(flat)
 
 
 def _sort_factorized(codes: np.ndarray, uniques: np.ndarray):
@@ -272,6 +275,8 @@ def _factorize_arrow_strings(array, name: str):
     chunked = array.__arrow_array__()
     flat = chunked.chunk(0) if chunked.num_chunks == 1 else chunked.combine_chunks()
     numbered = _arrow_numbered_ids(flat)
+    if numbered is None:
+        numbered = _fixed_width_codes(flat)
     if numbered is not None:
         return numbered
     encoded = flat.dictionary_encode()
@@ -304,12 +309,15 @@ def _arrow_numbered_ids(flat):
     import pyarrow.compute as pc
 
     n = len(flat)
-    sample = flat.slice(0, 1 << 16)
-    if n < 64 or flat.type not in (pa.string(), pa.large_string()) or \
-            16 * len(sample.dictionary_encode().dictionary) < len(sample):
+    if n < 64 or flat.type not in (pa.string(), pa.large_string()):
         return None
-    first = flat[0].as_py()
-    prefix = first.rstrip("0123456789").encode("utf-8")
+    head = flat.slice(0, 64).to_pylist()  # a look at the first ids before any full pass
+    prefix = head[0].rstrip("0123456789")
+    sample = flat.slice(0, 1 << 16)
+    if not all(isinstance(s, str) and s.startswith(prefix) and s[len(prefix):].isdigit()
+               for s in head) or 16 * len(sample.dictionary_encode().dictionary) < len(sample):
+        return None
+    first, prefix = head[0], prefix.encode("utf-8")
     p = len(prefix)
     if p == len(first.encode("utf-8")) or not prefix.isascii() or b"\x00" in prefix:
         return None
@@ -337,6 +345,81 @@ def _arrow_numbered_ids(flat):
     if not ((values >= _LOW10[width]) & (values < _POW10[width])).all() or values.max() > 4 * n:
         return None
     return _numbered_codes(values, prefix.decode("ascii"))
+
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # an odd constant (2**64 / golden ratio)
+
+
+def _fixed_width(flat):
+    """``(buffer, start, n, w)`` of a pyarrow (large) string array without nulls whose
+    strings all have the same length ``w`` >= 8 bytes (string ``r`` is the bytes
+    ``start + r * w`` to ``start + (r + 1) * w`` of ``buffer``); None otherwise."""
+    import pyarrow as pa
+
+    n = len(flat)
+    if n == 0 or flat.null_count or flat.type not in (pa.string(), pa.large_string()):
+        return None
+    offsets = np.frombuffer(flat.buffers()[1], dtype=np.int64 if flat.type == pa.large_string()
+                            else np.int32)[flat.offset:flat.offset + n + 1]
+    w = int(offsets[1] - offsets[0])
+    if w < 8 or int(offsets[-1] - offsets[0]) != n * w or not (np.diff(offsets) == w).all():
+        return None
+    return flat.buffers()[2], int(offsets[0]), n, w
+
+
+def _fixed_width_codes(flat):
+    """:func:`_factorize_arrow_strings`'s result for ASCII ids all of one length of at
+    least 8 bytes (UUIDs, hex digests, zero-padded codes), many distinct, pandas loaded;
+    None otherwise. Each id's bytes, read in place as 64-bit words, are mixed into one
+    integer key that pandas hashes (far cheaper than hashing strings); every id is then
+    checked, word by word, to equal the first id with its key, so two different ids that
+    share a key (possible, not expected) send the column to the string hashing, never
+    merge. Only the distinct ids are sorted."""
+    pd = sys.modules.get("pandas")
+    shape = _fixed_width(flat)
+    if shape is None or pd is None or len(flat) < 64 or \
+            16 * len(flat.slice(0, 1 << 16).dictionary_encode().dictionary) < min(
+                len(flat), 1 << 16):
+        return None
+    buffer, start, n, w = shape
+    at = sorted({*range(0, w - 7, 8), w - 8})  # where the words start (the last may overlap)
+    words = [np.ndarray((n,), dtype="<u8", buffer=buffer, offset=start + k, strides=(w,))
+             for k in at]
+    key = words[0].copy()
+    for word in words[1:]:
+        key *= _MIX
+        key ^= word
+    codes, uniques = pd.factorize(key)
+    one = np.empty(uniques.size, dtype=np.intp)  # one row of each key
+    one[codes] = np.arange(n, dtype=np.intp)
+    rows = np.ndarray((n, w), dtype=np.uint8, buffer=buffer, offset=start, strides=(w, 1))[one]
+    # every id equals its key's row in words 1, 2, ...; then in word 0 too, the key being
+    # an invertible function of word 0 once the others are fixed (_MIX is odd)
+    for k, word in zip(at[1:], words[1:]):
+        table = np.ascontiguousarray(np.ndarray((rows.shape[0],), dtype="<u8", buffer=rows,
+                                                offset=k, strides=(w,)))
+        if not np.array_equal(word, table[codes]):
+            return None  # two different ids with one key
+    if (rows == 0).any() or (rows >= 128).any():
+        return None  # NULs (refused with their message) or non-ASCII: the general path
+    order = _sort_rows(rows)
+    rank = np.empty(order.size, dtype=np.intp)
+    rank[order] = np.arange(order.size, dtype=np.intp)
+    return rows[order].astype(np.uint32).view(f"<U{w}").ravel(), rank[codes]
+
+
+def _sort_rows(rows: np.ndarray) -> np.ndarray:
+    """The order of distinct rows of bytes (ASCII, no NUL) as strings: by their first 8
+    bytes read as one big-endian number, the rows that share those sorted again as bytes
+    (byte order is code-point order for ASCII)."""
+    head = np.ascontiguousarray(rows[:, :8]).view(">u8").ravel().astype(np.uint64)
+    order = np.argsort(head)
+    ties = head[order[1:]] == head[order[:-1]]
+    if ties.any():
+        tied = np.flatnonzero(np.append(ties, False) | np.insert(ties, 0, False))
+        sub = order[tied]  # runs of equal heads, the runs in order
+        order[tied] = sub[np.argsort(rows[sub].view(f"S{rows.shape[1]}").ravel())]
+    return order
 
 
 def _numbered_codes(values: np.ndarray, prefix: str):
@@ -377,6 +460,8 @@ def _arrow_ascii_to_unicode(strings):
     width = int(lengths.max())
     if width == 0:  # only empty strings: left to numpy (which makes them '<U1' or wider)
         return None
+    if data.size == width * len(strings):  # every string as long as the longest
+        return data.reshape(-1, width).astype(np.uint32).view(f"<U{width}").ravel()
     out = np.zeros(len(strings) * width, dtype=np.uint32)
     # byte b of string r goes to out[r * width + (b - offsets[r])]
     shift = np.arange(len(strings), dtype=np.intp) * width - (offsets[:-1] - offsets[0])

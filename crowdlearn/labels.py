@@ -139,7 +139,8 @@ def _own_ids(ids, attr: str) -> np.ndarray:
     """A read-only copy of a list of identifiers: one type, no NaN or None, no duplicates
     (two indices with one identifier would be merged when results are mapped back)."""
     if isinstance(ids, np.ndarray) and ids.dtype.kind in "US" and ids.ndim == 1:
-        ids = ids.copy()  # the common case (from_table's own sorted ids): no element loop
+        pass  # the common case (from_table's own sorted ids): no element loop, and the
+        # one copy is read_only's below
     else:
         try:
             ids, _ = _id_array(ids, attr)

@@ -11,14 +11,16 @@ path (tasks ``t0``, ``t1``, ...) and UUID-like ids (``8-4-4-4-12`` hexadecimal d
 random, as ``str(uuid.uuid4())`` gives them, which have to be hashed) for the same crowd
 (``n_labels / 10`` tasks each labelled by 10 workers ``w0``..``w9``, 3 classes, 70 % of
 labels right, rows shuffled): the encoding alone (a DataFrame of pandas' default string
-columns, and ``from_table`` on numpy object arrays of Python strings) and the whole
-``DawidSkene().fit(df)`` at defaults, each the median CPU time (and its wall time) of
-``--repeats`` runs, and the ratio UUID / numbered. Both kinds of ids are checked to give
-the same codes up to the renaming before anything is timed.
+columns, pyarrow-backed, and ``from_table`` on numpy object arrays of Python strings) and
+the whole way to a fitted model, ``DawidSkene().fit(df)`` and
+``DawidSkene().fit(from_table(...))`` at defaults, each the median CPU time (and its wall
+time) of ``--repeats`` runs, and the ratio UUID / numbered. Both kinds of ids are checked
+to give the same codes up to the renaming before anything is timed.
 
-With ``--vs-0.1`` it prints instead, all measured in this one run (so the ratios compare like with like on whatever
-the machine is doing at the time), for a crowd of ``n_labels / 10`` tasks labelled by each
-of 10 workers (ids ``f"t{i}"`` and ``f"w{j}"``, 3 classes, rows shuffled):
+With ``--vs-0.1`` it prints instead, all measured in this one run (so the ratios compare
+like with like on whatever the machine is doing at the time), for a crowd of
+``n_labels / 10`` tasks labelled by each of 10 workers (ids ``f"t{i}"`` and ``f"w{j}"``, 3
+classes, rows shuffled):
 
 (a) encoding alone, the previous path (``OLD``: a private copy of the 0.1.x functions
     below, put in place of the package's for the measurement) next to the current one,
@@ -306,6 +308,9 @@ def compare_ids(n_labels: int, repeats: int) -> None:
                                               lambda: from_table(uuids, workers, labels)),
         "DawidSkene().fit(df), whole fit": (lambda: DawidSkene().fit(df),
                                             lambda: DawidSkene().fit(udf)),
+        "fit(from_table(object arrays))": (
+            lambda: DawidSkene().fit(from_table(tasks, workers, labels)),
+            lambda: DawidSkene().fit(from_table(uuids, workers, labels))),
     }
     print(f"    {'':36s} {'numbered (t123)':>22s} {'UUID-like':>22s}  {'ratio':>5s}")
     with warnings.catch_warnings():

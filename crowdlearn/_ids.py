@@ -267,9 +267,11 @@ def _encode(values, name, known=None):
 
 def _factorize_arrow_strings(array, name: str):
     """Sorted identifiers (a ``'U'`` array) and codes of a pyarrow-backed pandas string
-    column, as :func:`_sort_factorized` gives them, by pyarrow's own kernels: one
-    ``dictionary_encode`` (what ``pd.factorize`` calls, without its conversions) and a
-    sort of the distinct strings only (UTF-8 bytes sort as numpy sorts code points)."""
+    column, as :func:`_sort_factorized` gives them: numbered ids by
+    :func:`_arrow_numbered_ids`, ids of one length by :func:`_fixed_width_codes`, others by
+    pyarrow's own kernels, one ``dictionary_encode`` (what ``pd.factorize`` calls, without
+    its conversions) and a sort of the distinct strings only (UTF-8 bytes sort as numpy
+    sorts code points)."""
     import pyarrow.compute as pc  # present whenever pandas stores strings in pyarrow
 
     chunked = array.__arrow_array__()

@@ -1,13 +1,26 @@
-"""Benchmark: encoding string task/worker ids into integer codes, today's path vs 0.1.x.
+"""Benchmark: encoding string task/worker ids into integer codes.
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/bench_id_encoding.py            # 1M labels
-    .venv/bin/python benchmarks/bench_id_encoding.py --big      # 1M and 10M labels
+    .venv/bin/python benchmarks/bench_id_encoding.py            # numbered vs UUIDs, 1M and 10M
+    .venv/bin/python benchmarks/bench_id_encoding.py --sizes 1000000 --repeats 3
+    .venv/bin/python benchmarks/bench_id_encoding.py --vs-0.1 --big   # today vs 0.1.x
 
-Prints, all measured in this one run (so the ratios compare like with like on whatever
-the machine is doing at the time), for a crowd of ``n_labels / 10`` tasks labelled by each
-of 10 workers (ids ``f"t{i}"`` and ``f"w{j}"``, 3 classes, rows shuffled):
+By default (issue 43) it prints, side by side in one run, ids that take the numbered-id
+path (tasks ``t0``, ``t1``, ...) and UUID-like ids (``8-4-4-4-12`` hexadecimal digits,
+random, as ``str(uuid.uuid4())`` gives them, which have to be hashed) for the same crowd
+(``n_labels / 10`` tasks each labelled by 10 workers ``w0``..``w9``, 3 classes, 70 % of
+labels right, rows shuffled): the encoding alone (a DataFrame of pandas' default string
+columns, pyarrow-backed, and ``from_table`` on numpy object arrays of Python strings) and
+the whole way to a fitted model, ``DawidSkene().fit(df)`` and
+``DawidSkene().fit(from_table(...))`` at defaults, each the median CPU time (and its wall
+time) of ``--repeats`` runs, and the ratio UUID / numbered. Both kinds of ids are checked
+to give the same codes up to the renaming before anything is timed.
+
+With ``--vs-0.1`` it prints instead, all measured in this one run (so the ratios compare
+like with like on whatever the machine is doing at the time), for a crowd of
+``n_labels / 10`` tasks labelled by each of 10 workers (ids ``f"t{i}"`` and ``f"w{j}"``, 3
+classes, rows shuffled):
 
 (a) encoding alone, the previous path (``OLD``: a private copy of the 0.1.x functions
     below, put in place of the package's for the measurement) next to the current one,
@@ -40,6 +53,7 @@ import pandas as pd
 
 import crowdlearn
 from crowdlearn import DawidSkene, from_table
+from crowdlearn import _ids as I
 from crowdlearn import labels as L
 from crowdlearn._validation import refuse_masked
 
@@ -58,7 +72,7 @@ def _old_id_array(values, name: str):
     if isinstance(values, np.ndarray) and values.dtype != object:
         if values.ndim != 1:
             raise ValueError(f"{name} must be 1-dimensional, got shape {values.shape}")
-        kind = L._KIND_OF_DTYPE.get(values.dtype.kind)
+        kind = I._KIND_OF_DTYPE.get(values.dtype.kind)
         if kind is None:
             raise ValueError(f"{name} identifiers of type {values.dtype.name} are not "
                              f"supported; use strings or integers")
@@ -75,7 +89,7 @@ def _old_id_array(values, name: str):
             raise ValueError(f"{name} must be a sequence of identifiers") from None
         kinds: dict[str, object] = {}
         for v in arr:
-            kinds.setdefault(L._id_kind(v), v)
+            kinds.setdefault(I._id_kind(v), v)
         if "NoneType" in kinds:
             raise ValueError(f"{name} contains None")
         if len(kinds) > 1:
@@ -85,7 +99,7 @@ def _old_id_array(values, name: str):
                              f"first")
         kind = next(iter(kinds), "int")
         if kind == "str":
-            L._refuse_trailing_nul(arr, name)
+            I._refuse_trailing_nul(arr, name)
             arr = arr.astype(str)
         elif kind == "float":
             arr = arr.astype(float)
@@ -124,7 +138,7 @@ def _old_factorize_columns(df, columns):
             return None
         codes, uniques = pd.factorize(col, sort=True)
         if isinstance(col.dtype, pd.StringDtype):  # every element is a str
-            L._refuse_trailing_nul(uniques, name)
+            I._refuse_trailing_nul(uniques, name)
             ids = np.asarray(uniques.to_numpy(dtype=object), dtype=str)
         else:
             ids, _ = _old_id_array(uniques, name)
@@ -245,24 +259,95 @@ def bench(n_labels: int, repeats: int, fit: bool) -> None:
         row("whole fit", times["old"], times["new"])
 
 
+# ---------------------------------------------------------------------------------------
+# Numbered ids against UUID-like ids (issue 43)
+
+
+def uuid_like(k: int, seed: int = 2) -> np.ndarray:
+    """``k`` distinct random ids formatted as UUIDs (36 characters), as an object array."""
+    rng = np.random.default_rng(seed)
+    digits = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+    chars = digits[rng.integers(0, 16, (k, 36))]
+    chars[:, [8, 13, 18, 23]] = ord("-")
+    ids = np.unique(chars.view("S36").ravel())  # distinct (a repeat has odds ~k^2 / 2^125)
+    if ids.size != k:
+        raise SystemExit("two UUIDs coincide: pick another seed")
+    return rng.permutation(ids.astype(str).astype(object))
+
+
+def median_time(fn, repeats: int):
+    """Median CPU time of ``repeats`` runs, the wall time of that run, and a result."""
+    runs, out = [], None
+    for _ in range(repeats):
+        out = None
+        with Stopwatch() as sw:
+            out = fn()
+        runs.append((sw.cpu, sw.wall))
+    runs.sort()
+    return runs[len(runs) // 2], out
+
+
+def compare_ids(n_labels: int, repeats: int) -> None:
+    with Stopwatch() as sw:
+        df, (tasks, workers, labels) = make_crowd(n_labels)
+        codes, names = pd.factorize(tasks)
+        uuids = uuid_like(len(names))[codes]
+        udf = df.assign(task=pd.array(uuids, dtype=df["task"].dtype))
+    print(f"\n{n_labels:,} labels: {n_labels // 10:,} tasks x 10 workers, 3 classes "
+          f"(built in {sw.wall:.1f} s); task column dtype {df['task'].dtype}; median of "
+          f"{repeats} runs, CPU s (wall s)")
+    a, b = crowdlearn.as_crowd_labels(df), crowdlearn.as_crowd_labels(udf)
+    if not (np.array_equal(a.expert, b.expert) and np.array_equal(a.label, b.label)
+            and pd.factorize(a.item)[0].tolist() == pd.factorize(b.item)[0].tolist()):
+        raise SystemExit("numbered and UUID ids give different crowds: this is a bug")
+    del a, b
+    forms = {
+        "encode: DataFrame (string columns)": (lambda: crowdlearn.as_crowd_labels(df),
+                                               lambda: crowdlearn.as_crowd_labels(udf)),
+        "encode: from_table, object arrays": (lambda: from_table(tasks, workers, labels),
+                                              lambda: from_table(uuids, workers, labels)),
+        "DawidSkene().fit(df), whole fit": (lambda: DawidSkene().fit(df),
+                                            lambda: DawidSkene().fit(udf)),
+        "fit(from_table(object arrays))": (
+            lambda: DawidSkene().fit(from_table(tasks, workers, labels)),
+            lambda: DawidSkene().fit(from_table(uuids, workers, labels))),
+    }
+    print(f"    {'':36s} {'numbered (t123)':>22s} {'UUID-like':>22s}  {'ratio':>5s}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, (numbered, hashed) in forms.items():
+            (nc, nw), _ = median_time(numbered, repeats)
+            (uc, uw), _ = median_time(hashed, repeats)
+            print(f"    {name:36s} {nc:8.2f} s ({nw:6.2f} wall) {uc:8.2f} s ({uw:6.2f} wall)"
+                  f"  {uc / nc:5.2f}x", flush=True)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--vs-0.1", dest="vs_old", action="store_true",
+                        help="compare today's encoder with 0.1.x's instead")
     parser.add_argument("--big", action="store_true",
-                        help="also 10M labels (about 5 minutes and 6 GB on 2 cores)")
+                        help="with --vs-0.1: also 10M labels (about 5 minutes and 6 GB)")
     parser.add_argument("--sizes", type=int, nargs="*", default=None,
                         help="label counts to run instead (multiples of 10)")
     parser.add_argument("--repeats", type=int, default=3,
-                        help="timing runs per cell up to 2M labels (one run above)")
-    parser.add_argument("--no-fit", action="store_true", help="skip the whole fits")
+                        help="timing runs per cell (with --vs-0.1: up to 2M labels, one above)")
+    parser.add_argument("--no-fit", action="store_true", help="with --vs-0.1: no whole fits")
     args = parser.parse_args(argv)
-    sizes = args.sizes or ([1_000_000, 10_000_000] if args.big else [1_000_000])
+    if args.vs_old:
+        sizes = args.sizes or ([1_000_000, 10_000_000] if args.big else [1_000_000])
+    else:
+        sizes = args.sizes or [1_000_000, 10_000_000]
     print(f"crowdlearn {crowdlearn.__version__}, numpy {np.__version__}, pandas "
           f"{pd.__version__}, Python {platform.python_version()}, {os.cpu_count()} cores, "
           f"{time.strftime('%Y-%m-%d')}")
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     start = time.perf_counter()
     for n in sizes:
-        bench(n, repeats=args.repeats if n <= 2_000_000 else 1, fit=not args.no_fit)
+        if args.vs_old:
+            bench(n, repeats=args.repeats if n <= 2_000_000 else 1, fit=not args.no_fit)
+        else:
+            compare_ids(n, args.repeats)
     print(f"\ntotal benchmark time: {time.perf_counter() - start:.1f} s")
 
 

@@ -365,7 +365,8 @@ class Predictions:
                 or type(labels).__module__.split(".")[0] != "pandas" \
                 or "task" not in getattr(labels, "columns", ()):
             return proba
-        from crowdlearn.labels import _encode, require_pandas
+        from crowdlearn._ids import _encode
+        from crowdlearn.labels import require_pandas
         pd = require_pandas()
         tasks = _encode(labels["task"], "item")[0]  # the order the readers give the items
         if len(tasks) != proba.shape[0]:

@@ -27,7 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 from crowdlearn._validation import read_only
-from crowdlearn.labels import (CrowdLabels, _encode, _is_dataframe, _refuse_duplicate_columns,
+from crowdlearn._ids import _encode
+from crowdlearn.labels import (CrowdLabels, _is_dataframe, _refuse_duplicate_columns,
                                require_pandas)
 
 __all__ = ["IdResults", "ClassPrior", "refuse_gold_as_features", "require_pandas"]

@@ -37,27 +37,19 @@ array([[ 0,  1, -1],
 from __future__ import annotations
 
 import numbers
-import sys
 import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
+# _object_kind is re-exported for crowdlearn.distributed, which reads it from here
+from crowdlearn._ids import (_encode, _factorize_columns, _id_array, _ids_kind,  # noqa: F401
+                             _kinds_match, _object_kind)
 from crowdlearn._limits import check_crowd_size
-from crowdlearn._validation import as_float_array, check_int_array, read_only, refuse_masked
+from crowdlearn._validation import as_float_array, check_int_array, read_only
 
 __all__ = ["CrowdLabels", "from_triples", "from_dense", "from_table", "from_dataframe",
            "as_crowd_labels"]
-
-
-def require_pandas():
-    """Import pandas, or raise an ``ImportError`` that says how to get it."""
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is installed wherever a DataFrame exists
-        raise ImportError("results by original id need pandas: pip install "
-                          "'crowdlearn[pandas]' (or pandas)") from None
-    return pd
 
 
 # Index arrays a CrowdLabels made itself: read-only views of read-only copies, so
@@ -101,8 +93,9 @@ def _label_weights(weights, n_labels: int) -> np.ndarray:
     return w
 
 
-def _own_index_arrays(obj, fields) -> int:
-    """Check and own the index arrays of a frozen labels dataclass; return their length.
+def _own_index_arrays(obj, fields) -> tuple[int, dict]:
+    """Check the index arrays of a labels dataclass; return their length and the values
+    its ``__post_init__`` stores (``{attribute: value}``).
 
     ``fields`` lists ``(array, size attribute, smallest size)``; the size attribute may
     be a number instead (a bound checked but not stored). The sizes must be
@@ -110,23 +103,22 @@ def _own_index_arrays(obj, fields) -> int:
     is one of ours), the arrays must have equal lengths, and every index must lie in
     ``[0, size)``. Shared by :class:`CrowdLabels` and ``MultiCrowdLabels``.
     """
-    sizes = {}
+    sizes, owned = {}, {}
     for name, size_attr, low in fields:
         if isinstance(size_attr, str):
-            sizes[name] = _size_arg(getattr(obj, size_attr), size_attr, low)
-            object.__setattr__(obj, size_attr, sizes[name])
+            sizes[name] = owned[size_attr] = _size_arg(getattr(obj, size_attr), size_attr, low)
         else:
             sizes[name] = int(size_attr)
         arr = getattr(obj, name)
-        if not _is_frozen(arr):
-            object.__setattr__(obj, name, _freeze(check_int_array(arr, name, allow_empty=True)))
+        owned[name] = arr if _is_frozen(arr) else _freeze(
+            check_int_array(arr, name, allow_empty=True))
     names = [f[0] for f in fields]
-    lengths = [getattr(obj, name).shape[0] for name in names]
+    lengths = [owned[name].shape[0] for name in names]
     if len(set(lengths)) != 1:
         raise ValueError(f"{', '.join(names[:-1])} and {names[-1]} must have the same length, "
                          f"got {', '.join(map(str, lengths[:-1]))} and {lengths[-1]}")
     for name, size_attr, _ in fields:
-        arr = getattr(obj, name)
+        arr = owned[name]
         if arr.size:
             lo, hi = int(arr.min()), int(arr.max())
             if lo < 0:
@@ -136,7 +128,7 @@ def _own_index_arrays(obj, fields) -> int:
                 bound = size_attr if isinstance(size_attr, str) else "the number of classes"
                 raise ValueError(f"{name} has values out of range: {hi}, but must be < "
                                  f"{bound}={sizes[name]}{unknown}")
-    return lengths[0]
+    return lengths[0], owned
 
 
 _IDS_FOR = {"item_ids": ("n_items", "item"), "expert_ids": ("n_experts", "expert"),
@@ -147,7 +139,8 @@ def _own_ids(ids, attr: str) -> np.ndarray:
     """A read-only copy of a list of identifiers: one type, no NaN or None, no duplicates
     (two indices with one identifier would be merged when results are mapped back)."""
     if isinstance(ids, np.ndarray) and ids.dtype.kind in "US" and ids.ndim == 1:
-        ids = ids.copy()  # the common case (from_table's own sorted ids): no element loop
+        pass  # the common case (from_table's own sorted ids): no element loop, and the
+        # one copy is read_only's below
     else:
         try:
             ids, _ = _id_array(ids, attr)
@@ -190,6 +183,10 @@ class CrowdLabels:
         experts without any label allowed).
     item_ids, expert_ids, class_ids : ndarray or None
         Original identifiers for each index when built from a table.
+
+    The private keyword ``_from_frame`` marks labels read from a pandas DataFrame:
+    a model fitted on them gives its results by id as pandas objects
+    (:mod:`crowdlearn.frames`).
     """
 
     item: np.ndarray
@@ -201,21 +198,25 @@ class CrowdLabels:
     item_ids: np.ndarray | None = field(default=None, repr=False)
     expert_ids: np.ndarray | None = field(default=None, repr=False)
     class_ids: np.ndarray | None = field(default=None, repr=False)
+    _from_frame: bool = field(default=False, repr=False, kw_only=True)
 
     def __post_init__(self):
-        length = _own_index_arrays(self, (("item", "n_items", 0), ("expert", "n_experts", 0),
-                                          ("label", "n_classes", 2)))
-        check_crowd_size(self.n_items, self.n_experts, self.n_classes, length)
+        length, owned = _own_index_arrays(self, (("item", "n_items", 0),
+                                                 ("expert", "n_experts", 0),
+                                                 ("label", "n_classes", 2)))
+        check_crowd_size(owned["n_items"], owned["n_experts"], owned["n_classes"], length)
         for attr, (size_name, what) in _IDS_FOR.items():
             ids = getattr(self, attr)
             if ids is None:
                 continue
-            ids = _own_ids(ids, attr)
-            if ids.shape[0] != getattr(self, size_name):
+            owned[attr] = _own_ids(ids, attr)
+            if owned[attr].shape[0] != owned[size_name]:
                 raise ValueError(f"{attr} must hold one identifier per {what} "
-                                 f"({size_name}={getattr(self, size_name)}), got shape "
-                                 f"{ids.shape}")
-            object.__setattr__(self, attr, ids)
+                                 f"({size_name}={owned[size_name]}), got shape "
+                                 f"{owned[attr].shape}")
+        owned["_from_frame"] = self._from_frame is True
+        for attr, value in owned.items():  # a frozen dataclass: set once, here only
+            object.__setattr__(self, attr, value)
 
     @property
     def n_labels(self) -> int:
@@ -391,245 +392,6 @@ def from_dense(matrix, *, n_classes=None, missing: int = -1) -> CrowdLabels:
                   arr.shape[0], arr.shape[1], n_classes, source="dense")
 
 
-def _id_kind(value) -> str:
-    if isinstance(value, (bool, np.bool_)):
-        return "bool"
-    if isinstance(value, (str, np.str_)):
-        return "str"
-    if isinstance(value, bytes):
-        return "bytes"
-    if isinstance(value, numbers.Integral):
-        return "int"
-    if isinstance(value, numbers.Real):
-        return "float"
-    return type(value).__name__
-
-
-_KIND_OF_DTYPE = {"U": "str", "S": "bytes", "b": "bool", "i": "int", "u": "int", "f": "float",
-                  "M": "datetime64", "m": "timedelta64"}
-
-
-def _refuse_trailing_nul(strings, name: str) -> None:
-    """``ValueError`` for a string ending in ``'\\x00'``: numpy's strings drop trailing NUL
-    characters, so ``'x'`` and ``'x\\x00'`` would become one identifier."""
-    for v in strings:
-        if isinstance(v, str) and v.endswith("\x00"):
-            raise ValueError(f"{name} identifier {v!r} ends with a NUL character ('\\x00'), "
-                             f"which numpy's strings drop, so it would be confused with "
-                             f"{v.rstrip(chr(0))!r}; strip or replace it first")
-
-
-def _object_kind(arr: np.ndarray, name: str) -> str:
-    """The one kind of the identifiers in a 1-D object array (``'int'`` when empty).
-
-    The types are collected in one C-level pass (pandas' ``infer_dtype`` when
-    pandas is already imported); only when there are several
-    (e.g. ``str`` and ``int``, or ``str`` and ``numpy.str_``) is every element
-    inspected, as before, to name the first example of each kind.
-    """
-    pd = sys.modules.get("pandas")  # used only when already imported
-    infer = getattr(getattr(getattr(pd, "api", None), "types", None), "infer_dtype", None)
-    if infer is not None and arr.size and infer(arr, skipna=False) == "string":
-        return "str"  # every element a str (numpy.str_ included): one C-level pass
-    types = set(map(type, arr))
-    if len(types) == 1:
-        kinds = {_id_kind(arr[0]): arr[0]}
-    else:
-        kinds = {}
-        for v in arr:
-            kinds.setdefault(_id_kind(v), v)
-    if "NoneType" in kinds:
-        raise ValueError(f"{name} contains None")
-    containers = kinds.keys() & {"list", "ndarray", "dict"}
-    if containers:
-        kind = containers.pop()
-        raise ValueError(f"{name} identifiers must be scalars (strings, numbers, ...), got "
-                         f"{kind} values such as {kinds[kind]!r:.40}. For several values "
-                         f"per label use a multi-label crowd (MultiLabelDawidSkene); else "
-                         f"make each one a string first")
-    unordered = kinds.keys() & {"set", "frozenset"}
-    if unordered:
-        raise ValueError(f"{name} identifiers are {unordered.pop()}s: sets have no total "
-                         f"order, so equal sets could not be found reliably. For set-valued "
-                         f"labels use krippendorff_alpha(..., distance='masi') or a "
-                         f"multi-label crowd (MultiLabelDawidSkene); or make each set one "
-                         f"string first")
-    if len(kinds) > 1:
-        shown = ", ".join(f"{k} (e.g. {v!r})" for k, v in kinds.items())
-        raise ValueError(f"{name} identifiers mix types: {shown}. Identifiers such as "
-                         f"'1', 1 and True would be confused; convert them to one type "
-                         f"first")
-    return next(iter(kinds), "int")
-
-
-def _kinds_match(kind: str, known_kind: str) -> bool:
-    """Whether identifiers of ``kind`` may be looked up among ones of ``known_kind``: the
-    same kind, or integers and floats (``1`` and ``1.0`` are the same number). ``True`` is
-    never ``1``, nor ``'1'`` either, although Python finds ``True == 1``."""
-    return kind == known_kind or {kind, known_kind} == {"int", "float"}
-
-
-def _ids_kind(ids: np.ndarray | None, name: str = "identifiers") -> str:
-    """The kind (``'str'``, ``'int'``, ``'bool'``, ...) of a 1-D array of identifiers a
-    :class:`CrowdLabels` keeps; ``'int'`` for None (index-coded labels: the ids are
-    the indices)."""
-    if ids is None:
-        return "int"
-    if ids.dtype == object:
-        return _object_kind(ids, name)
-    return _KIND_OF_DTYPE.get(ids.dtype.kind, ids.dtype.name)
-
-
-def _refuse_lost_nul(strings: np.ndarray, converted: np.ndarray, name: str) -> None:
-    """:func:`_refuse_trailing_nul` without a Python-level test per element: numpy's
-    strings drop exactly the trailing NULs, so a string lost some iff its length changed
-    in ``converted`` (``strings`` as a fixed-width ``'U'`` array)."""
-    lengths = np.fromiter(map(len, strings), dtype=np.intp, count=strings.size)
-    if not np.array_equal(lengths, np.strings.str_len(converted)):
-        _refuse_trailing_nul(strings, name)  # names the first such identifier
-
-
-def _id_array(values, name: str, *, keep_str_objects: bool = False):
-    """Identifiers as a 1-D array of one kind, and that kind (``'str'``, ``'int'``, ...).
-
-    Python sequences and object columns are inspected (by type, see
-    :func:`_object_kind`), so that ``'1'``, ``1`` and ``True`` -- which numpy
-    would silently turn into equal strings, and Python considers equal numbers --
-    are never merged. With ``keep_str_objects`` an object array of strings is
-    returned as it is, unchecked for trailing NULs (:func:`_encode` then
-    converts only the distinct ones).
-    """
-    values = refuse_masked(values, name)
-    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
-        values = values.to_numpy()  # pandas Series, Index, Categorical
-    if isinstance(values, np.ndarray) and values.dtype != object:
-        if values.ndim != 1:
-            raise ValueError(f"{name} must be 1-dimensional, got shape {values.shape}")
-        kind = _KIND_OF_DTYPE.get(values.dtype.kind)
-        if kind is None:
-            raise ValueError(f"{name} identifiers of type {values.dtype.name} are not "
-                             f"supported; use strings or integers")
-        arr = values.copy()
-    else:
-        if isinstance(values, (str, bytes)) or np.ndim(values) == 0:
-            raise ValueError(f"{name} must be a sequence of identifiers, got "
-                             f"{type(values).__name__}")
-        try:
-            if isinstance(values, np.ndarray) and values.ndim == 1:
-                arr = values.copy()  # an object column: no element loop
-            else:
-                arr = np.empty(len(values), dtype=object)
-                for i, v in enumerate(values):
-                    arr[i] = v
-        except TypeError:
-            raise ValueError(f"{name} must be a sequence of identifiers") from None
-        kind = _object_kind(arr, name)
-        if kind == "str":
-            if keep_str_objects:
-                return arr, kind  # the caller checks NULs and converts
-            converted = arr.astype(str)
-            _refuse_lost_nul(arr, converted, name)
-            arr = converted
-        elif kind == "float":
-            arr = arr.astype(float)
-        elif kind == "bool":
-            arr = arr.astype(bool)
-        elif kind == "int":
-            try:
-                arr = arr.astype(np.int64)
-            except OverflowError:
-                pass  # huge Python ints: kept as objects, still comparable
-    if kind == "float" and np.isnan(arr).any():
-        raise ValueError(f"{name} contains NaN at position {int(np.flatnonzero(np.isnan(arr))[0])}")
-    if kind in ("datetime64", "timedelta64") and np.isnat(arr).any():
-        raise ValueError(f"{name} contains NaT (a missing time) at position "
-                         f"{int(np.flatnonzero(np.isnat(arr))[0])}")
-    return arr, kind
-
-
-def _factorize_strings(arr: np.ndarray, name: str):
-    """Sorted distinct identifiers (a ``'U'`` array) and codes of an object array of
-    strings, by pandas' hashing when pandas is already imported (sorting Python
-    strings is slow), else by ``np.unique`` of the fixed-width strings. Both give
-    the codes ``np.unique`` gives: Python and numpy order strings by code point."""
-    numbered = _numbered_objects(arr)
-    if numbered is not None:
-        return numbered
-    pd = sys.modules.get("pandas")
-    if pd is None or not hasattr(pd, "factorize"):
-        converted = arr.astype(str)
-        _refuse_lost_nul(arr, converted, name)
-        ids, codes = np.unique(converted, return_inverse=True)
-        return ids, codes
-    codes, uniques = pd.factorize(arr)
-    strings = np.asarray(uniques, dtype=object)
-    ids = strings.astype(str)
-    lengths = np.fromiter(map(len, strings), dtype=np.intp, count=strings.size)
-    if not np.array_equal(lengths, np.strings.str_len(ids)):
-        _refuse_trailing_nul(arr, name)  # names the first such identifier in order
-    return _sort_factorized(codes, ids)
-
-
-def _numbered_objects(arr: np.ndarray):
-    """:func:`_arrow_numbered_ids` for an object array of strings, when pyarrow is already
-    imported (it is with pandas) and the first ids look numbered; else None."""
-    pa = sys.modules.get("pyarrow")
-    if pa is None or not hasattr(pa, "array") or arr.size < 64:
-        return None
-    prefix = arr[0].rstrip("0123456789")
-    if not all(s.startswith(prefix) and s[len(prefix):].isdigit() for s in arr[:64]):
-        return None
-    try:
-        flat = pa.array(arr, type=pa.large_string())
-    except (ValueError, TypeError):  # e.g. a lone surrogate: the general path decides
-        return None
-    return _arrow_numbered_ids(flat)
-
-
-def _sort_factorized(codes: np.ndarray, uniques: np.ndarray):
-    """Distinct identifiers in first-appearance order and their codes, re-coded in
-    sorted order (as ``np.unique`` codes them): only the distinct ones are sorted."""
-    order = np.argsort(uniques)
-    rank = np.empty(order.size, dtype=np.intp)
-    rank[order] = np.arange(order.size, dtype=np.intp)
-    return uniques[order], rank[codes]
-
-
-def _encode(values, name, known=None):
-    arr, kind = _id_array(values, name, keep_str_objects=known is None)
-    mixed = (f"{name} identifiers must be mutually comparable (e.g. all strings or all "
-             f"numbers)")
-    if known is None:
-        if kind == "str" and arr.dtype == object:
-            ids, codes = _factorize_strings(arr, name)
-            return ids, codes.astype(np.intp, copy=False)
-        try:
-            ids, codes = np.unique(arr, return_inverse=True)
-        except TypeError:
-            raise ValueError(mixed) from None
-        return ids, codes.astype(np.intp)
-    known, known_kind = _id_array(known, f"the known {name}")
-    if known.size == 0:
-        raise ValueError(f"the known {name} identifiers must be a non-empty 1-D array")
-    if not _kinds_match(kind, known_kind):
-        raise ValueError(f"unknown {name}: {arr[:3].tolist()} are of type {kind} but the "
-                         f"known {name} identifiers are of type {known_kind}")
-    try:
-        order = np.argsort(known, kind="stable")
-        if (known[order][1:] == known[order][:-1]).any():
-            raise ValueError(f"the known {name} identifiers contain duplicates")
-        pos = np.searchsorted(known, arr, sorter=order)
-    except TypeError:
-        raise ValueError(mixed) from None
-    pos = np.clip(pos, 0, known.size - 1)
-    codes = order[pos]
-    unknown = known[codes] != arr
-    if unknown.any():
-        raise ValueError(f"unknown {name}: {arr[unknown][:5].tolist()} not among the "
-                         f"{known.size} known {name} identifiers")
-    return known, codes.astype(np.intp)
-
-
 def from_table(items, workers, labels, *, classes=None, item_ids=None,
                expert_ids=None) -> CrowdLabels:
     """Build :class:`CrowdLabels` from a long table of arbitrary identifiers.
@@ -656,6 +418,12 @@ def from_table(items, workers, labels, *, classes=None, item_ids=None,
     >>> [x.tolist() for x in crowd.to_table()]
     [['a', 'a', 'b'], ['w1', 'w2', 'w2'], ['cat', 'dog', 'dog']]
     """
+    return _of_codes(_table_codes(items, workers, labels, classes, item_ids, expert_ids))
+
+
+def _table_codes(items, workers, labels, classes, item_ids, expert_ids):
+    """``(codes, ids)`` of the item, worker and label columns of a table (see
+    :func:`from_table`), each column checked and encoded by :func:`~crowdlearn._ids._encode`."""
     shapes = []
     for name, a in zip(("items", "workers", "labels"), (items, workers, labels)):
         if a is None or isinstance(a, (str, bytes)):
@@ -673,14 +441,21 @@ def from_table(items, workers, labels, *, classes=None, item_ids=None,
                          f"{[shape[0] for shape in shapes]}")
     if lengths == {0}:
         raise ValueError("the table is empty: at least one label is needed")
-    iid, icode = _encode(items, "item", item_ids)
-    eid, ecode = _encode(workers, "worker", expert_ids)
-    cid, ccode = _encode(labels, "label", classes)
+    return [_encode(values, name, known)[::-1] for values, name, known in
+            ((items, "item", item_ids), (workers, "worker", expert_ids),
+             (labels, "label", classes))]
+
+
+def _of_codes(encoded, from_frame: bool = False) -> CrowdLabels:
+    """The :class:`CrowdLabels` of encoded columns ``[(codes, ids)] * 3`` (items, workers,
+    labels), built once; ``from_frame`` when they were read from a DataFrame."""
+    (icode, iid), (ecode, eid), (ccode, cid) = encoded
     if cid.size < 2:
         raise ValueError(f"at least 2 classes are needed, got {cid.tolist()}; if the other "
                          f"classes just do not occur in this table, list them all with "
                          f"classes=[...] (e.g. a fitted model's class_ids_)")
-    return CrowdLabels(icode, ecode, ccode, iid.size, eid.size, cid.size, iid, eid, cid)
+    return CrowdLabels(icode, ecode, ccode, iid.size, eid.size, cid.size, iid, eid, cid,
+                       _from_frame=from_frame)
 
 
 def _could_be_indices(rows) -> bool:
@@ -754,6 +529,18 @@ def _reindex_onto(crowd: CrowdLabels, expert_ids, class_ids) -> CrowdLabels:
     return CrowdLabels(crowd.item, expert, label, crowd.n_items, n_experts, n_classes)
 
 
+def require_pandas():
+    """Import pandas, or raise an ``ImportError`` that says how to get it."""
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is installed wherever a DataFrame exists
+        raise ImportError("results by original id need pandas: pip install "
+                          "'crowdlearn[pandas]' (or pandas)") from None
+    return pd
+
+
+
+
 def _is_dataframe(data) -> bool:
     return type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns")
 
@@ -807,166 +594,10 @@ def _from_dataframe(df, columns=("task", "worker", "label"), classes=None) -> Cr
             raise ValueError(f"column {c!r} has a missing value (NaN/None) in row {row!r}; "
                              f"drop those rows first (a missing label is simply a row "
                              f"that is not there)")
-    fast = None if classes is not None else _factorize_columns(df, columns)
-    if fast is None:
-        crowd = from_table(*(df[c] for c in columns), classes=classes)
-    else:
-        (icode, iid), (ecode, eid), (ccode, cid) = fast
-        if cid.size < 2:
-            raise ValueError(f"at least 2 classes are needed, got {cid.tolist()}; if the "
-                             f"other classes just do not occur in this table, list them all "
-                             f"with classes=[...] (e.g. a fitted model's class_ids_)")
-        crowd = CrowdLabels(icode, ecode, ccode, iid.size, eid.size, cid.size, iid, eid, cid)
-    object.__setattr__(crowd, "_from_frame", True)
-    return crowd
-
-
-def _factorize_columns(df, columns):
-    """Codes and sorted identifiers of typed pandas columns by hashing (pandas' factorize),
-    or None when a column holds Python objects (then :func:`from_table` inspects every
-    element, so that ``'1'``, ``1`` and ``True`` are never merged)."""
-    import pandas as pd  # only reached with a DataFrame in hand
-
-    out = []
-    for name, c in zip(("item", "worker", "label"), columns):
-        col = df[c]
-        if col.dtype == object or isinstance(col.dtype, pd.CategoricalDtype):
-            return None
-        if isinstance(col.dtype, pd.StringDtype) and col.dtype.storage == "pyarrow":
-            ids, codes = _factorize_arrow_strings(col.array, name)
-        elif isinstance(col.dtype, pd.StringDtype):  # every element is a str
-            codes, uniques = pd.factorize(col)  # the distinct ones sorted below
-            strings = uniques.to_numpy(dtype=object)
-            ids = np.asarray(strings, dtype=str)
-            _refuse_lost_nul(strings, ids, name)
-            ids, codes = _sort_factorized(codes, ids)
-        else:
-            codes, uniques = pd.factorize(col, sort=True)
-            ids, _ = _id_array(uniques, name)
-        out.append((codes.astype(np.intp, copy=False), ids))
-    return out
-
-
-def _factorize_arrow_strings(array, name: str):
-    """Sorted identifiers (a ``'U'`` array) and codes of a pyarrow-backed pandas string
-    column, as :func:`_sort_factorized` gives them, by pyarrow's own kernels: one
-    ``dictionary_encode`` (what ``pd.factorize`` calls, without its conversions) and a
-    sort of the distinct strings only (UTF-8 bytes sort as numpy sorts code points)."""
-    import pyarrow.compute as pc  # present whenever pandas stores strings in pyarrow
-
-    chunked = array.__arrow_array__()
-    flat = chunked.chunk(0) if chunked.num_chunks == 1 else chunked.combine_chunks()
-    numbered = _arrow_numbered_ids(flat)
-    if numbered is not None:
-        return numbered
-    encoded = flat.dictionary_encode()
-    order = pc.sort_indices(encoded.dictionary).to_numpy()
-    strings = encoded.dictionary.take(order)
-    if pc.any(pc.ends_with(strings, pattern="\x00")).as_py():
-        _refuse_trailing_nul(encoded.dictionary.to_pylist(), name)  # first one in order
-    ids = _arrow_ascii_to_unicode(strings)
-    if ids is None:  # some non-ASCII string: through Python str objects
-        ids = np.asarray(strings.to_numpy(zero_copy_only=False), dtype=str)
-    rank = np.empty(order.size, dtype=np.intp)
-    rank[order] = np.arange(order.size, dtype=np.intp)
-    return ids, rank[encoded.indices.to_numpy(zero_copy_only=False)]
-
-
-_POW10 = 10 ** np.arange(19, dtype=np.int64)
-_LOW10 = np.concatenate([[0, 0], _POW10[1:18]])  # the least number with d digits, d = 0..18
-
-
-def _arrow_numbered_ids(flat):
-    """:func:`_factorize_arrow_strings`'s result without hashing a string, when every id is
-    one ASCII prefix followed by a decimal number written the usual way (``t17``, ``w3``,
-    ``12345``: no sign, space or leading zero) and the numbers are dense enough to index a
-    table (at most four per label); None otherwise, and for low-cardinality columns, which
-    hashing encodes faster. pyarrow parses the numbers (the prefix bytes overwritten with
-    ``'0'`` in a copy of the data); their string order is the order of their digits
-    aligned left (a shorter id first when it is a prefix of a longer one); each label
-    finds its code in a table indexed by its number."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    n = len(flat)
-    sample = flat.slice(0, 1 << 16)
-    if n < 64 or flat.type not in (pa.string(), pa.large_string()) or \
-            16 * len(sample.dictionary_encode().dictionary) < len(sample):
-        return None
-    first = flat[0].as_py()
-    prefix = first.rstrip("0123456789").encode("utf-8")
-    p = len(prefix)
-    if p == len(first.encode("utf-8")) or not prefix.isascii() or b"\x00" in prefix:
-        return None
-    offsets = np.frombuffer(flat.buffers()[1], dtype=np.int64 if flat.type == pa.large_string()
-                            else np.int32)[flat.offset:flat.offset + n + 1]
-    width = np.diff(offsets).astype(np.intp) - p  # digits per id
-    if width.min() < 1 or width.max() > 18:
-        return None
-    data = np.frombuffer(flat.buffers()[2], dtype=np.uint8).copy()
-    starts = offsets[:-1]
-    for j, byte in enumerate(prefix):
-        if not (data[starts + j] == byte).all():
-            return None
-        data[starts + j] = ord("0")
-    # only ASCII digits are left (pyarrow would also read "0x1F", a sign or a space)
-    if ((data[offsets[0]:offsets[-1]] - np.uint8(ord("0"))) > 9).any():
-        return None
-    try:
-        values = pc.cast(pa.Array.from_buffers(flat.type, n, [None, flat.buffers()[1],
-                                                              pa.py_buffer(data)],
-                                               offset=flat.offset), pa.int64()).to_numpy()
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
-    # "05", "+5", " 5", "-5" parse to numbers with fewer digits than they have: hashing
-    if not ((values >= _LOW10[width]) & (values < _POW10[width])).all() or values.max() > 4 * n:
-        return None
-    return _numbered_codes(values, prefix.decode("ascii"))
-
-
-def _numbered_codes(values: np.ndarray, prefix: str):
-    """Sorted ids ``prefix + str(v)`` (a ``'U'`` array) and the codes of ``values``, small
-    non-negative integers, in the string order of the ids."""
-    present = np.zeros(int(values.max()) + 1, dtype=bool)
-    present[values] = True
-    distinct = np.flatnonzero(present)
-    digits = np.maximum(np.searchsorted(_POW10, distinct, side="right"), 1)
-    top = int(digits.max())
-    key = np.sort(distinct * _POW10[top - digits] * 32 + digits)  # string order, distinct
-    digits = key % 32
-    ordered = key // 32 // _POW10[top - digits]
-    code_of = np.empty(present.size, dtype=np.intp)
-    code_of[ordered] = np.arange(ordered.size, dtype=np.intp)
-    p = len(prefix)
-    chars = np.zeros((ordered.size, p + top), dtype=np.uint32)  # code points, NUL-padded
-    chars[:, :p] = np.frombuffer(prefix.encode("ascii"), dtype=np.uint8)
-    for j in range(top):  # digit j (from the left) of each number that has one
-        chars[:, p + j] = np.where(digits > j, ordered // _POW10[np.maximum(digits - 1 - j, 0)]
-                                   % 10 + ord("0"), 0)
-    return chars.view(f"<U{p + top}").ravel(), code_of[values]
-
-
-def _arrow_ascii_to_unicode(strings):
-    """A pyarrow (large) string array without nulls as numpy's ``'U'`` array, straight from
-    its buffers when every string is ASCII (a byte is then its code point), else None."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if len(strings) == 0 or not pc.all(pc.string_is_ascii(strings)).as_py():
-        return None
-    wide = pa.types.is_large_string(strings.type)
-    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64 if wide else np.int32)
-    offsets = offsets[strings.offset:strings.offset + len(strings) + 1].astype(np.intp)
-    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
-    lengths = np.diff(offsets)
-    width = int(lengths.max())
-    if width == 0:  # only empty strings: left to numpy (which makes them '<U1' or wider)
-        return None
-    out = np.zeros(len(strings) * width, dtype=np.uint32)
-    # byte b of string r goes to out[r * width + (b - offsets[r])]
-    shift = np.arange(len(strings), dtype=np.intp) * width - (offsets[:-1] - offsets[0])
-    out[np.arange(data.size, dtype=np.intp) + np.repeat(shift, lengths)] = data
-    return out.view(f"<U{width}")
+    encoded = None if classes is not None else _factorize_columns(df, columns)
+    if encoded is None:
+        encoded = _table_codes(*(df[c] for c in columns), classes, None, None)
+    return _of_codes(encoded, from_frame=True)
 
 
 def from_dataframe(df, *, task: str = "task", worker: str = "worker", label: str = "label",
@@ -1077,14 +708,15 @@ def as_crowd_labels(data, *, n_items=None, n_experts=None, n_classes=None) -> Cr
 def _recheck(data: CrowdLabels, *, n_items, n_experts, n_classes) -> CrowdLabels:
     """A :class:`CrowdLabels` checked again (a hand-made or tampered object is copied and
     validated), with the sizes asked for checked against (or imposed on) it."""
+    frame = getattr(data, "_from_frame", False) is True
     crowd = CrowdLabels(data.item, data.expert, data.label, data.n_items, data.n_experts,
-                        data.n_classes, data.item_ids, data.expert_ids, data.class_ids)
+                        data.n_classes, data.item_ids, data.expert_ids, data.class_ids,
+                        _from_frame=frame)
     if all(getattr(crowd, a) is getattr(data, a) for a in ("item", "expert", "label")) \
             and all(getattr(data, a) is None or not getattr(data, a).flags.writeable
                     for a in ("item_ids", "expert_ids", "class_ids")):
         crowd = data  # it was valid and cannot have changed
-    elif getattr(data, "_from_frame", False) is True:
-        object.__setattr__(crowd, "_from_frame", True)
+    sizes = {k: getattr(crowd, k) for k in ("n_items", "n_experts", "n_classes")}
     for name, given in (("n_items", n_items), ("n_experts", n_experts),
                         ("n_classes", n_classes)):
         have = getattr(crowd, name)
@@ -1104,14 +736,11 @@ def _recheck(data: CrowdLabels, *, n_items, n_experts, n_classes) -> CrowdLabels
                                  f"table with {have} {ids_attr.replace('_', ' ')} "
                                  f"{getattr(crowd, ids_attr)[:5].tolist()}; give every "
                                  f"identifier to from_table (e.g. classes=[...])")
-            frame = getattr(crowd, "_from_frame", False) is True
-            crowd = CrowdLabels(crowd.item, crowd.expert, crowd.label,
-                                **{**{k: getattr(crowd, k) for k in
-                                      ("n_items", "n_experts", "n_classes")}, name: given},
-                                item_ids=crowd.item_ids, expert_ids=crowd.expert_ids,
-                                class_ids=crowd.class_ids)
-            if frame:
-                object.__setattr__(crowd, "_from_frame", True)
+            sizes[name] = given
+    if any(sizes[k] != getattr(crowd, k) for k in sizes):  # larger sizes asked for
+        crowd = CrowdLabels(crowd.item, crowd.expert, crowd.label, **sizes,
+                            item_ids=crowd.item_ids, expert_ids=crowd.expert_ids,
+                            class_ids=crowd.class_ids, _from_frame=frame)
     return crowd
 
 

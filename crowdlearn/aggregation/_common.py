@@ -1,6 +1,7 @@
 """What the label models of this folder share: the sparse label matrix, the in-place
-softmax, one-coin matrices, reading new labels onto fitted identifiers, and reading the
-workers' skills given to a vote."""
+softmax, one-coin matrices, the Bernoulli log-likelihood of binary features (which
+:mod:`crowdlearn.features.naive_bayes` exports), reading new labels onto fitted
+identifiers, and reading the workers' skills given to a vote."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ try:  # scipy's COO-to-CSR conversion without summing duplicates (private, long-
 except ImportError:  # pragma: no cover - then the labels are sorted by an argsort
     _coo_tocsr = None
 
-from crowdlearn.labels import (CrowdLabels, _frame_onto, _id_kind, _ids_kind, _is_dataframe,
-                               _reindex_onto, as_crowd_labels)
+from crowdlearn._ids import _id_kind, _ids_kind
+from crowdlearn.labels import (CrowdLabels, _frame_onto, _is_dataframe, _reindex_onto,
+                               as_crowd_labels)
 
 
 class _Data(NamedTuple):
@@ -32,6 +34,30 @@ class _Data(NamedTuple):
     votes_t: sparse.csc_array  # its transpose (a view), for the M-step
     prior: object = None
     gold: tuple | None = None
+
+
+def _safe_log(p: np.ndarray):
+    """``log p`` with the positions where ``p == 0`` returned separately (no -inf in products)."""
+    zero = p <= 0
+    with np.errstate(divide="ignore"):
+        return np.where(zero, 0.0, np.log(np.where(zero, 1.0, p))), zero
+
+
+def bernoulli_log_likelihood(X: np.ndarray, feature_prob: np.ndarray) -> np.ndarray:
+    """``log P(x^(i) | y = n)`` for every row ``i`` of ``X`` and class ``n``, shape ``(m, N)``.
+
+    Computes :math:`\\sum_j x^{(i)}_j\\log\\phi_{j|n} + (1 - x^{(i)}_j)\\log(1-\\phi_{j|n})`
+    with two matrix products. Exact zeros in ``feature_prob`` (possible without
+    smoothing) are handled exactly: an item whose feature has probability 0
+    under class ``n`` gets ``-inf`` for ``n``, never NaN.
+    """
+    log_p, zero_p = _safe_log(feature_prob)
+    log_q, zero_q = _safe_log(1.0 - feature_prob)
+    out = X @ log_p.T + (1.0 - X) @ log_q.T
+    impossible = (X @ zero_p.T + (1.0 - X) @ zero_q.T) > 0
+    if impossible.any():
+        out = np.where(impossible, -np.inf, out)
+    return out
 
 
 def _flat_indices(crowd: CrowdLabels, K: int):
@@ -133,12 +159,10 @@ def _canonical_order(crowd: CrowdLabels) -> CrowdLabels:
     if in_order.all():
         return crowd
     order = _triple_order(item, expert, label, crowd.n_items, crowd.n_experts, crowd.n_classes)
-    out = CrowdLabels(item[order], expert[order], label[order], crowd.n_items,
-                      crowd.n_experts, crowd.n_classes, crowd.item_ids, crowd.expert_ids,
-                      crowd.class_ids)
-    if getattr(crowd, "_from_frame", False) is True:  # results by id, as for the input
-        object.__setattr__(out, "_from_frame", True)
-    return out
+    return CrowdLabels(item[order], expert[order], label[order], crowd.n_items,
+                       crowd.n_experts, crowd.n_classes, crowd.item_ids, crowd.expert_ids,
+                       crowd.class_ids,  # results by id when the input gives them
+                       _from_frame=getattr(crowd, "_from_frame", False) is True)
 
 
 def _softmax_rows_inplace(log_joint: np.ndarray, block_size: int = 1 << 17):

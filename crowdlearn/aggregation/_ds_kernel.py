@@ -30,7 +30,7 @@ from crowdlearn._base import normalize_log
 from crowdlearn.aggregation._common import _flat_indices as label_matrix
 from crowdlearn.aggregation._common import _one_coin_matrices as one_coin_matrices
 from crowdlearn.aggregation._common import _softmax_rows_inplace as softmax_rows
-from crowdlearn.features.naive_bayes import bernoulli_log_likelihood
+from crowdlearn.aggregation._common import bernoulli_log_likelihood
 
 __all__ = ["log_joint", "log_table", "count_table", "split_counts", "confusion_m_step",
            "one_coin_m_step", "feature_m_step", "feature_probs", "majority_start",

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from crowdlearn.labels import CrowdLabels, _from_dataframe, _is_dataframe, as_crowd_labels, \
-    from_table
+from crowdlearn.labels import CrowdLabels, _from_dataframe, _is_dataframe, _of_codes, \
+    _table_codes, as_crowd_labels
 
 __all__ = ["merge_crowds", "start_on", "add_classes", "class_positions", "gold_on",
            "features_on", "item_positions"]
@@ -59,7 +59,7 @@ def _with_new_classes(classes: np.ndarray, values) -> np.ndarray | None:
     fitted ones are sorted (as ``fit`` orders them), else after them; None when there is no
     new value. ``ValueError`` for a new value of another type (``'1'`` is never the class
     ``1``, nor ``2.0`` a new class among integers)."""
-    from crowdlearn.labels import _ids_kind
+    from crowdlearn._ids import _ids_kind
 
     known = set(classes.tolist())
     try:
@@ -111,11 +111,12 @@ def _sorted_union(old: np.ndarray, new: np.ndarray):
     return union, where_old, np.searchsorted(union, new)
 
 
-def _merge_codes(fitted: CrowdLabels, new: CrowdLabels, classes) -> CrowdLabels | None:
+def _merge_codes(fitted: CrowdLabels, new: CrowdLabels, classes,
+                 from_frame: bool) -> CrowdLabels | None:
     """What :func:`from_table` gives on the two tables concatenated, from their codes:
     the sorted union of each kind of id, the codes moved onto it (no id is read again);
     None unless both crowds' task and worker ids are plain arrays of one kind."""
-    from crowdlearn.labels import _id_array
+    from crowdlearn._ids import _id_array
 
     parts = []
     for old_ids, new_ids in ((fitted.item_ids, new.item_ids),
@@ -137,7 +138,8 @@ def _merge_codes(fitted: CrowdLabels, new: CrowdLabels, classes) -> CrowdLabels 
     return CrowdLabels(np.concatenate([old_i[fitted.item], new_i[new.item]]),
                        np.concatenate([old_e[fitted.expert], new_e[new.expert]]),
                        np.concatenate([to_class[0][fitted.label], to_class[1][new.label]]),
-                       items.size, experts.size, classes.size, items, experts, classes)
+                       items.size, experts.size, classes.size, items, experts, classes,
+                       _from_frame=from_frame)
 
 
 def _merge_by_ids(fitted: CrowdLabels, batch) -> CrowdLabels:
@@ -154,17 +156,17 @@ def _merge_by_ids(fitted: CrowdLabels, batch) -> CrowdLabels:
         elif new.class_ids is not None:
             union = _with_new_classes(classes, new.class_ids)
             classes = classes if union is None else union
-        merged = _merge_codes(fitted, new, classes)
+        from_frame = getattr(fitted, "_from_frame", False) is True
+        merged = _merge_codes(fitted, new, classes, from_frame)
         if merged is None:  # ids of other types: re-read as one table, which decides
             old_t, new_t = fitted.to_table(), new.to_table()
-            merged = from_table(*(np.concatenate([np.asarray(a, dtype=object),
-                                                  np.asarray(b, dtype=object)])
-                                  for a, b in zip(old_t, new_t)), classes=classes)
+            merged = _of_codes(_table_codes(*(np.concatenate([np.asarray(a, dtype=object),
+                                                              np.asarray(b, dtype=object)])
+                                              for a, b in zip(old_t, new_t)),
+                                            classes, None, None), from_frame)
     except ValueError as exc:
         raise ValueError(f"the new labels do not match the fitted model's identifiers: "
                          f"{exc}") from None
-    if getattr(fitted, "_from_frame", False) is True:
-        object.__setattr__(merged, "_from_frame", True)
     return merged
 
 

@@ -74,10 +74,12 @@ class MultiCrowdLabels:
                           _size_arg(self.n_experts, "n_experts", 0), n_targets, 2,
                           np.shape(self.item)[0] if np.ndim(self.item) == 1 else 0)
         classes = tuple(_size_arg(k, "n_classes", 2) for k in classes)
-        object.__setattr__(self, "n_classes", classes)
-        length = _own_index_arrays(self, (("item", "n_items", 0), ("expert", "n_experts", 0),
-                                          ("target", "n_targets", 1),
-                                          ("label", max(classes), 2)))
+        length, owned = _own_index_arrays(self, (("item", "n_items", 0),
+                                                 ("expert", "n_experts", 0),
+                                                 ("target", "n_targets", 1),
+                                                 ("label", max(classes), 2)))
+        for attr, value in {**owned, "n_classes": classes}.items():  # frozen: set here only
+            object.__setattr__(self, attr, value)
         _check_multi_size(self.n_items, self.n_experts, n_targets, max(classes), length)
         if self.label.size:
             bound = np.asarray(classes, dtype=np.intp)[self.target]

@@ -10,32 +10,10 @@ from crowdlearn._base import BaseEstimator, normalize_log
 from crowdlearn._limits import check_crowd_size
 from crowdlearn._validation import (as_float_array, check_binary_matrix, check_int_array,
                                     check_scalar)
+# defined with the kernel's other shared pieces, so that aggregation never imports features
+from crowdlearn.aggregation._common import bernoulli_log_likelihood
 
 __all__ = ["BernoulliNaiveBayes", "bernoulli_log_likelihood"]
-
-
-def _safe_log(p: np.ndarray):
-    """``log p`` with the positions where ``p == 0`` returned separately (no -inf in products)."""
-    zero = p <= 0
-    with np.errstate(divide="ignore"):
-        return np.where(zero, 0.0, np.log(np.where(zero, 1.0, p))), zero
-
-
-def bernoulli_log_likelihood(X: np.ndarray, feature_prob: np.ndarray) -> np.ndarray:
-    """``log P(x^(i) | y = n)`` for every row ``i`` of ``X`` and class ``n``, shape ``(m, N)``.
-
-    Computes :math:`\\sum_j x^{(i)}_j\\log\\phi_{j|n} + (1 - x^{(i)}_j)\\log(1-\\phi_{j|n})`
-    with two matrix products. Exact zeros in ``feature_prob`` (possible without
-    smoothing) are handled exactly: an item whose feature has probability 0
-    under class ``n`` gets ``-inf`` for ``n``, never NaN.
-    """
-    log_p, zero_p = _safe_log(feature_prob)
-    log_q, zero_q = _safe_log(1.0 - feature_prob)
-    out = X @ log_p.T + (1.0 - X) @ log_q.T
-    impossible = (X @ zero_p.T + (1.0 - X) @ zero_q.T) > 0
-    if impossible.any():
-        out = np.where(impossible, -np.inf, out)
-    return out
 
 
 class BernoulliNaiveBayes(BaseEstimator):

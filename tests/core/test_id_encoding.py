@@ -187,27 +187,75 @@ def test_numbered_ids_take_the_numbered_path_and_agree_with_hashing():
     for low-cardinality or sparse columns; where taken it equals pyarrow's hashing."""
     import pyarrow as pa
 
-    from crowdlearn import labels as L
+    from crowdlearn import _ids as I
 
     rng = np.random.default_rng(5)
     for prefix, kind, start in (("t", pa.large_string(), 0), ("", pa.string(), 0),
                                 ("item-", pa.large_string(), 7), ("w", pa.string(), 13)):
         values = rng.permutation(np.repeat(np.arange(2000), 3))
         flat = pa.array([f"{prefix}{v}" for v in values], type=kind)[start:]  # offset
-        got = L._arrow_numbered_ids(flat)
+        got = I._arrow_numbered_ids(flat)
         assert got is not None
-        with mock.patch.object(L, "_arrow_numbered_ids", lambda flat: None):
-            want = L._factorize_arrow_strings(pd.array(flat, dtype="str"), "item")
+        with mock.patch.object(I, "_arrow_numbered_ids", lambda flat: None):
+            want = I._factorize_arrow_strings(pd.array(flat, dtype="str"), "item")
         assert got[0].dtype == want[0].dtype
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
     # pyarrow parses "0xF" as 15: "txA" (prefix t) must not become "t10", nor "0xF4240" 1000000
     for ids in ([f"t{i}" for i in range(100)] + ["txA"],
                 [str(i) for i in range(2500)] + ["0xF4240"]):
-        assert L._arrow_numbered_ids(pa.array(ids)) is None
+        assert I._arrow_numbered_ids(pa.array(ids)) is None
         crowd = cl.from_table(np.array(ids, dtype=object), ["w"] * len(ids), [0, 1] * (
             len(ids) // 2) + [0] * (len(ids) % 2))
         assert crowd.n_items == len(ids) and ids[-1] in crowd.item_ids.tolist()
     few = pa.array([f"w{v}" for v in rng.integers(0, 10, 5000)])
     sparse = pa.array([f"t{v}" for v in rng.integers(0, 10**12, 5000)])
-    assert L._arrow_numbered_ids(few) is None and L._arrow_numbered_ids(sparse) is None
+    assert I._arrow_numbered_ids(few) is None and I._arrow_numbered_ids(sparse) is None
+
+
+def test_fixed_width_ids_take_their_path_and_agree_with_hashing():
+    """Ids of one length (UUIDs, zero-padded codes) are encoded from integer keys of their
+    bytes; where taken that path equals pyarrow's string hashing, whatever the row order;
+    a shared key (forced here) or a NUL or non-ASCII byte falls back to string hashing."""
+    import pyarrow as pa
+
+    from crowdlearn import _ids as I
+
+    rng = np.random.default_rng(7)
+    hexes = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+    for width, k in ((36, 3000), (8, 500), (13, 2000)):
+        chars = hexes[rng.integers(0, 16, (k, width))]
+        chars[:, min(8, width - 1)] = ord("-")
+        ids = np.unique(chars.view(f"S{width}").ravel()).astype(str).astype(object)
+        values = ids[rng.integers(0, ids.size, 5 * k)]
+        flat = pa.array(values, type=pa.large_string())
+        got = I._fixed_width_codes(flat)
+        assert got is not None
+        with mock.patch.object(I, "_fixed_width_codes", lambda flat: None):
+            want = I._factorize_arrow_strings(pd.array(values, dtype="str"), "item")
+        assert got[0].dtype == want[0].dtype
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+        perm = rng.permutation(values.size)
+        again = I._fixed_width_codes(pa.array(values[perm], type=pa.large_string()))
+        np.testing.assert_array_equal(again[0], got[0])
+        np.testing.assert_array_equal(again[1], got[1][perm])
+        crowd = cl.from_table(values, ["w"] * values.size, [0, 1] * (values.size // 2) +
+                              [0] * (values.size % 2))  # object arrays take it too
+        np.testing.assert_array_equal(crowd.item_ids, want[0])
+        np.testing.assert_array_equal(crowd.item, want[1])
+    # ids whose two 8-byte halves are swapped: with the multiplier 1 the key is the XOR of
+    # the halves, the same for both, and the check finds them apart
+    halves = [f"{i:08d}" for i in range(150)]
+    values = np.array([a + b for a, b in zip(halves, halves[::-1])] * 3, dtype=object)
+    flat = pa.array(values, type=pa.large_string())
+    assert I._fixed_width_codes(flat) is not None
+    with mock.patch.object(I, "_MIX", np.uint64(1)):
+        assert I._fixed_width_codes(flat) is None
+        crowd = cl.from_dataframe(pd.DataFrame({"task": pd.array(values, dtype="str"),
+                                                "worker": "w", "label": [0, 1, 1] * 150}))
+    assert crowd.n_items == 150 and crowd.item_ids[0] == "0000000000000149"
+    for odd in (["abcdefg\x00"], ["abcdefgé"]):
+        values = np.array([f"{i:08d}" for i in range(200)] + odd, dtype=object)
+        assert I._fixed_width_codes(pa.array(values, type=pa.large_string())) is None
+    assert I._fixed_width_codes(pa.array(["abcdefgh", "abcdefghi"] * 100)) is None

@@ -153,8 +153,9 @@ def test_folders_hold_what_the_api_page_says():
     # __main__.py is `python -m crowdlearn` (it only calls cli.main), not a module to import
     flat = sorted(p.name for p in PACKAGE.glob("*.py") if p.name != "__main__.py")
     # the ground, not 27 modules side by side: 16, and cli.py, the command line, and
-    # active.py, where to spend the next label (issue 28)
-    assert len(flat) <= 18, flat
+    # active.py, where to spend the next label (issue 28), and _ids.py, the encoding of
+    # identifiers that left labels.py (issue 43)
+    assert len(flat) <= 19, flat
 
 
 def test_the_core_has_no_classroom_code():

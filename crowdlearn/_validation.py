@@ -304,6 +304,14 @@ def check_bool(value, name: str) -> bool:
     raise ValueError(f"{name} must be True or False, got {value!r}")
 
 
+def check_flag(value, name: str) -> bool:
+    """``value`` if it is ``True`` or ``False`` (Python or numpy), else ``ValueError``: stricter
+    than :func:`check_bool`, for options where 0 or 1 would be a slip, not a flag."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {value!r:.60}")
+
+
 def check_random_state(random_state) -> np.random.Generator:
     """Turn ``None``, an int or a ``Generator`` into a ``np.random.Generator``."""
     if isinstance(random_state, np.random.Generator):
@@ -339,6 +347,4 @@ def check_em_params(estimator) -> None:
     progress = getattr(estimator, "progress", None)
     if progress not in (None, True, False):
         raise ValueError(f"progress must be None, True or False, got {progress!r}")
-    accelerate = getattr(estimator, "accelerate", False)
-    if not isinstance(accelerate, (bool, np.bool_)):
-        raise ValueError(f"accelerate must be True or False, got {accelerate!r}")
+    check_flag(getattr(estimator, "accelerate", False), "accelerate")

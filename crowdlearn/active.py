@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from crowdlearn._validation import check_scalar
+from crowdlearn._validation import check_flag, check_scalar
 from crowdlearn.exceptions import NotFittedError
 from crowdlearn.labels import as_crowd_labels, require_pandas
 
@@ -349,8 +349,7 @@ def recommend_labels(model, labels, *, budget: int = 1, criterion: str = "error"
     if isinstance(budget, (bool, np.bool_)) or not isinstance(budget, numbers.Integral) \
             or budget < 1:
         raise ValueError(f"budget must be an integer >= 1, got {budget!r}")
-    if not isinstance(one_per_item, (bool, np.bool_)):
-        raise ValueError(f"one_per_item must be True or False, got {one_per_item!r}")
+    check_flag(one_per_item, "one_per_item")
     gains = expected_label_gains(model, labels, criterion=criterion, workers=workers,
                                  cost=cost)
     keep = np.arange(len(gains))

@@ -129,7 +129,7 @@ from scipy.linalg.blas import daxpy as axpy
 from scipy.linalg.lapack import dpotrf as potrf
 from scipy.special import expit, log_expit
 
-from crowdlearn._validation import check_scalar
+from crowdlearn._validation import check_flag, check_scalar
 
 __all__ = ["L1LogisticFit", "fit_l1_logistic", "kkt_violation", "l1_logistic_objective",
            "l1_logistic_gradient", "l1_logistic_lambda_max"]
@@ -230,8 +230,7 @@ def _check_problem(X, target, weight, lam, offset, penalize, fit_intercept, inte
     offset = np.zeros(N) if offset is None else _as_float_vector(offset, "offset", N)
     check_scalar(lam, "lam", low=0.0)
     lam_vec = np.where(_check_penalize(penalize, d), float(lam), 0.0)
-    if not isinstance(fit_intercept, (bool, np.bool_)):
-        raise ValueError(f"fit_intercept must be True or False, got {fit_intercept!r}")
+    check_flag(fit_intercept, "fit_intercept")
     groups = None
     if not fit_intercept:
         if intercept_groups is not None:

@@ -12,7 +12,7 @@ from scipy.special import expit
 
 from crowdlearn._base import (EMEstimator, posterior_or_refuse, user_stacklevel,
                               warn_if_not_converged)
-from crowdlearn._validation import (as_float_array, check_binary_matrix, check_bool,
+from crowdlearn._validation import (as_float_array, check_binary_matrix, check_bool, check_flag,
                                      check_em_params, check_scalar)
 from crowdlearn.frames import ClassPrior, IdResults, features_by_task, refuse_gold_as_features
 from crowdlearn.exceptions import DegenerateFitWarning
@@ -386,8 +386,7 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
             check_scalar(self.n_classes, "n_classes", kind=numbers.Integral, low=2)
         check_scalar(self.alpha, "alpha", low=0.0)
         check_em_params(self)
-        if not isinstance(self.warm_start, (bool, np.bool_)):
-            raise ValueError(f"warm_start must be True or False, got {self.warm_start!r}")
+        check_flag(self.warm_start, "warm_start")
 
     def _resolve_prior(self, crowd: CrowdLabels):
         """``confusion_prior`` as pseudo-counts of shape ``(n_experts, K, K)``, or None."""
@@ -711,8 +710,7 @@ class DawidSkene(ClassPrior, IdResults, EMEstimator):
         """
         if _is_dask_frame(labels):
             raise ValueError("partial_fit reads no dask DataFrame: pass a pandas DataFrame")
-        if not isinstance(incremental, (bool, np.bool_)):
-            raise ValueError(f"incremental must be True or False, got {incremental!r}")
+        check_flag(incremental, "incremental")
         if not (refit == "auto" or isinstance(refit, (bool, np.bool_))):
             raise ValueError(f"refit must be 'auto', True or False, got {refit!r}")
         if not hasattr(self, "confusion_"):

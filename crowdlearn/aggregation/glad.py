@@ -10,7 +10,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from crowdlearn._base import EMEstimator
-from crowdlearn._validation import as_float_array, check_em_params, check_scalar
+from crowdlearn._validation import as_float_array, check_em_params, check_flag, check_scalar
 from crowdlearn.aggregation._common import (_canonical_order, _new_crowd,
                                             _softmax_rows_inplace)
 from crowdlearn.frames import ClassPrior, IdResults
@@ -391,9 +391,7 @@ class GLAD(ClassPrior, IdResults, EMEstimator):
         if self.n_classes is not None:
             check_scalar(self.n_classes, "n_classes", kind=numbers.Integral, low=2)
         self._priors()
-        if not isinstance(self.fit_class_prior, (bool, np.bool_)):
-            raise ValueError(f"fit_class_prior must be True or False, got "
-                             f"{self.fit_class_prior!r}")
+        check_flag(self.fit_class_prior, "fit_class_prior")
         check_em_params(self)
         check_scalar(self.m_step_max_iter, "m_step_max_iter", kind=numbers.Integral, low=1)
 

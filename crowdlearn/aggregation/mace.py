@@ -9,7 +9,7 @@ import numpy as np
 from scipy.special import betaln, digamma, expit, gammaln
 
 from crowdlearn._base import EMEstimator, posterior_or_refuse
-from crowdlearn._validation import check_em_params, check_scalar
+from crowdlearn._validation import check_em_params, check_flag, check_scalar
 from crowdlearn.aggregation._common import (_canonical_order, _flat_indices, _new_crowd,
                                             _softmax_last, _softmax_rows_inplace)
 from crowdlearn.frames import ClassPrior, IdResults
@@ -536,9 +536,7 @@ class MACE(ClassPrior, IdResults, EMEstimator):
         if self.n_classes is not None:
             check_scalar(self.n_classes, "n_classes", kind=numbers.Integral, low=2)
         self._hyper()
-        if not isinstance(self.fit_class_prior, (bool, np.bool_)):
-            raise ValueError(f"fit_class_prior must be True or False, got "
-                             f"{self.fit_class_prior!r}")
+        check_flag(self.fit_class_prior, "fit_class_prior")
         check_em_params(self)
 
     def _hyper(self):

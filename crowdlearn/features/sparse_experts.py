@@ -33,7 +33,7 @@ from crowdlearn._solvers.l1_logistic import (_PreparedProblem, fit_l1_logistic,
                                              l1_logistic_lambda_max)
 from crowdlearn._progress import ProgressBar
 from crowdlearn._validation import (as_float_array, check_em_params, check_random_state,
-                                    check_bool, check_scalar)
+                                    check_bool, check_flag, check_scalar)
 from crowdlearn.exceptions import ConvergenceWarning
 from crowdlearn.labels import CrowdLabels
 from crowdlearn.features._binary import (_BinaryFeatureModel, _binary_log_joint,
@@ -652,9 +652,7 @@ def sparse_experts_path(labels, X, lambdas=None, *, n_lambdas: int = 20,
     -------
     SparseExpertsPath
     """
-    if not isinstance(restart_from_vote, (bool, np.bool_)):  # 'no' or 1 is not a flag
-        raise ValueError(f"restart_from_vote must be True or False, got "
-                         f"{restart_from_vote!r:.40}")
+    check_flag(restart_from_vote, "restart_from_vote")  # 'no' or 1 is not a flag
     model_params = dict(model_params or {})
     for bad in ("lam", "init"):
         if bad in model_params:

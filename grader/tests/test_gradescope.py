@@ -93,14 +93,34 @@ def _unpack(zip_path: Path, source: Path) -> None:
                 os.chmod(source / info.filename, mode & 0o777)
 
 
+_IMAGES: dict = {}  # (zip, outer options) -> (a root after setup.sh, its output)
+
+
+def _image(bwrap, zip_path, tmp: Path, **outer) -> tuple:
+    """A root where ``setup.sh`` has run, as Gradescope builds its image: once per autograder
+    (and per outer option); every submission then starts from a fresh copy of it."""
+    key = (str(zip_path), repr(sorted(outer.items())))
+    if key not in _IMAGES:
+        root = tmp.parent / f"image-{len(_IMAGES)}" / "autograder"
+        (root / "submission").mkdir(parents=True)
+        (root / "results").mkdir()
+        _unpack(zip_path, root / "source")
+        shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+        setup = subprocess.run(_outer(bwrap, root, **outer)
+                               + ["bash", "/autograder/source/setup.sh"],
+                               capture_output=True, text=True)
+        assert setup.returncode == 0, setup.stdout + setup.stderr
+        _IMAGES[key] = (root, setup.stdout)
+    return _IMAGES[key]
+
+
 def _gradescope_run(bwrap, zip_path, tmp: Path, files: dict, metadata=JANE, broken=False,
                     **outer):
-    """``(results.json, the log)`` of one submission (``files``: name -> nb or bytes)."""
+    """``(results.json, the log)`` of one submission (``files``: name -> nb or bytes), in a
+    fresh copy of the set-up root."""
+    image, setup_log = _image(bwrap, zip_path, tmp, **outer)
     root = tmp / "autograder"
-    (root / "submission").mkdir(parents=True)
-    (root / "results").mkdir()
-    _unpack(zip_path, root / "source")
-    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+    shutil.copytree(image, root, symlinks=True)
     for name, content in files.items():
         if isinstance(content, bytes):
             (root / "submission" / name).write_bytes(content)
@@ -108,17 +128,14 @@ def _gradescope_run(bwrap, zip_path, tmp: Path, files: dict, metadata=JANE, brok
             nbformat.write(content, str(root / "submission" / name))
     if metadata is not None:
         (root / "submission_metadata.json").write_text(json.dumps(metadata))
-    outer = _outer(bwrap, root, **outer)
-    setup = subprocess.run(outer + ["bash", "/autograder/source/setup.sh"],
-                           capture_output=True, text=True)
-    assert setup.returncode == 0, setup.stdout + setup.stderr
     if broken:  # the autograder's Python cannot start
         (root / "source" / "env.sh").write_text("PY=/bin/false\n")
-    run = subprocess.run(outer + ["/autograder/run_autograder"], capture_output=True, text=True)
+    run = subprocess.run(_outer(bwrap, root, **outer) + ["/autograder/run_autograder"],
+                         capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     data = json.loads((root / "results" / "results.json").read_text())
     assert gradescope.validate_results(data) == [], data
-    return data, setup.stdout + run.stdout + run.stderr
+    return data, setup_log + run.stdout + run.stderr
 
 
 def _tests(data) -> dict:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["VARIANTS", "variant_source", "check_variant", "failing_checks"]
+__all__ = ["VARIANTS", "variant_source", "check_variant", "check_variants", "failing_checks"]
 
 VARIANTS = Path(__file__).resolve().parents[1] / "variants"  # a folder per variant
 
@@ -56,17 +56,28 @@ def _failed(nb) -> dict:
 def check_variant(variant_path, public_path, timeout=600) -> dict:
     """``{"own": {check: error}, "public": {check: error}}``: the checks the variant's
     solutions fail (none, ideally) and those the public solutions fail (some)."""
+    return check_variants([(variant_path, public_path)], timeout)[0]
+
+
+def check_variants(pairs, timeout=600) -> list:
+    """:func:`check_variant` of each ``(variant, public)`` pair of one variant's folder, all
+    in one kernel (its namespace reset before each notebook)."""
     from crowdlearn_grader.assignments import read_assignment, solution_regions
-    variant, public = read_assignment(variant_path), read_assignment(public_path)
-    theirs = {gid: [c.source for c in public.cells
-                    if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == gid]
-              for gid in solution_regions(public)}
-    swapped = variant.copy()
-    swapped.cells = [c.copy() for c in variant.cells]
-    for cell in swapped.cells:
-        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if cell.get("metadata", {}).get("nbgrader", {}).get("solution") and theirs.get(gid):
-            cell.source = theirs[gid][0]
-    cwd = Path(variant_path).parent
-    own, public = failing_checks(variant, cwd, timeout, swapped)
-    return {"own": own, "public": public}
+    runs = []
+    for variant_path, public_path in pairs:
+        variant, public = read_assignment(variant_path), read_assignment(public_path)
+        theirs = {gid: [c.source for c in public.cells
+                        if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == gid]
+                  for gid in solution_regions(public)}
+        swapped = variant.copy()
+        swapped.cells = [c.copy() for c in variant.cells]
+        for cell in swapped.cells:
+            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if cell.get("metadata", {}).get("nbgrader", {}).get("solution") and theirs.get(gid):
+                cell.source = theirs[gid][0]
+        runs += [variant, swapped]
+    folders = {Path(v).parent for v, _ in pairs}
+    if len(folders) != 1:
+        raise ValueError(f"the variants must share one folder, got {sorted(map(str, folders))}")
+    found = failing_checks(runs[0], folders.pop(), timeout, *runs[1:])
+    return [{"own": found[2 * k], "public": found[2 * k + 1]} for k in range(len(pairs))]

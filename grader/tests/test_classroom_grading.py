@@ -289,12 +289,15 @@ def _cell(nb, grade_id):
     return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
 
 
+# the cases of the odd class, in folders with names a shell or a CSV file trips on
+DUP, EDITED_CHECK, EDITED_META, DELETED = "star* dup", "new\nline", "-dash", "with spaces"
+
+
 @pytest.fixture(scope="module")
 def odd(bwrap, no_policy, instructor, tmp_path_factory):
     base = tmp_path_factory.mktemp("odd")
     subs = base / "submissions"
-    for name in ("new\nline", "star*", "with spaces", "-dash", "zz_last"):
-        _put(subs, name, instructor)
+    _put(subs, "zz_last", instructor)
     # a copied answer cell: the mistaken first copy is fixed by the second; a copied check
     dup = classroom.replace_solution(instructor, "estimator", FEATURE_BY_M)
     cells = list(dup.cells)
@@ -303,19 +306,19 @@ def odd(bwrap, no_policy, instructor, tmp_path_factory):
     j = cells.index(_cell(dup, "check_prior"))
     cells.insert(j + 1, copy.deepcopy(cells[j]))
     dup.cells = cells
-    _put(subs, "dup_cells", dup)
+    _put(subs, DUP, dup)
     # check cells edited: source, metadata, deleted
     edited = classroom.replace_solution(instructor, "estimator", FEATURE_BY_M)
     _cell(edited, "check_estimator_hard").source = "pass  # all good"
-    _put(subs, "edited_check", edited)
+    _put(subs, EDITED_CHECK, edited)
     meta = classroom.replace_solution(instructor, "estimator", FEATURE_BY_M)
     cell = _cell(meta, "check_estimator_hard")
     cell.metadata["nbgrader"] = dict(cell.metadata["nbgrader"], grade_id="mine", points=100)
-    _put(subs, "edited_meta", meta)
+    _put(subs, EDITED_META, meta)
     deleted = copy.deepcopy(instructor)
     deleted.cells = [c for c in deleted.cells if c is not None
                      and c.metadata.get("nbgrader", {}).get("grade_id") != "check_prior"]
-    _put(subs, "deleted_check", deleted)
+    _put(subs, DELETED, deleted)
     # symbolic links: to the instructor's source, and a whole folder
     (subs / "link_file").mkdir()
     (subs / "link_file" / f"{A1}.md").symlink_to(A1_MD)
@@ -339,21 +342,23 @@ def odd(bwrap, no_policy, instructor, tmp_path_factory):
 def test_odd_folder_names_are_graded_normally(odd, instructor):
     assert odd["code"] == 1  # 1: the symbolic links and the file that is no notebook
     auto = _auto(instructor)
-    for name in ("new\nline", "star*", "with spaces", "-dash", "zz_last"):
-        checks = odd["by"][name]
-        assert all(checks[c][0] == auto[c] and checks[c][2] == "ok" for c in auto), name
+    for name in (DUP, EDITED_CHECK, EDITED_META, DELETED, "zz_last"):  # all graded
+        assert set(odd["by"][name]) == {c for c, _, _ in classroom.grade_cells(instructor)}
+        assert not any(fb.startswith("not graded") for _, _, fb in odd["by"][name].values())
+    checks = odd["by"]["zz_last"]
+    assert all(checks[c][0] == auto[c] and checks[c][2] == "ok" for c in auto)
     assert len(list((odd["base"] / "feedback").iterdir())) == len(odd["by"])
 
 
 def test_a_copied_cell_runs_in_order_and_is_named(odd, instructor):
-    checks = odd["by"]["dup_cells"]
+    checks = odd["by"][DUP]
     auto = _auto(instructor)
     assert all(checks[c][0] == auto[c] for c in auto), checks
     text = " ".join(fb for _, _, fb in checks.values())
     assert "'estimator' appears 2 times" in text and "'check_prior' appears more than once" in text
 
 
-@pytest.mark.parametrize("student", ["edited_check", "edited_meta"])
+@pytest.mark.parametrize("student", [EDITED_CHECK, EDITED_META])
 def test_an_edited_check_is_restored(odd, instructor, student):
     checks = odd["by"][student]
     auto = _auto(instructor)
@@ -365,7 +370,7 @@ def test_an_edited_check_is_restored(odd, instructor, student):
 
 
 def test_a_deleted_check_is_restored_and_graded_on_its_merits(odd, instructor):
-    checks = odd["by"]["deleted_check"]
+    checks = odd["by"][DELETED]
     auto = _auto(instructor)
     # the answers are the instructor's, so the restored check passes; the note says why
     assert checks["check_prior"][0] == auto["check_prior"]
